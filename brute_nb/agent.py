@@ -1,0 +1,226 @@
+"""The agent builder (Brute's ``Brute.agent``): ``use`` middleware, ``run`` a handler, ``on`` events, ``start``.
+
+A stack is built once, on the first turn, from the inside out (starlette's shape): each middleware is
+``Middleware(app, **options)`` and is awaited as ``await mw(env)``. The instances, and any state they keep (file
+locks, undo snapshots, todo lists live in ``agent.state``), last for the agent's life, across turns.
+
+The env: one plain dict a turn, shared by every layer. Every key, in one place:
+
+=================  ==========================================================================================
+``messages``       the ``Log``; SessionLog prepends history, handlers append replies, tools append results
+``prompt``         the text (or Message) this turn started with; None to continue without a new message
+``tools``          the tool adapters advertised to the model (set by DefaultToolPipeline on the way in)
+``should_exit``    None, or ``{"reason", "message", "source"}`` set by a guard to end the tool loop
+``iteration``      model calls this turn, starting at 1 (ToolResultLoop counts; MaxIterations reads)
+``events``         the ``Events`` channel; ``env["events"].emit(name, payload)``
+``agent``          the Agent running the turn
+``state``          ``agent.state``: per-agent state that lasts across turns (snapshots, todos, locks)
+``metadata``       per-turn scratch shared by layers (usage totals, compaction notes, the budgets' counters)
+``ask``            None, or ``fn(question: str, options: list[str]) -> str`` for the question tool
+``root``           the workspace root for file tools (a path), or None for the current folder
+=================  ==========================================================================================
+
+Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from brute_nb.errors import MiddlewareError
+from brute_nb.events import Callback, Events
+from brute_nb.message import Log, Message, Role
+from brute_nb.sync import run_sync
+
+Env = dict[str, Any]
+App = Callable[[Env], Awaitable[Any]]
+Handler = Callable[[Env], Any]
+
+
+class _Terminal:
+    """Adapts the user's handler, sync or async, to the stack's ``await app(env)``.
+
+    A sync handler runs on a worker thread so a blocking SDK call never blocks the loop (and the events, and
+    cancellation) of the turn.
+    """
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self._is_async = inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+            getattr(handler, "__call__", None)  # noqa: B004 - a class instance with async __call__
+        )
+
+    async def __call__(self, env: Env) -> Any:
+        if self._is_async:
+            return await self.handler(env)
+        result = await anyio.to_thread.run_sync(self.handler, env)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+
+class Agent:
+    """A middleware stack around one model call, reused turn after turn."""
+
+    def __init__(self) -> None:
+        self._layers: list[tuple[type[Any] | Callable[..., Any], dict[str, Any]]] = []
+        self._handler: Handler | None = None
+        self._app: App | None = None
+        self._subscribers: dict[str, list[Callback]] = {}
+        self.state: dict[str, Any] = {}
+        self.last_env: Env | None = None
+
+    def use(self, middleware: type[Any] | Callable[..., Any], **options: Any) -> Agent:
+        """Add a layer; the first one added is the outermost. Rebuilds the stack on the next turn."""
+        if not callable(middleware):
+            raise MiddlewareError(f"use() takes a middleware class, got {middleware!r}")
+        self._layers.append((middleware, options))
+        self._app = None
+        return self
+
+    def run(self, handler: Handler) -> Agent:
+        """Set the terminal handler: the one model call (sync or async, ``handler(env)``)."""
+        if not callable(handler):
+            raise MiddlewareError(f"run() takes a callable handler(env), got {handler!r}")
+        self._handler = handler
+        self._app = None
+        return self
+
+    def on(self, event: str, fn: Callback) -> Agent:
+        """Subscribe ``fn(env, payload)`` (sync or async) to an event; see ``brute_nb.events.EVENTS``."""
+        if not callable(fn):
+            raise MiddlewareError(f"on({event!r}, ...) takes a callable fn(env, payload), got {fn!r}")
+        self._subscribers.setdefault(event, []).append(fn)
+        return self
+
+    def off(self, event: str, fn: Callback) -> Agent:
+        """Unsubscribe a callback added with ``on`` (views that live for one cell use it)."""
+        fns = self._subscribers.get(event, [])
+        if fn in fns:
+            fns.remove(fn)
+        return self
+
+    @property
+    def layers(self) -> list[Any]:
+        """The middleware classes in order, outermost first."""
+        return [cls for cls, _ in self._layers]
+
+    @property
+    def app(self) -> App:
+        """The built stack (built on first use, then kept with its state)."""
+        if self._app is None:
+            self._app = self._build()
+        return self._app
+
+    def _build(self) -> App:
+        if self._handler is None:
+            raise MiddlewareError("this agent has no handler: call .run(handler) with the model call first")
+        app: App = _Terminal(self._handler)
+        problems = []
+        for cls, options in reversed(self._layers):
+            try:
+                app = cls(app, **options)
+            except TypeError as exc:
+                problems.append(f"{getattr(cls, '__name__', cls)}({_fmt(options)}): {exc}")
+        if problems:
+            raise MiddlewareError("cannot build the middleware stack:\n  " + "\n  ".join(problems))
+        return app
+
+    def middleware(self, cls: type[Any]) -> Any:
+        """The built instance of a middleware class in this agent's stack (None if absent)."""
+        app: Any = self.app
+        while app is not None and not isinstance(app, _Terminal):
+            if isinstance(app, cls):
+                return app
+            app = getattr(app, "app", None)
+        return None
+
+    def new_env(self, prompt: str | Message | None = None, **extra: Any) -> Env:
+        messages = Log()
+        if isinstance(prompt, Message):
+            messages.append(prompt)
+        elif prompt is not None:
+            messages.user(prompt)
+        env: Env = {
+            "messages": messages,
+            "prompt": prompt,
+            "tools": [],
+            "should_exit": None,
+            "iteration": 1,
+            "agent": self,
+            "state": self.state,
+            "metadata": {},
+            "ask": None,
+            "root": None,
+        }
+        env.update(extra)
+        env["events"] = Events(self._subscribers, env)
+        return env
+
+    async def astart(self, prompt: str | Message | None = None, **extra: Any) -> Env:
+        """Run one turn and return its env."""
+        app = self.app
+        env = self.new_env(prompt, **extra)
+        self.last_env = env
+        events: Events = env["events"]
+        messages: Log = env["messages"]
+
+        def on_change(kind: str, item: Any) -> None:
+            if kind == "append":
+                events.emit("message", item)
+
+        error: BaseException | None = None
+        async with anyio.create_task_group() as group:
+            events.bind(group)
+            events.emit("turn_start", {"prompt": prompt})
+            for m in messages:
+                events.emit("message", m)
+            messages.observe(on_change)
+            try:
+                await app(env)
+            except Exception as exc:
+                # Kept out of the task group so callers see the error itself, not an ExceptionGroup.
+                error = exc
+                events.emit("error", {"error": exc, "message": str(exc), "source": "turn"})
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                messages.unobserve(on_change)
+                cancelled = isinstance(error, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
+                events.emit("turn_end", {"cancelled": cancelled, "error": error})
+                events.bind(None)
+        if error is not None:
+            raise error
+        return env
+
+    def start(self, prompt: str | Message | None = None, **extra: Any) -> Env:
+        """Run one turn from sync code: a script, a thread, or a Jupyter cell (whose loop is already running)."""
+        return run_sync(lambda: self.astart(prompt, **extra))
+
+    @property
+    def messages(self) -> Log:
+        """The last turn's log (empty before the first turn)."""
+        return self.last_env["messages"] if self.last_env else Log()
+
+
+def _fmt(options: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in options.items())
+
+
+def agent() -> Agent:
+    """A new agent builder: ``brute_nb.agent().use(...).run(handler)``."""
+    return Agent()
+
+
+def last_assistant(messages: list[Any]) -> Any:
+    """The last assistant message in a log, or None."""
+    for m in reversed(messages):
+        if getattr(m, "role", None) == Role.ASSISTANT:
+            return m
+    return None

@@ -1,0 +1,393 @@
+"""Message, ToolCall and Log: Brute's canonical, framework-agnostic conversation values.
+
+They know no wire format, no file and no notebook. The invariant they keep is the seed's round trip:
+``Message(**m.to_dict()) == m`` and ``Message.from_json(m.to_json()) == m`` for every message, so the session
+file (one ``to_json()`` line per message) reloads losslessly, tool calls included.
+
+A ``Log`` is a plain list with role sugar. It also lets observers (SessionLog, the agent's ``message`` event)
+hear about every change, so appends can be persisted and shown the moment they happen.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Literal, Protocol, SupportsIndex, overload, runtime_checkable
+
+JSON = Any
+"""A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
+
+INVALID_ARGUMENTS_KEY = "__invalid_json__"
+"""When a model sends tool arguments that are not a JSON object, the raw text is kept under this key so the
+log stays lossless and the tool pipeline can tell the model what went wrong."""
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+ROLES: tuple[str, ...] = tuple(r.value for r in Role)
+
+
+def _role(value: object) -> Role:
+    if isinstance(value, Role):
+        return value
+    if isinstance(value, str):
+        try:
+            return Role(value.lower())
+        except ValueError:
+            pass
+    raise ValueError(f"unknown message role {value!r}; allowed roles are {', '.join(ROLES)}")
+
+
+def parse_arguments(raw: object) -> dict[str, JSON]:
+    """Turn tool-call arguments as any provider sends them into a dict.
+
+    A JSON-object string is parsed; an empty string or None is ``{}``; anything that is not an object is kept
+    verbatim under ``INVALID_ARGUMENTS_KEY`` rather than raising, because a model's typo must not crash a turn.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str | bytes):
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        if not text.strip():
+            return {}
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return {INVALID_ARGUMENTS_KEY: text}
+        if isinstance(value, dict):
+            return value
+        return {INVALID_ARGUMENTS_KEY: text}
+    raise TypeError(f"tool-call arguments must be a dict or a JSON object string, not {type(raw).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for. ``arguments`` is always a dict (never a JSON string)."""
+
+    id: str
+    name: str
+    arguments: dict[str, JSON] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.arguments, dict):
+            object.__setattr__(self, "arguments", parse_arguments(self.arguments))
+        if not isinstance(self.id, str):
+            object.__setattr__(self, "id", "" if self.id is None else str(self.id))
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a tool call needs a non-empty string name, got {self.name!r}")
+
+    @property
+    def arguments_valid(self) -> bool:
+        return INVALID_ARGUMENTS_KEY not in self.arguments
+
+    def to_dict(self) -> dict[str, JSON]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def coerce(cls, value: ToolCall | Mapping[str, Any]) -> ToolCall:
+        if isinstance(value, ToolCall):
+            return value
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"id", "name", "arguments"}
+            if unknown:
+                raise ValueError(f"unknown tool-call fields {sorted(unknown)}; a tool call has id, name, arguments")
+            return cls(id=value.get("id", ""), name=value.get("name", ""), arguments=value.get("arguments"))  # type: ignore[arg-type]
+        raise TypeError(f"tool_calls entries must be ToolCall or dict, not {type(value).__name__}")
+
+
+_EMPTY_META: Mapping[str, JSON] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Message:
+    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing)."""
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] | None = None
+    tool_call_id: str | None = None
+    meta: Mapping[str, JSON] = field(default_factory=lambda: _EMPTY_META)
+
+    def __init__(
+        self,
+        role: Role | str,
+        content: str | None = "",
+        tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        meta: Mapping[str, JSON] | None = None,
+    ) -> None:
+        object.__setattr__(self, "role", _role(role))
+        if content is None:
+            content = ""
+        elif not isinstance(content, str):
+            raise TypeError(f"message content must be a string, not {type(content).__name__}")
+        object.__setattr__(self, "content", content)
+        calls = None if tool_calls is None else tuple(ToolCall.coerce(c) for c in tool_calls)
+        object.__setattr__(self, "tool_calls", calls)
+        if tool_call_id is not None and not isinstance(tool_call_id, str):
+            raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
+        object.__setattr__(self, "tool_call_id", tool_call_id)
+        if not meta:
+            object.__setattr__(self, "meta", _EMPTY_META)
+        elif isinstance(meta, MappingProxyType):
+            object.__setattr__(self, "meta", meta)
+        else:
+            object.__setattr__(self, "meta", MappingProxyType(dict(meta)))
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return bool(self.tool_calls)
+
+    def __repr__(self) -> str:
+        parts = [f"role={self.role.value!r}", f"content={self.content!r}"]
+        if self.tool_calls is not None:
+            parts.append(f"tool_calls={list(self.tool_calls)!r}")
+        if self.tool_call_id is not None:
+            parts.append(f"tool_call_id={self.tool_call_id!r}")
+        if self.meta:
+            parts.append(f"meta={dict(self.meta)!r}")
+        return f"Message({', '.join(parts)})"
+
+    def to_dict(self) -> dict[str, JSON]:
+        """A plain, JSON-ready dict in field order, with None fields and empty meta dropped."""
+        out: dict[str, JSON] = {"role": self.role.value, "content": self.content}
+        if self.tool_calls is not None:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    def to_json(self) -> str:
+        """One compact JSONL line, byte for byte the seed's format (no spaces, non-ASCII kept)."""
+        return dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta"}
+        if unknown:
+            raise ValueError(f"unknown message fields {sorted(unknown)}")
+        if "role" not in data:
+            raise ValueError("a message needs a 'role'")
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, line: str | bytes) -> Message:
+        data = json.loads(line)
+        if not isinstance(data, dict):
+            raise ValueError(f"a message line must be a JSON object, not {type(data).__name__}")
+        return cls.from_dict(data)
+
+    def replace(self, **changes: Any) -> Message:
+        """A copy with some fields changed (the value itself never changes)."""
+        fields: dict[str, Any] = {"role": self.role, "content": self.content, "tool_calls": self.tool_calls,
+                                  "tool_call_id": self.tool_call_id, "meta": self.meta}
+        fields.update(changes)
+        return Message(**fields)
+
+    def with_meta(self, **meta: JSON) -> Message:
+        return self.replace(meta={**self.meta, **meta})
+
+
+def dumps(value: JSON) -> str:
+    """Compact JSON as Brute writes it: no spaces, non-ASCII kept."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@runtime_checkable
+class MessageLike(Protocol):
+    """What the stack reads from a message (the seed's duck-typing seam)."""
+
+    @property
+    def role(self) -> Any: ...
+    @property
+    def content(self) -> Any: ...
+    @property
+    def tool_calls(self) -> Any: ...
+    @property
+    def tool_call_id(self) -> Any: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+ChangeKind = Literal["append", "insert", "rewrite"]
+Observer = Callable[[ChangeKind, Any], None]
+
+
+class Log(list[Any]):
+    """The conversation: a list of messages with role sugar and change observers.
+
+    Observers get ``("append", message)`` for each message added at the end, ``("insert", (index, message))``
+    for ``insert``, and ``("rewrite", None)`` for any other change (slice assignment, deletion, sort...).
+    """
+
+    __slots__ = ("_observers",)
+
+    def __init__(self, messages: Iterable[Any] = ()) -> None:
+        super().__init__(messages)
+        self._observers: list[Observer] = []
+
+    def observe(self, fn: Observer) -> None:
+        self._observers.append(fn)
+
+    def unobserve(self, fn: Observer) -> None:
+        if fn in self._observers:
+            self._observers.remove(fn)
+
+    def _notify(self, kind: ChangeKind, item: Any) -> None:
+        for fn in tuple(self._observers):
+            fn(kind, item)
+
+    def append(self, message: Any) -> None:
+        super().append(message)
+        if self._observers:
+            self._notify("append", message)
+
+    def extend(self, messages: Iterable[Any]) -> None:
+        for m in messages:
+            self.append(m)
+
+    def __iadd__(self, messages: Iterable[Any]) -> Log:  # type: ignore[misc]
+        self.extend(messages)
+        return self
+
+    def insert(self, index: SupportsIndex, message: Any) -> None:
+        at = index.__index__()
+        if at >= len(self):
+            self.append(message)
+            return
+        super().insert(index, message)
+        if self._observers:
+            self._notify("insert", (at if at >= 0 else max(len(self) - 1 + at, 0), message))
+
+    @overload
+    def __setitem__(self, index: SupportsIndex, value: Any) -> None: ...
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Any]) -> None: ...
+    def __setitem__(self, index: Any, value: Any) -> None:
+        super().__setitem__(index, value)
+        if self._observers:
+            self._notify("rewrite", None)
+
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
+        super().__delitem__(index)
+        if self._observers:
+            self._notify("rewrite", None)
+
+    def pop(self, index: SupportsIndex = -1) -> Any:
+        value = super().pop(index)
+        if self._observers:
+            self._notify("rewrite", None)
+        return value
+
+    def remove(self, value: Any) -> None:
+        super().remove(value)
+        if self._observers:
+            self._notify("rewrite", None)
+
+    def clear(self) -> None:
+        super().clear()
+        if self._observers:
+            self._notify("rewrite", None)
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        super().sort(*args, **kwargs)
+        if self._observers:
+            self._notify("rewrite", None)
+
+    def reverse(self) -> None:
+        super().reverse()
+        if self._observers:
+            self._notify("rewrite", None)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Log, (list(self),))
+
+    def copy(self) -> Log:
+        return Log(self)
+
+    def _add(self, message: Message) -> Message:
+        self.append(message)
+        return message
+
+    def user(self, text: str, **meta: JSON) -> Message:
+        return self._add(Message(Role.USER, text, meta=meta))
+
+    def assistant(
+        self,
+        text: str = "",
+        tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
+        **meta: JSON,
+    ) -> Message:
+        return self._add(Message(Role.ASSISTANT, text, tool_calls=tool_calls, meta=meta))
+
+    def system(self, text: str) -> Message:
+        return self._add(Message(Role.SYSTEM, text))
+
+    def tool(self, text: str, *, tool_call_id: str, **meta: JSON) -> Message:
+        return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta))
+
+    def to_frame(self) -> Any:
+        """The log as a pandas DataFrame, one row a message (see ``brute_nb.frame``)."""
+        from brute_nb.frames import frame
+
+        return frame(self)
+
+    @classmethod
+    def from_frame(cls, df: Any) -> Log:
+        """Rebuild a log from a (filtered, edited) frame made by ``to_frame``."""
+        from brute_nb.frames import log_from_frame
+
+        rebuilt: Log = log_from_frame(df)
+        return rebuilt
+
+
+def log(messages: Iterable[Any] = ()) -> Log:
+    """A new conversation log (Brute's ``Brute.log``)."""
+    return Log(messages)
+
+
+def role_of(message: Any) -> str:
+    """The role of any message-like object as a plain lower-case string."""
+    r = message.role
+    return r.value if isinstance(r, Role) else str(r).lower()
+
+
+def unanswered_calls(messages: Iterable[Any]) -> list[Any]:
+    """Tool calls in the log that have no tool result after them, in log order.
+
+    Every provider rejects a history with such a call, so SessionLog and the tool pipeline close them.
+    """
+    pending: dict[str, Any] = {}
+    for m in messages:
+        role = role_of(m)
+        if role == "assistant" and m.tool_calls:
+            for c in m.tool_calls:
+                call = ToolCall.coerce(c) if not isinstance(c, ToolCall) else c
+                pending[call.id] = call
+        elif role == "tool" and m.tool_call_id in pending:
+            del pending[m.tool_call_id]
+    return list(pending.values())
+
+
+INTERRUPTED_RESULT = "Error: interrupted before this tool finished"
+
+
+def close_unanswered(messages: Log | list[Any], text: str = INTERRUPTED_RESULT) -> list[Message]:
+    """Append a synthetic tool result for every unanswered call, so the log is valid for every provider."""
+    added = []
+    for call in unanswered_calls(messages):
+        msg = Message(Role.TOOL, text, tool_call_id=call.id, meta={"synthetic": True, "tool_name": call.name})
+        messages.append(msg)
+        added.append(msg)
+    return added

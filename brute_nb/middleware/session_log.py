@@ -1,0 +1,272 @@
+"""SessionLog: the session is a JSONL file, one ``Message.to_json()`` line per message (Brute's format).
+
+It owns the file and keeps the brief's promise that nothing a user made is ever lost:
+
+* On the way in, the file's history is prepended to ``env["messages"]``. The parsed history is cached with the
+  file's (size, mtime, inode), so a turn reads the file again only when someone else changed it.
+* During the turn every appended message is written at once as one whole line (a crash mid-turn keeps what
+  happened); the cost of a turn is O(new messages), not O(history).
+* When history itself changed (compaction, edits) the file is rewritten atomically (temp file in the same
+  folder, fsync, ``os.replace``) and every message that left the file is first appended to
+  ``<stem>.archive.jsonl``, so the session file may get shorter but nothing is ever dropped.
+* A malformed line raises ``SessionLogError`` naming file, line and problem; nothing is written after a failed
+  load. A turn that raises or is cancelled still persists what happened, with unanswered tool calls closed.
+* A file lock held for the turn keeps a second writer (another kernel) out with ``SessionLockedError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import filelock
+
+from brute_nb.agent import App, Env
+from brute_nb.errors import SessionLockedError, SessionLogError
+from brute_nb.message import Message, close_unanswered, dumps, role_of
+
+Signature = tuple[int, int, int]
+
+
+def archive_path(path: Path) -> Path:
+    """``chat.jsonl`` -> ``chat.archive.jsonl``: where messages that leave a session file go."""
+    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
+    return path.with_name(stem + ".archive.jsonl")
+
+
+def read_session(path: str | os.PathLike[str]) -> list[Message]:
+    """Parse a session file; a bad line raises ``SessionLogError`` with file and line number."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return []
+    return _parse(p, data)
+
+
+def _parse(path: Path, data: bytes) -> list[Message]:
+    messages = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SessionLogError(f"{path}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SessionLogError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise SessionLogError(f"{path}:{lineno}: expected a JSON object (a message), got {type(value).__name__}")
+        try:
+            messages.append(Message.from_dict(value))
+        except (TypeError, ValueError) as exc:
+            raise SessionLogError(f"{path}:{lineno}: not a valid message: {exc}") from None
+    return messages
+
+
+def _signature(st: os.stat_result) -> Signature:
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _lines(messages: list[Any]) -> bytes:
+    return "".join(_line(m) for m in messages).encode("utf-8")
+
+
+def _line(message: Any) -> str:
+    to_json = getattr(message, "to_json", None)
+    return (to_json() if callable(to_json) else dumps(message.to_dict())) + "\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.stat_result:
+    """Append whole lines with one ``write`` (never a torn line), starting a new line if the file lacks one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        st = os.fstat(fd)
+        data = _lines(messages)
+        if st.st_size and not _ends_with_newline(path, st.st_size):
+            data = b"\n" + data
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _ends_with_newline(path: Path, size: int) -> bool:
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        return f.read(1) == b"\n"
+
+
+def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
+    """Write a whole new version beside the file, fsync it, then swap it in with ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        _write_all(fd, _lines(messages))
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+    return path.stat()
+
+
+class SessionLog:
+    """Loads history on the way in, persists every message as it is appended, rewrites atomically when needed."""
+
+    def __init__(
+        self,
+        app: App,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float = 2.0,
+        archive: bool = True,
+    ) -> None:
+        self.app = app
+        self.path = Path(path).expanduser().absolute()
+        self.archive_path = archive_path(self.path) if archive else None
+        self.lock_timeout = lock_timeout
+        self._file_lock = filelock.FileLock(str(self.path) + ".lock", thread_local=False)
+        self._turn_lock = threading.Lock()
+        self._history: list[Any] | None = None
+        self._signature: Signature | None = None
+        self._written: list[Any] = []
+        self._dirty = False
+        self._log: Any = None
+
+    def history(self) -> list[Any]:
+        """The messages in the file, read again only if the file changed since this layer last saw it."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._history, self._signature = [], None
+            return []
+        if self._history is None or self._signature != _signature(st):
+            self._history = _parse(self.path, self.path.read_bytes())
+            self._signature = _signature(st)
+        return self._history
+
+    async def _acquire(self) -> None:
+        if not self._turn_lock.acquire(blocking=False):
+            raise SessionLockedError(f"{self.path}: a turn is already running on this session; wait for it to end")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = anyio.current_time() + self.lock_timeout
+        while True:
+            try:
+                self._file_lock.acquire(timeout=0)
+                return
+            except filelock.Timeout:
+                if anyio.current_time() >= deadline:
+                    self._turn_lock.release()
+                    raise SessionLockedError(
+                        f"{self.path} is locked by another writer (probably another kernel) - "
+                        f"close that session or pick another session name"
+                    ) from None
+            except BaseException:
+                self._turn_lock.release()
+                raise
+            try:
+                await anyio.sleep(0.05)
+            except BaseException:
+                self._turn_lock.release()
+                raise
+
+    def _release(self) -> None:
+        self._file_lock.release()
+        self._turn_lock.release()
+
+    async def __call__(self, env: Env) -> Any:
+        await self._acquire()
+        try:
+            messages = env["messages"]
+            history = self.history()
+            at = next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
+            messages[at:at] = history
+            self._written = list(history)
+            self._dirty = False
+            self._log = messages
+            messages.observe(self._on_change)
+            try:
+                self.reconcile(messages)
+                return await self.app(env)
+            finally:
+                with anyio.CancelScope(shield=True):  # noqa: ASYNC100 - shields the cleanup from cancellation
+                    close_unanswered(messages)
+                    messages.unobserve(self._on_change)
+                    self.reconcile(messages)
+                    self._history = self._written
+                    self._log = None
+        finally:
+            self._release()
+
+    def _on_change(self, kind: str, item: Any) -> None:
+        if kind == "append":
+            if role_of(item) == "system":
+                return
+            if self._dirty:
+                # History changed shape before this append: compare the whole persisted view once.
+                self.reconcile(self._log)
+            else:
+                self._store(item)
+        elif kind == "insert":
+            _, message = item
+            if role_of(message) != "system":
+                self._dirty = True
+        else:
+            self._dirty = True
+
+    def _store(self, message: Any) -> None:
+        st = append_lines(self.path, [message])
+        self._written.append(message)
+        self._signature = _signature(st)
+
+    def reconcile(self, messages: list[Any]) -> None:
+        """Make the file hold exactly the persisted view of ``messages`` (every non-system message)."""
+        view = [m for m in messages if role_of(m) != "system"]
+        written = self._written
+        n = len(written)
+        if len(view) >= n and all(a is b for a, b in zip(view, written, strict=False)):
+            if len(view) > n:
+                self._signature = _signature(append_lines(self.path, view[n:]))
+        else:
+            kept = {id(m) for m in view}
+            dropped = [m for m in written if id(m) not in kept]
+            if dropped and self.archive_path is not None:
+                append_lines(self.archive_path, dropped, sync=True)
+            self._signature = _signature(replace_atomically(self.path, view))
+        self._written = view
+        self._dirty = False

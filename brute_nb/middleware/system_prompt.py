@@ -1,0 +1,41 @@
+"""SystemPrompt: puts the system message first, every turn, and never lets it reach the session file.
+
+SessionLog skips system messages when it writes, so the prompt can change between turns (a new root, new
+skills) without rewriting history.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from brute_nb.agent import App, Env
+from brute_nb.errors import MiddlewareError
+from brute_nb.message import Message, Role, role_of
+
+PromptSource = str | Callable[[Env], Any]
+
+
+class SystemPrompt:
+    def __init__(self, app: App, text: PromptSource = "") -> None:
+        if not (isinstance(text, str) or callable(text)):
+            raise MiddlewareError(f"SystemPrompt(text=...) takes a string or a callable of env, got {text!r}")
+        self.app = app
+        self.text = text
+
+    async def render(self, env: Env) -> str:
+        if isinstance(self.text, str):
+            return self.text
+        value = self.text(env)
+        if inspect.isawaitable(value):
+            value = await value
+        return "" if value is None else str(value)
+
+    async def __call__(self, env: Env) -> Any:
+        messages = env["messages"]
+        if not any(role_of(m) == "system" for m in messages):
+            text = await self.render(env)
+            if text:
+                messages.insert(0, Message(Role.SYSTEM, text))
+        return await self.app(env)
