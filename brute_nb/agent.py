@@ -142,10 +142,10 @@ class Agent:
 
     def new_env(self, prompt: str | Message | None = None, **extra: Any) -> Env:
         messages = Log()
-        if isinstance(prompt, Message):
-            messages.append(prompt)
-        elif prompt is not None:
+        if isinstance(prompt, str):
             messages.user(prompt)
+        elif prompt is not None:
+            messages.append(prompt)  # a Message, or any duck-typed message object
         env: Env = {
             "messages": messages,
             "prompt": prompt,

@@ -237,8 +237,12 @@ class Log(list[Any]):
         super().__init__(messages)
         self._observers: list[Observer] = []
 
-    def observe(self, fn: Observer) -> None:
-        self._observers.append(fn)
+    def observe(self, fn: Observer, *, first: bool = False) -> None:
+        """Add an observer; ``first=True`` puts it before the others (persistence runs before views hear)."""
+        if first:
+            self._observers.insert(0, fn)
+        else:
+            self._observers.append(fn)
 
     def unobserve(self, fn: Observer) -> None:
         if fn in self._observers:

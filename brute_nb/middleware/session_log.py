@@ -219,7 +219,7 @@ class SessionLog:
             self._written = list(history)
             self._dirty = False
             self._log = messages
-            messages.observe(self._on_change)
+            messages.observe(self._on_change, first=True)
             try:
                 self.reconcile(messages)
                 return await self.app(env)

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import filelock
+import pytest
+
+import brute_nb
+from brute_nb import Message, SessionLockedError, SessionLogError
+from brute_nb.message import unanswered_calls
+from brute_nb.middleware import SessionLog, SystemPrompt, ToolResultLoop
+from brute_nb.middleware.session_log import read_session
+from brute_nb.providers import Scripted, call, reply
+
+
+def make(path: Path, fake: Any, **opts: Any) -> brute_nb.Agent:
+    agent = brute_nb.agent().use(SessionLog, path=path, **opts).use(SystemPrompt, text="sys")
+    return agent.use(ToolResultLoop).run(fake)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_multi_turn_second_start_sees_the_first(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "chat.jsonl"  # missing parents are created
+    fake = Scripted(["Hello Nathan.", "Your name is Nathan."])
+    agent = make(path, fake)
+    agent.start("My name is Nathan.")
+    agent.start("What's my name?")
+    sent = fake.requests[1]["messages"]
+    assert [m["content"] for m in sent] == ["sys", "My name is Nathan.", "Hello Nathan.", "What's my name?"]
+    assert [m["role"] for m in lines(path)] == ["user", "assistant", "user", "assistant"]  # no system line
+    # a fresh agent (a kernel restart) continues from the file
+    fake2 = Scripted(["still Nathan"])
+    make(path, fake2).start("again?")
+    assert [m["content"] for m in fake2.requests[0]["messages"]][1:3] == ["My name is Nathan.", "Hello Nathan."]
+
+
+def test_each_message_is_on_disk_the_moment_it_is_appended(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    snapshots: list[int] = []
+    agent = make(path, Scripted(["answer"]))
+    agent.on("message", lambda env, m: m.role == "assistant" and snapshots.append(len(lines(path))))
+    agent.start("q")
+    assert snapshots == [2]  # the reply was on disk before the turn ended
+    assert len(lines(path)) == 2
+
+
+def test_corrupt_line_names_file_and_line_and_file_is_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    good = Message("user", "hi").to_json()
+    path.write_bytes((good + "\n" + '{"role":"user","content":"x"\n' + good + "\n").encode())
+    before = path.read_bytes()
+    with pytest.raises(SessionLogError, match=r"s\.jsonl:2: not valid JSON"):
+        make(path, Scripted(["never"])).start("hello")
+    assert path.read_bytes() == before
+    path.write_text(good + '\n{"role":"robot","content":"x"}\n')
+    with pytest.raises(SessionLogError, match=r":2: not a valid message: unknown message role 'robot'"):
+        read_session(path)
+
+
+def test_history_rewrite_is_atomic_and_archives_what_left(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+
+    class DropOldest:
+        """Stands in for compaction: mutates history in place before the model call."""
+
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, env: dict[str, Any]) -> Any:
+            msgs = env["messages"]
+            if len(msgs) > 4:
+                del msgs[1:3]
+                msgs[1] = msgs[1].with_meta(compacted=True)
+            return await self.app(env)
+
+    fake = Scripted(["a1", "a2", "a3"])
+    agent = brute_nb.agent().use(SessionLog, path=path).use(SystemPrompt, text="s").use(DropOldest).run(fake)
+    agent.start("u1")
+    agent.start("u2")
+    agent.start("u3")
+    assert [m["content"] for m in lines(path)] == ["u2", "a2", "u3", "a3"]
+    assert lines(path)[0]["meta"] == {"compacted": True}
+    archive = tmp_path / "s.archive.jsonl"
+    assert [m["content"] for m in lines(archive)] == ["u1", "a1", "u2"]  # dropped + the rewritten original
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_file_changed_by_someone_else_is_reloaded(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    fake = Scripted(["a1", "a2"])
+    agent = make(path, fake)
+    agent.start("u1")
+    with path.open("a") as f:
+        f.write(Message("user", "added elsewhere").to_json() + "\n")
+    agent.start("u2")
+    assert "added elsewhere" in [m["content"] for m in fake.requests[1]["messages"]]
+
+
+def test_cancelled_mid_tool_keeps_a_valid_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    started = anyio.Event()
+
+    class SlowTools:
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, env: dict[str, Any]) -> None:
+            await self.app(env)
+            if env["messages"][-1].tool_calls:
+                started.set()
+                await anyio.sleep(60)
+
+    fake = Scripted([reply("let me look", call("shell", {"command": "sleep 60"}), call("read"))])
+    agent = brute_nb.agent().use(SessionLog, path=path).use(ToolResultLoop).use(SlowTools).run(fake)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent.astart, "do it")
+            await started.wait()
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    saved = read_session(path)
+    assert [m.role for m in saved] == ["user", "assistant", "tool", "tool"]
+    assert unanswered_calls(saved) == []
+    assert saved[-1].content.startswith("Error: interrupted")
+
+
+def test_error_in_turn_still_persists_and_closes_calls(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+
+    def handler(env: dict[str, Any]) -> None:
+        env["messages"].assistant("", tool_calls=[{"id": "c1", "name": "x"}])
+        raise RuntimeError("crash after reply")
+
+    with pytest.raises(RuntimeError):
+        brute_nb.agent().use(SessionLog, path=path).run(handler).start("u")
+    assert [m.role for m in read_session(path)] == ["user", "assistant", "tool"]
+
+
+def test_second_writer_gets_session_locked_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    other_kernel = filelock.FileLock(str(path) + ".lock", thread_local=False)
+    other_kernel.acquire()
+    try:
+        with pytest.raises(SessionLockedError, match=r"s\.jsonl is locked by another writer"):
+            make(path, Scripted(["x"]), lock_timeout=0.2).start("u")
+    finally:
+        other_kernel.release()
+    assert not path.exists()
+
+
+def test_two_agents_on_one_file_never_interleave(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    gate = anyio.Event()
+
+    async def slow(env: dict[str, Any]) -> None:
+        await gate.wait()
+        env["messages"].assistant("slow reply")
+
+    first = brute_nb.agent().use(SessionLog, path=path).run(slow)
+    second = make(path, Scripted(["x"]), lock_timeout=0.2)
+    outcome: list[str] = []
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first.astart, "first")
+            await anyio.sleep(0.05)
+            try:
+                await second.astart("second")
+            except SessionLockedError:
+                outcome.append("locked")
+            gate.set()
+
+    anyio.run(main)
+    assert outcome == ["locked"]
+    assert [m["content"] for m in lines(path)] == ["first", "slow reply"]
+
+
+def test_missing_trailing_newline_is_repaired_not_joined(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(Message("user", "hand edited").to_json())  # no newline at the end
+    make(path, Scripted(["a"])).start("next")
+    assert [m["content"] for m in lines(path)] == ["hand edited", "next", "a"]
