@@ -16,6 +16,8 @@ from brute_nb.errors import (
 )
 from brute_nb.events import EVENTS, CallbackWarning
 from brute_nb.message import Log, Message, Role, ToolCall, log
+from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
+from brute_nb.notebook.api import chat, current, frame, tool_calls_frame
 
 __version__ = "0.1.0"
 
@@ -36,5 +38,11 @@ __all__ = [
     "ToolCall",
     "ToolDefinitionError",
     "agent",
+    "chat",
+    "current",
+    "frame",
+    "load_ipython_extension",
     "log",
+    "tool_calls_frame",
+    "unload_ipython_extension",
 ]

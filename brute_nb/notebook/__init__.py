@@ -1,1 +1,33 @@
-"""(filled in by its issue)"""
+"""The notebook layer: magics, runner, display, widget. A view over the core; the core never imports it."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from brute_nb.notebook.magics import BruteMagics
+    from brute_nb.notebook.registry import install
+
+    registry = install(ipython)
+    ipython.register_magics(BruteMagics(ipython, registry))
+    _clean_overflow()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from brute_nb.notebook.registry import uninstall
+
+    magics = ipython.magics_manager.magics
+    for kind in ("line", "cell"):
+        magics[kind].pop("brute", None)
+    ipython.magics_manager.registry.pop("BruteMagics", None)
+    uninstall()
+
+
+def _clean_overflow() -> None:
+    """Tool-output overflow files older than 7 days go at load; never fatal."""
+    from brute_nb.tools.truncation import cleanup
+
+    with contextlib.suppress(OSError):
+        cleanup()

@@ -1,0 +1,197 @@
+"""CellView: shows one turn in the cell that ran it.
+
+While the turn runs, one display (``display_id``) is updated in place, at most ``MAX_UPDATES_PER_S`` times a
+second (Jupyter Server drops output past its IOPub rate limits). At the end that display is set back to its fixed
+placeholder and the final transcript is published as new outputs built from the log itself: nbval ignores display
+updates, so this keeps stored notebooks and fresh runs identical (kernel-notes Q4).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import uuid4
+
+from brute_nb.message import role_of
+from brute_nb.notebook import render
+from brute_nb.notebook.render import ToolView
+
+MAX_UPDATES_PER_S = 15
+PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
+
+Publish = Callable[..., Any]
+
+
+def _publish(bundle: Mapping[str, str], metadata: Mapping[str, Any] | None = None, **kw: Any) -> None:
+    from IPython.display import display
+
+    display(dict(bundle), raw=True, metadata=dict(metadata or {}), **kw)
+
+
+def _update(bundle: Mapping[str, str], display_id: str) -> None:
+    from IPython.display import update_display
+
+    update_display(dict(bundle), raw=True, display_id=display_id)
+
+
+class CellView:
+    """Subscribes to one turn's events and renders them; holds no agent logic."""
+
+    def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
+                 publish: Publish = _publish, update: Publish = _update) -> None:
+        self.session = session
+        self.quiet = quiet
+        self.replayed = replayed
+        self._publish = publish
+        self._update = update
+        self.display_id = f"brute-{uuid4().hex}"
+        self.segments: list[str | ToolView] = []
+        self.tools: dict[str, ToolView] = {}
+        self.messages: list[Any] = []
+        self._last_update = 0.0
+        self._started = time.monotonic()
+        self.stopped: str | None = None
+        self._streaming = False
+
+    def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], None]]:
+        return {
+            "message": self.on_message,
+            "assistant_delta": self.on_delta,
+            "tool_call": self.on_tool_call,
+            "tool_result": self.on_tool_result,
+            "should_exit": self.on_should_exit,
+        }
+
+    def attach(self, agent: Any) -> None:
+        for name, fn in self.handlers().items():
+            agent.on(name, fn)
+
+    def detach(self, agent: Any) -> None:
+        for name, fn in self.handlers().items():
+            agent.off(name, fn)
+
+    def start(self) -> None:
+        self._started = time.monotonic()
+        self._publish(PLACEHOLDER, display_id=self.display_id)
+
+    def on_message(self, env: dict[str, Any], message: Any) -> None:
+        self.messages.append(message)
+        if role_of(message) != "assistant":
+            return
+        if not self._streaming and message.content:
+            self.segments.append(message.content)  # a provider that did not stream
+        self._streaming = False
+        self._refresh(force=True)
+
+    def on_delta(self, env: dict[str, Any], payload: Any) -> None:
+        text = payload.get("text", "") if isinstance(payload, Mapping) else str(payload)
+        if not text:
+            return
+        if self._streaming:
+            self.segments[-1] = str(self.segments[-1]) + text
+        else:
+            self.segments.append(text)
+            self._streaming = True
+        self._refresh()
+
+    def on_tool_call(self, env: dict[str, Any], payload: Any) -> None:
+        self._streaming = False
+        call = payload["call"]
+        view = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
+        self.tools[call.id] = view
+        self.segments.append(view)
+        self._refresh(force=True)
+
+    def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
+        call, message = payload["call"], payload["message"]
+        view = self.tools.get(call.id)
+        if view is None:
+            return
+        view.result = message.content
+        view.duration_ms = payload.get("duration_ms")
+        view.status = "error" if payload.get("is_error") else "ok"
+        view.meta = dict(getattr(message, "meta", {}) or {})
+        self._refresh(force=True)
+
+    def on_should_exit(self, env: dict[str, Any], payload: Any) -> None:
+        self.stopped = payload.get("message") if isinstance(payload, Mapping) else str(payload)
+
+    def _refresh(self, force: bool = False) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_update < 1 / MAX_UPDATES_PER_S:
+            return
+        self._last_update = now
+        self._update({"text/html": render.live_html(self.segments), "text/plain": ""}, self.display_id)
+
+    def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
+               extra_stats: Mapping[str, Any] | None = None) -> None:
+        """Reset the live display to its placeholder, then publish the final transcript from the log."""
+        self._update(PLACEHOLDER, self.display_id)
+        meta_base = {"session": self.session}
+        tool_calls = 0
+        for item in self.final_segments():
+            if isinstance(item, ToolView):
+                tool_calls += 1
+                if not self.quiet:
+                    self._publish(render.tool_bundle(item), {"brute": {**meta_base, "tool": item.name,
+                                                                       "call_id": item.call_id,
+                                                                       "status": item.status}})
+            else:
+                text, meta = item
+                self._publish(render.text_bundle(text), {"brute": {**meta_base, **meta}})
+        if self.stopped and not self.quiet:
+            self._publish(render.notice_bundle(self.stopped, "interrupted"))
+        if notice:
+            self._publish(render.notice_bundle(notice, kind))
+        if not self.quiet:
+            stats = {**self.stats(tool_calls), **(extra_stats or {})}
+            self._publish(render.footer_bundle(stats), {"brute": {**meta_base, "usage": stats}})
+
+    def final_segments(self) -> list[Any]:
+        """Assistant texts and tool calls of this turn, in log order, with results joined."""
+        results = {m.tool_call_id: m for m in self.messages if role_of(m) == "tool"}
+        out: list[Any] = []
+        for m in self.messages:
+            if role_of(m) != "assistant":
+                continue
+            meta = dict(getattr(m, "meta", {}) or {})
+            if m.content:
+                out.append((m.content, {k: meta[k] for k in ("model", "input_tokens", "output_tokens") if k in meta}))
+            for call in m.tool_calls or ():
+                result = results.get(call.id)
+                view = self.tools.get(call.id) or ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
+                if result is not None:
+                    rmeta = dict(getattr(result, "meta", {}) or {})
+                    view.result = result.content
+                    view.meta = rmeta
+                    view.duration_ms = rmeta.get("duration_ms", view.duration_ms)
+                    err = rmeta.get("is_error", result.content.startswith("Error:"))
+                    view.status = "interrupted" if rmeta.get("synthetic") else ("error" if err else "ok")
+                    if rmeta.get("approval") == "denied":
+                        view.status = "denied"
+                out.append(view)
+        return out
+
+    def stats(self, tool_calls: int) -> dict[str, Any]:
+        inp = out = 0
+        seen = False
+        model = None
+        for m in self.messages:
+            meta = getattr(m, "meta", {}) or {}
+            if role_of(m) == "assistant":
+                model = meta.get("model", model)
+                if "input_tokens" in meta or "output_tokens" in meta:
+                    seen = True
+                    inp += int(meta.get("input_tokens") or 0)
+                    out += int(meta.get("output_tokens") or 0)
+        return {
+            "model": model,
+            "input_tokens": inp if seen else None,
+            "output_tokens": out if seen else None,
+            "tool_calls": tool_calls,
+            "elapsed_s": time.monotonic() - self._started,
+            "replayed": self.replayed,
+        }

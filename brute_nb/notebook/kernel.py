@@ -1,0 +1,160 @@
+"""NotebookAgent: the kernel-resident agent behind ``%%brute``, the chat widget and ``brute_nb.current()``.
+
+One per (notebook, session). It owns the ``Agent`` and rebuilds its stack when settings change, handing the new
+stack the old ``agent.state`` so undo history and todos survive a ``--model`` switch. Everything it shows is
+derived from the log (``log``, ``df``, ``usage``); it keeps no parallel copy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from brute_nb.agent import Agent, Env
+from brute_nb.errors import BruteError
+from brute_nb.message import Log, role_of
+from brute_nb.middleware.session_log import read_session
+from brute_nb.notebook.settings import Settings
+
+SYSTEM_PROMPT = """\
+You are a coding and data agent working inside a Jupyter notebook{notebook}.
+The workspace root is {root}; file tools resolve relative paths against it and refuse paths outside it.
+Your replies render as Markdown in the notebook cell, and the user sees every tool call you make, with its \
+arguments and result, as a collapsible block. Prefer small, verifiable steps: read before you edit, run the \
+tests after you change code, and say plainly what you did and what is left."""
+
+
+def default_system_prompt(notebook: Path | None, root: Path) -> str:
+    where = f" ({notebook})" if notebook else ""
+    return SYSTEM_PROMPT.format(notebook=where, root=root)
+
+
+class NotebookAgent:
+    """A named session beside a notebook, with its agent, settings and file."""
+
+    def __init__(self, name: str, session_path: Path, *, settings: Settings | None = None,
+                 notebook: Path | None = None) -> None:
+        self.name = name
+        self.session_path = Path(session_path)
+        self.notebook = notebook
+        self.settings = settings or Settings()
+        self.provider: Callable[[Env], Any] | None = None
+        self._agent: Agent | None = None
+        self._key: tuple[Any, ...] | None = None
+        self._state: dict[str, Any] = {}
+        self.listeners: list[Callable[[Agent], None]] = []
+
+    @property
+    def root(self) -> Path:
+        return Path(self.settings.root or (self.notebook.parent if self.notebook else os.getcwd())).resolve()
+
+    @property
+    def agent(self) -> Agent:
+        """The agent for the current settings; rebuilt (state kept) when they change."""
+        key = (*self.settings.stack_key(), id(self.provider))
+        if self._agent is None or key != self._key:
+            from brute_nb.notebook.stack import build_agent
+
+            self._agent = build_agent(self)
+            self._agent.state = self._state
+            self._key = key
+            for fn in self.listeners:
+                fn(self._agent)
+        return self._agent
+
+    def configure(self, **changes: Any) -> None:
+        self.settings = self.settings.updated(**changes)
+
+    @property
+    def replayed(self) -> bool:
+        return bool(getattr(self.agent_handler(), "replaying", False))
+
+    def agent_handler(self) -> Any:
+        return self.agent._handler
+
+    async def aask(self, prompt: str, **extra: Any) -> Env:
+        """Run one turn (no display); returns the env."""
+        return await self.agent.astart(prompt, root=self.root, **extra)
+
+    def ask(self, prompt: str, *, display: bool = True) -> str:
+        """Run one turn from Python, shown in the current cell like ``%%brute``; returns the reply text."""
+        from brute_nb.notebook.runner import run_turn
+
+        env = run_turn(self, prompt, display=display)
+        return final_text(env["messages"])
+
+    @property
+    def log(self) -> Log:
+        """The whole conversation: the last turn's log, or the session file before any turn in this kernel."""
+        if self.agent.last_env is not None:
+            return Log(m for m in self.agent.last_env["messages"])
+        return Log(read_session(self.session_path))
+
+    @property
+    def df(self) -> Any:
+        from brute_nb.frames import frame
+
+        return frame(self.log)
+
+    @property
+    def tool_calls_df(self) -> Any:
+        from brute_nb.frames import tool_calls_frame
+
+        return tool_calls_frame(self.log)
+
+    @property
+    def usage(self) -> Any:
+        """Tokens per turn and in total, from the assistant messages' meta."""
+        df = self.df
+        assistant = df[df["role"] == "assistant"]
+        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens"]].sum(min_count=1)
+        per_turn["model_calls"] = assistant.groupby("turn").size()
+        per_turn.loc["total"] = per_turn.sum(numeric_only=True)
+        return per_turn
+
+    def reset(self) -> Path | None:
+        """Start the session afresh; the old file is kept, renamed with a timestamp."""
+        from brute_nb.notebook.paths import timestamped_backup
+
+        self._forget()
+        if self.session_path.exists():
+            return timestamped_backup(self.session_path)
+        return None
+
+    def _forget(self) -> None:
+        if self._agent is not None:
+            self._agent.last_env = None
+        self._agent = None
+        self._key = None
+
+    def undo(self, path: str | None = None) -> str:
+        """Revert the agent's last file change (or the last change to ``path``)."""
+        from brute_nb.tools.fs import undo_last
+
+        return undo_last(self._state, path, root=self.root)
+
+    def load(self, df: Any, name: str | None = None) -> NotebookAgent:
+        """Continue from an edited frame, saved as a fork in a new session file (the original is untouched)."""
+        from brute_nb.message import close_unanswered
+        from brute_nb.middleware.session_log import replace_atomically
+        from brute_nb.notebook.paths import fork_name
+
+        log = Log.from_frame(df)
+        close_unanswered(log)
+        folder = self.session_path.parent
+        existing = [p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl")]
+        fork = name or fork_name(existing, self.name)
+        path = folder / f"{fork}.jsonl"
+        if path.exists():
+            raise BruteError(f"{path} already exists; pick another name for the fork")
+        replace_atomically(path, [m for m in log if role_of(m) != "system"])
+        return NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
+
+
+def final_text(messages: list[Any]) -> str:
+    for m in reversed(messages):
+        if role_of(m) == "assistant" and m.content:
+            return str(m.content)
+    return ""

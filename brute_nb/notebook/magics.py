@@ -1,0 +1,267 @@
+"""``%%brute`` (a prompt to the kernel's agent) and ``%brute`` (inspect and steer it).
+
+Options go through IPython's ``magic_arguments`` so ``%%brute?`` shows real usage and a bad option is a short
+``UsageError``. Options that describe the agent (model, tools, root, replay...) stick to the session for later
+cells; ``--new``, ``--quiet`` and ``--raw`` apply to one cell.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from brute_nb.errors import BruteError, ProviderNotConfiguredError
+from brute_nb.notebook import settings as st
+from brute_nb.notebook.registry import Registry
+
+SUBCOMMANDS = """\
+%brute log               the session's messages as a DataFrame
+%brute tools             its tool calls (with results) as a DataFrame
+%brute sessions          the sessions saved beside this notebook
+%brute use NAME          switch to (or start) session NAME
+%brute reset             start the current session afresh (the old file is kept, timestamped)
+%brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
+%brute usage             tokens per turn and in total
+%brute config [k=v ...]  show or change settings (notebook, model, tools, system, max_iterations, root,
+                         replay, record, window); shows where the notebook path came from
+%brute widget            a chat panel over the same session
+%brute help              this text"""
+
+SUMMARY_ROWS = 5
+
+
+def summarize_value(value: Any) -> str:
+    """A bounded text form of a value put in a prompt: DataFrames and arrays as shape, dtypes and a few rows."""
+    kind = type(value).__module__.split(".")[0]
+    if kind == "pandas" and hasattr(value, "shape") and hasattr(value, "head"):
+        dtypes: Any = getattr(value, "dtypes", None)
+        types = dtypes.to_string() if hasattr(dtypes, "to_string") else str(dtypes)
+        return (f"<{type(value).__name__} shape={value.shape}>\ndtypes:\n{types}\n"
+                f"first {SUMMARY_ROWS} rows:\n{value.head(SUMMARY_ROWS).to_string()}")
+    if kind == "numpy" and hasattr(value, "shape"):
+        import numpy as np
+
+        with np.printoptions(threshold=50, edgeitems=3):
+            return f"<ndarray shape={value.shape} dtype={value.dtype}>\n{value!s}"
+    return str(value)
+
+
+def expand(template: str, namespace: dict[str, Any]) -> str:
+    """Fill ``{expr}`` from the user's namespace; anything that does not evaluate is left as written."""
+    out = []
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return template  # unbalanced braces: a prompt about code, not a template
+    for literal, field, spec, conv in parsed:
+        out.append(literal)
+        if field is None:
+            continue
+        original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
+        try:
+            value = eval(field, namespace)  # the user's own expression in the user's own kernel
+        except Exception:
+            out.append(original)
+            continue
+        out.append(summarize_value(value) if not spec else format(value, spec))
+    return "".join(out)
+
+
+@magics_class
+class BruteMagics(Magics):
+    def __init__(self, shell: Any, registry: Registry) -> None:
+        super().__init__(shell)
+        self.registry = registry
+
+    @magic_arguments()
+    @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
+    @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
+    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1")
+    @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
+    @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
+    @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
+    @argument("--root", help="workspace root for file tools (default: the notebook's folder)")
+    @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
+    @argument("--record", help="record the model traffic of live runs to this cassette")
+    @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
+                                "network, python; modes: allow, ask, deny)")
+    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
+    @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
+    @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
+    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
+                                            "config, widget, help")
+    @line_cell_magic
+    def brute(self, line: str, cell: str | None = None) -> Any:
+        """Talk to the agent that lives in this kernel. The cell body is the prompt; ``{expr}`` is filled in.
+
+        As a line magic, ``%brute SUBCOMMAND`` inspects and steers it; see ``%brute help``.
+        """
+        if cell is None:
+            return self._line(line)
+        args = parse_argstring(self.brute, line)
+        if args.subcommand:
+            raise UsageError(f"%%brute takes options only, not {' '.join(args.subcommand)!r}; see %%brute?")
+        if not cell.strip():
+            raise UsageError("%%brute needs a prompt in the cell body")
+        nb = self._session(args)
+        prompt = cell if args.raw else expand(cell, self.shell.user_ns if self.shell else {})
+        from brute_nb.notebook.runner import run_turn
+
+        try:
+            nb.agent  # noqa: B018 - builds the stack now, so a config problem is a UsageError, not a traceback
+        except (ProviderNotConfiguredError, st.SettingsError) as exc:
+            raise UsageError(str(exc)) from None
+        run_turn(nb, prompt, quiet=args.quiet)
+        return None
+
+    def _session(self, args: Any) -> Any:
+        reg = self.registry
+        if args.session:
+            _check_name(args.session)
+            reg.use(args.session)
+        nb = reg.current()
+        changes: dict[str, Any] = {}
+        try:
+            if args.model:
+                changes["model"] = st.parse_model(args.model)
+            if args.system is not None:
+                changes["system"] = args.system
+            if args.tools:
+                changes["tools"] = st.parse_tools(args.tools)
+            if args.max_iterations:
+                changes["max_iterations"] = st.parse_int("--max-iterations", args.max_iterations)
+            if args.root:
+                root = Path(args.root).expanduser()
+                if not root.is_dir():
+                    raise st.SettingsError(f"--root {args.root!r} is not a folder")
+                changes["root"] = root.resolve()
+            for key in ("replay", "record"):
+                value = getattr(args, key)
+                if value:
+                    path = Path(value).expanduser().resolve()
+                    if key == "replay" and not path.is_file():
+                        raise st.SettingsError(f"--replay {value!r}: no such cassette file")
+                    changes[key] = path
+            if args.approve:
+                changes["approve"] = st.parse_pairs("--approve", args.approve)
+            if args.budget:
+                changes["budget"] = {k: float(v) for k, v in st.parse_pairs("--budget", args.budget).items()}
+        except (st.SettingsError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+        if changes:
+            nb.configure(**changes)
+        if args.new:
+            nb.reset()
+        return nb
+
+    def _line(self, line: str) -> Any:
+        words = line.split()
+        if not words:
+            return self._help()
+        cmd, rest = words[0], words[1:]
+        handler = getattr(self, f"_cmd_{cmd}", None)
+        if handler is None:
+            raise UsageError(f"unknown %brute subcommand {cmd!r}\n{SUBCOMMANDS}")
+        try:
+            return handler(rest)
+        except BruteError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _help(self, rest: list[str] | None = None) -> None:
+        print(SUBCOMMANDS)
+
+    _cmd_help = _help
+
+    def _cmd_log(self, rest: list[str]) -> Any:
+        return self.registry.current().df
+
+    def _cmd_tools(self, rest: list[str]) -> Any:
+        return self.registry.current().tool_calls_df
+
+    def _cmd_sessions(self, rest: list[str]) -> Any:
+        from brute_nb.notebook.paths import list_sessions
+
+        return list_sessions(self.registry.current().session_path.parent)
+
+    def _cmd_use(self, rest: list[str]) -> None:
+        if len(rest) != 1:
+            raise UsageError("usage: %brute use NAME")
+        _check_name(rest[0])
+        nb = self.registry.use(rest[0])
+        state = "continuing" if nb.session_path.exists() else "new"
+        print(f"session {nb.name} ({state}): {nb.session_path}")
+
+    def _cmd_reset(self, rest: list[str]) -> None:
+        nb = self.registry.current()
+        backup = nb.reset()
+        print(f"session {nb.name} starts afresh" + (f"; the old file is kept as {backup}" if backup else ""))
+
+    def _cmd_undo(self, rest: list[str]) -> None:
+        print(self.registry.current().undo(rest[0] if rest else None))
+
+    def _cmd_usage(self, rest: list[str]) -> Any:
+        return self.registry.current().usage
+
+    def _cmd_widget(self, rest: list[str]) -> Any:
+        from brute_nb.notebook.widget import chat
+
+        return chat(session=self.registry.current_name)
+
+    def _cmd_config(self, rest: list[str]) -> None:
+        reg = self.registry
+        nb = reg.current()
+        if rest:
+            try:
+                pairs = st.parse_pairs("%brute config", ",".join(rest))
+                changes = config_changes(pairs)
+            except st.SettingsError as exc:
+                raise UsageError(str(exc)) from None
+            if "notebook" in changes:
+                reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
+                reg.relocate()
+                nb = reg.current()
+            nb.configure(**changes)
+        loc = reg.location
+        s = nb.settings
+        print(f"notebook:       {loc.path}  (from {loc.source})")
+        print(f"session:        {nb.name}  ->  {nb.session_path}")
+        print(f"root:           {nb.root}")
+        for key in ("model", "tools", "max_iterations", "window", "replay", "record", "approve", "budget"):
+            print(f"{key + ':':<15} {getattr(s, key)}")
+        print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
+
+
+def _check_name(name: str) -> None:
+    from brute_nb.notebook.paths import check_session_name
+
+    try:
+        check_session_name(name)
+    except BruteError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def config_changes(pairs: dict[str, str]) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    for key, value in pairs.items():
+        key = key.replace("-", "_")
+        if key == "notebook":
+            changes[key] = value
+        elif key == "model":
+            changes[key] = st.parse_model(value)
+        elif key in ("tools", "system"):
+            changes[key] = value
+        elif key in ("max_iterations", "window"):
+            changes[key] = st.parse_int(key, value)
+        elif key in ("root", "replay", "record"):
+            changes[key] = Path(value).expanduser().resolve()
+        else:
+            raise st.SettingsError(
+                f"unknown setting {key!r}; settable: notebook, model, tools, system, max_iterations, root, "
+                "replay, record, window"
+            )
+    return changes

@@ -1,0 +1,88 @@
+"""The kernel's sessions: one NotebookAgent per (notebook, session name), and which one is current.
+
+It lives as long as the extension is loaded (``%unload_ext`` drops it); nothing else in brute_nb keeps
+module-level state.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.settings import Settings
+
+
+class Registry:
+    def __init__(self, shell: Any = None) -> None:
+        self.shell = shell
+        self.agents: dict[tuple[Path, str], NotebookAgent] = {}
+        self.current_name = "default"
+        self.settings = Settings()
+        self._location: Any = None
+
+    @property
+    def location(self) -> Any:
+        """Where the notebook is (and which rule said so); resolved once, again after ``config notebook=``."""
+        if self._location is None:
+            from brute_nb.notebook.paths import find_notebook
+
+            user_ns = getattr(self.shell, "user_ns", None) or {}
+            self._location = find_notebook(explicit=self.settings.notebook, user_ns=user_ns)
+        return self._location
+
+    def relocate(self) -> None:
+        self._location = None
+
+    def get(self, name: str | None = None) -> NotebookAgent:
+        from brute_nb.notebook.paths import session_path
+
+        name = name or self.current_name
+        loc = self.location
+        path = session_path(loc, name)
+        key = (path, name)
+        nb = self.agents.get(key)
+        if nb is None:
+            nb = NotebookAgent(name, path, settings=self.settings, notebook=loc.path)
+            self.agents[key] = nb
+        return nb
+
+    def use(self, name: str) -> NotebookAgent:
+        nb = self.get(name)
+        self.current_name = name
+        return nb
+
+    def adopt(self, nb: NotebookAgent) -> NotebookAgent:
+        self.agents[(nb.session_path, nb.name)] = nb
+        self.current_name = nb.name
+        return nb
+
+    def current(self) -> NotebookAgent:
+        return self.get(self.current_name)
+
+
+_registry: Registry | None = None
+
+
+def registry() -> Registry:
+    """The loaded extension's registry, or a standalone one for plain Python use."""
+    global _registry
+    if _registry is None:
+        _registry = Registry()
+    return _registry
+
+
+def install(shell: Any) -> Registry:
+    global _registry
+    _registry = Registry(shell)
+    return _registry
+
+
+def uninstall() -> None:
+    global _registry
+    _registry = None
+
+
+def current() -> NotebookAgent:
+    """The kernel's current session agent (``.ask``, ``.log``, ``.df``, ``.undo``, ...)."""
+    return registry().current()

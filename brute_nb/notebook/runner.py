@@ -1,0 +1,45 @@
+"""Runs one turn for a cell: the agent on a worker thread, the cell's view subscribed to its events.
+
+The worker is started in a copy of the cell's context so everything it shows lands in this cell, and the cell
+waits for it (output after the cell went idle is lost to nbclient and nbval). A kernel interrupt cancels the
+worker; its cleanup closes the tool calls and persists the log before the KeyboardInterrupt is re-raised, so
+the cell ends as interrupted and "Run all" stops (kernel-notes Q1, Q2).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brute_nb.agent import Env
+from brute_nb.notebook.display import CellView
+from brute_nb.sync import Worker
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel import NotebookAgent
+
+
+def run_turn(nb: NotebookAgent, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
+    agent = nb.agent
+    view = CellView(session=nb.name, quiet=quiet, replayed=nb.replayed) if display else None
+    if view is not None:
+        view.start()
+        view.attach(agent)
+    worker = Worker(lambda: nb.aask(prompt, **extra), name=f"brute-{nb.name}")
+    try:
+        worker.start()
+        env: Env = worker.wait()
+    except KeyboardInterrupt:
+        if view is not None:
+            view.finish(notice="interrupted: the turn was stopped; the session file is saved and valid",
+                        kind="interrupted")
+        raise
+    except BaseException as exc:
+        if view is not None:
+            view.finish(notice=f"{type(exc).__name__}: {exc}", kind="error")
+        raise
+    finally:
+        if view is not None:
+            view.detach(agent)
+    if view is not None:
+        view.finish(env=env)
+    return env

@@ -1,0 +1,82 @@
+"""Settings of a kernel-resident agent: what ``%%brute`` options and ``%brute config`` change.
+
+Parsing lives here (pure, tested without a kernel) so every bad value gets one clear ``UsageError``-style
+message saying what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from brute_nb.errors import BruteError
+
+TOOL_SETS = ("all", "read-only", "none")
+
+
+class SettingsError(BruteError, ValueError):
+    """A bad option value; the message says what is allowed."""
+
+
+@dataclass
+class Settings:
+    model: str | None = None
+    system: str | None = None
+    tools: str = "all"
+    max_iterations: int = 50
+    root: Path | None = None
+    replay: Path | None = None
+    record: Path | None = None
+    window: int = 200_000
+    notebook: str | None = None
+    approve: dict[str, str] = field(default_factory=dict)
+    budget: dict[str, float] = field(default_factory=dict)
+
+    def stack_key(self) -> tuple[Any, ...]:
+        """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
+        return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
+                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())))
+
+    def updated(self, **changes: Any) -> Settings:
+        clean = {k: v for k, v in changes.items() if v is not None}
+        return dataclasses.replace(self, **clean)
+
+
+def parse_tools(spec: str) -> str:
+    """``all``, ``read-only``, ``none``, or a comma list of tool names (``+name`` adds to all)."""
+    spec = spec.strip()
+    if not spec:
+        raise SettingsError("--tools needs a value: all, read-only, none, or names like read,fs_search")
+    return spec
+
+
+def parse_int(name: str, value: str | int, minimum: int = 1) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a whole number, got {value!r}") from None
+    if number < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def parse_pairs(name: str, spec: str) -> dict[str, str]:
+    """``a=b,c=d`` -> ``{"a": "b", "c": "d"}``, with an error naming the bad piece."""
+    pairs = {}
+    for piece in filter(None, (p.strip() for p in spec.split(","))):
+        key, sep, value = piece.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise SettingsError(f"{name} takes key=value pairs separated by commas; {piece!r} is not one")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def parse_model(spec: str) -> str:
+    provider, sep, model = spec.partition(":")
+    if not sep or provider not in ("openai", "anthropic", "ollama", "openai-responses") or not model:
+        raise SettingsError(
+            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1; got {spec!r}"
+        )
+    return spec

@@ -1,0 +1,82 @@
+"""The default stack of a notebook agent (issue 6's order), built from its settings.
+
+SessionLog (outermost: history in, every message out) -> SystemPrompt -> ToolResultLoop -> MaxIterations ->
+DefaultCompactionPipeline (before every model call) -> DefaultToolPipeline -> the provider.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from brute_nb.agent import Agent, Env
+from brute_nb.notebook.settings import SettingsError
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel import NotebookAgent
+
+
+def select_tools(spec: str) -> list[Any]:
+    """``all`` | ``read-only`` | ``none`` | ``name,name`` | ``all,python`` / ``+python``."""
+    from brute_nb import tools
+
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    by_name = {t.name: t for t in tools.ALL}
+    extras = getattr(tools, "NOTEBOOK_ONLY", {})
+    chosen: list[Any] = []
+    unknown = []
+    for name in names:
+        if name == "all":
+            chosen.extend(tools.ALL)
+        elif name == "read-only":
+            chosen.extend(tools.READ_ONLY)
+        elif name == "none":
+            continue
+        else:
+            key = name.lstrip("+")
+            if name.startswith("+") and not chosen:
+                chosen.extend(tools.ALL)
+            tool = by_name.get(key) or extras.get(key)
+            if tool is None:
+                unknown.append(key)
+            else:
+                chosen.append(tool)
+    if unknown:
+        available = ", ".join(sorted({*by_name, *extras}))
+        raise SettingsError(f"--tools: unknown tool {', '.join(unknown)}; available: {available}")
+    seen: dict[str, Any] = {}
+    for tool in chosen:
+        seen.setdefault(tool.name, tool)
+    return list(seen.values())
+
+
+def make_provider(nb: NotebookAgent) -> Any:
+    if nb.provider is not None:
+        return nb.provider
+    from brute_nb.providers import auto
+
+    s = nb.settings
+    return auto(s.model, replay=s.replay, record=s.record)
+
+
+def build_agent(nb: NotebookAgent) -> Agent:
+    from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
+    from brute_nb.middleware.compaction import DefaultCompactionPipeline
+    from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+    from brute_nb.notebook.kernel import default_system_prompt
+
+    s = nb.settings
+
+    def system(env: Env) -> str:
+        return s.system if s.system is not None else default_system_prompt(nb.notebook, nb.root)
+
+    provider = make_provider(nb)
+    return (
+        Agent()
+        .use(SessionLog, path=nb.session_path)
+        .use(SystemPrompt, text=system)
+        .use(ToolResultLoop)
+        .use(MaxIterations, limit=s.max_iterations)
+        .use(DefaultCompactionPipeline, window=s.window)
+        .use(DefaultToolPipeline, tools=select_tools(s.tools))
+        .run(provider)
+    )
