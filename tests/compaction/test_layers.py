@@ -189,3 +189,21 @@ def test_token_counter_reads_the_last_report_and_estimates_the_rest() -> None:
     assert counter.measure(log, stale=reply, overhead=7).tokens == 7 + counter.estimate(log)
     assert TokenCounter(tokenizer=lambda text: 1).message(tail) == 5
     assert chars_per_four("abcde") == 2
+
+
+def test_a_real_tokenizer_is_used_when_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from brute_nb.compaction.tokens import default_tokenizer
+
+    class Encoding:
+        def encode(self, text: str, disallowed_special: Any = ()) -> list[str]:
+            return text.split()
+
+    fake = types.ModuleType("tiktoken")
+    fake.get_encoding = lambda name: Encoding()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tiktoken", fake)
+    assert default_tokenizer.__wrapped__()("one two three") == 3
+    monkeypatch.setitem(sys.modules, "tiktoken", None)  # not installed: characters / 4
+    assert default_tokenizer.__wrapped__() is chars_per_four
