@@ -86,7 +86,7 @@ class DefaultCompactionPipeline:
 
 def _payload(ctx: Compaction, tokens_before: int) -> dict[str, Any]:
     return {
-        "layer": ctx.layers[-1],
+        "layer": ctx.layers[-1] if ctx.layers else "compactor",
         "layers": list(ctx.layers),
         "tokens_before": tokens_before,
         "tokens_after": ctx.tokens,

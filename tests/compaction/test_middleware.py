@@ -179,3 +179,15 @@ def test_session_file_holds_the_compacted_log_and_the_archive_every_original(tmp
     everything = {m.to_json() for m in appended if m.role != "system"}
     assert everything <= archived | set(on_disk)
     assert len(everything - set(on_disk)) > 20  # compaction really took things out of the file
+
+
+@pytest.mark.anyio
+async def test_a_plain_callable_compactor_that_edits_the_context_directly() -> None:
+    def keep_first(ctx: Compaction) -> None:
+        ctx.messages = ctx.messages[:1]
+
+    env = env_for(history(20))
+    await DefaultCompactionPipeline(nothing, window=20_000, compactor=keep_first).compact(env)
+    [(_, payload)] = env["events"].events
+    assert payload["layer"] == "compactor" and len(payload["removed"]) == 40
+    assert [m.content for m in env["messages"]] == ["first"]
