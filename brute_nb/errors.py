@@ -41,3 +41,7 @@ class ProviderNotConfiguredError(BruteError):
 
 class CassetteMismatchError(BruteError):
     """A replayed request differs from the recorded one; the message shows a diff."""
+
+
+class CompactionError(BruteError):
+    """A compactor could not produce a summary (the summariser returned nothing usable)."""
