@@ -7,14 +7,17 @@ from brute_nb.agent import Agent, agent
 from brute_nb.errors import (
     BruteError,
     CassetteMismatchError,
+    FrameError,
     MiddlewareError,
     ProviderError,
     ProviderNotConfiguredError,
     SessionLockedError,
     SessionLogError,
+    SessionNameError,
     ToolDefinitionError,
 )
 from brute_nb.events import EVENTS, CallbackWarning
+from brute_nb.frames import frame, tool_calls_frame
 from brute_nb.message import Log, Message, Role, ToolCall, log
 
 __version__ = "0.1.0"
@@ -25,6 +28,7 @@ __all__ = [
     "BruteError",
     "CallbackWarning",
     "CassetteMismatchError",
+    "FrameError",
     "Log",
     "Message",
     "MiddlewareError",
@@ -33,8 +37,11 @@ __all__ = [
     "Role",
     "SessionLockedError",
     "SessionLogError",
+    "SessionNameError",
     "ToolCall",
     "ToolDefinitionError",
     "agent",
+    "frame",
     "log",
+    "tool_calls_frame",
 ]

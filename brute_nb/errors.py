@@ -41,3 +41,11 @@ class ProviderNotConfiguredError(BruteError):
 
 class CassetteMismatchError(BruteError):
     """A replayed request differs from the recorded one; the message shows a diff."""
+
+
+class FrameError(BruteError, ValueError):
+    """A DataFrame cannot be turned back into a log; the message names the row and the problem."""
+
+
+class SessionNameError(BruteError, ValueError):
+    """A session name has characters that cannot be part of a file name; the message says what is allowed."""
