@@ -7,17 +7,21 @@ from brute_nb.agent import Agent, agent
 from brute_nb.errors import (
     BruteError,
     CassetteMismatchError,
+    CompactionError,
+    FrameError,
     MiddlewareError,
     ProviderError,
     ProviderNotConfiguredError,
     SessionLockedError,
     SessionLogError,
+    SessionNameError,
     ToolDefinitionError,
 )
 from brute_nb.events import EVENTS, CallbackWarning
+from brute_nb.frames import frame, tool_calls_frame
 from brute_nb.message import Log, Message, Role, ToolCall, log
 from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
-from brute_nb.notebook.api import chat, current, frame, tool_calls_frame
+from brute_nb.notebook.api import chat, current
 
 __version__ = "0.1.0"
 
@@ -27,6 +31,8 @@ __all__ = [
     "BruteError",
     "CallbackWarning",
     "CassetteMismatchError",
+    "CompactionError",
+    "FrameError",
     "Log",
     "Message",
     "MiddlewareError",
@@ -35,6 +41,7 @@ __all__ = [
     "Role",
     "SessionLockedError",
     "SessionLogError",
+    "SessionNameError",
     "ToolCall",
     "ToolDefinitionError",
     "agent",

@@ -45,3 +45,11 @@ class CassetteMismatchError(BruteError):
 
 class CompactionError(BruteError):
     """A compactor could not produce a summary (the summariser returned nothing usable)."""
+
+
+class FrameError(BruteError, ValueError):
+    """A DataFrame cannot be turned back into a log; the message names the row and the problem."""
+
+
+class SessionNameError(BruteError, ValueError):
+    """A session name has characters that cannot be part of a file name; the message says what is allowed."""

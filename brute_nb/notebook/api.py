@@ -15,20 +15,6 @@ def current() -> NotebookAgent:
     return _current()
 
 
-def frame(log: Any) -> Any:
-    """The log as a DataFrame, one row a message."""
-    from brute_nb.frames import frame as _frame
-
-    return _frame(log)
-
-
-def tool_calls_frame(log: Any) -> Any:
-    """One row a tool call, joined with its result."""
-    from brute_nb.frames import tool_calls_frame as _tcf
-
-    return _tcf(log)
-
-
 def chat(session: str | None = None, **options: Any) -> Any:
     """A chat panel (ipywidgets) over the same kernel-resident agent and session as ``%%brute``."""
     from brute_nb.notebook.widget import chat as _chat

@@ -25,10 +25,10 @@ class Registry:
     def location(self) -> Any:
         """Where the notebook is (and which rule said so); resolved once, again after ``config notebook=``."""
         if self._location is None:
-            from brute_nb.notebook.paths import find_notebook
+            from brute_nb.notebook.paths import locate_notebook
 
             user_ns = getattr(self.shell, "user_ns", None) or {}
-            self._location = find_notebook(explicit=self.settings.notebook, user_ns=user_ns)
+            self._location = locate_notebook(self.settings.notebook, user_ns)
         return self._location
 
     def relocate(self) -> None:
