@@ -41,3 +41,15 @@ class ProviderNotConfiguredError(BruteError):
 
 class CassetteMismatchError(BruteError):
     """A replayed request differs from the recorded one; the message shows a diff."""
+
+
+class PathOutsideRootError(BruteError, PermissionError):
+    """A file tool was given a path outside the workspace root (and the tools do not allow that)."""
+
+
+class ToolArgumentError(BruteError, ValueError):
+    """A tool call's arguments do not match the tool's parameters; the message names every problem."""
+
+
+class QuestionUnavailableError(BruteError):
+    """The question tool has no one to ask: no ``env["ask"]`` callback and no interactive stdin."""

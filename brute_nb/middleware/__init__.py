@@ -3,5 +3,6 @@
 from brute_nb.middleware.loop import MaxIterations, ToolResultLoop
 from brute_nb.middleware.session_log import SessionLog
 from brute_nb.middleware.system_prompt import SystemPrompt
+from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
 
-__all__ = ["MaxIterations", "SessionLog", "SystemPrompt", "ToolResultLoop"]
+__all__ = ["DefaultToolPipeline", "MaxIterations", "SessionLog", "SystemPrompt", "ToolResultLoop"]
