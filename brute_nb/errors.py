@@ -53,3 +53,15 @@ class FrameError(BruteError, ValueError):
 
 class SessionNameError(BruteError, ValueError):
     """A session name has characters that cannot be part of a file name; the message says what is allowed."""
+
+
+class PathOutsideRootError(BruteError, PermissionError):
+    """A file tool was given a path outside the workspace root (and the tools do not allow that)."""
+
+
+class ToolArgumentError(BruteError, ValueError):
+    """A tool call's arguments do not match the tool's parameters; the message names every problem."""
+
+
+class QuestionUnavailableError(BruteError):
+    """The question tool has no one to ask: no ``env["ask"]`` callback and no interactive stdin."""

@@ -4,5 +4,13 @@ from brute_nb.middleware.compaction import DefaultCompactionPipeline
 from brute_nb.middleware.loop import MaxIterations, ToolResultLoop
 from brute_nb.middleware.session_log import SessionLog
 from brute_nb.middleware.system_prompt import SystemPrompt
+from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
 
-__all__ = ["DefaultCompactionPipeline", "MaxIterations", "SessionLog", "SystemPrompt", "ToolResultLoop"]
+__all__ = [
+    "DefaultCompactionPipeline",
+    "DefaultToolPipeline",
+    "MaxIterations",
+    "SessionLog",
+    "SystemPrompt",
+    "ToolResultLoop",
+]

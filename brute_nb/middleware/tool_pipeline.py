@@ -1,0 +1,140 @@
+"""DefaultToolPipeline: advertises the tools on the way in, runs the model's tool calls on the way out.
+
+Guarantees (Brute's, with its bugs fixed):
+
+* every call of the last assistant message gets exactly one ``tool`` result, appended in call order, even when
+  the tool raises, is unknown, got invalid arguments, is denied, or the turn is cancelled mid-tool (then the
+  result is ``Error: interrupted before this tool finished``);
+* interactive calls (``question``) run first, one at a time; the rest run concurrently in one task group;
+* each result is rendered as text and passes the universal truncation (unless self-truncated);
+* events: ``tool_call`` when a call starts, ``tool_result`` when it finishes (completion order; ``index`` is its
+  place in the call order); result messages carry ``meta`` ``tool_name``, ``duration_ms``, ``is_error``.
+
+Seams: tools reach the turn's env through ``brute_nb.tools.context.current_env()``, set here around each call;
+``env["approve"]`` (``approve(call, adapter) -> str | None``, sync or async) may deny a call before it runs,
+its string becoming the error result.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+
+from brute_nb.agent import App, Env
+from brute_nb.events import emit
+from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, role_of
+from brute_nb.tools.adapter import Adapter, wrap_all
+from brute_nb.tools.context import use_env
+from brute_nb.tools.results import error_text, finish
+from brute_nb.tools.truncation import ToolOutput
+
+RAW_PREVIEW = 500
+
+
+def pending_calls(messages: list[Any]) -> list[ToolCall]:
+    """The tool calls of the last message, when it is an assistant message with calls."""
+    if not messages:
+        return []
+    last = messages[-1]
+    if role_of(last) != "assistant" or not last.tool_calls:
+        return []
+    return [c if isinstance(c, ToolCall) else ToolCall.coerce(c) for c in last.tool_calls]
+
+
+class DefaultToolPipeline:
+    def __init__(self, app: App, tools: Iterable[Any] = ()) -> None:
+        self.app = app
+        self.adapters: dict[str, Adapter] = wrap_all(tools)
+
+    async def __call__(self, env: Env) -> Any:
+        env["tools"] = list(self.adapters.values())
+        result = await self.app(env)
+        calls = pending_calls(env["messages"])
+        if calls:
+            await self.run_calls(env, calls)
+        return result
+
+    async def run_calls(self, env: Env, calls: list[ToolCall]) -> list[Message]:
+        results: list[Message | None] = [None] * len(calls)
+
+        async def run_into(index: int, call: ToolCall) -> None:
+            results[index] = await self.run_call(env, index, call)
+
+        interactive = [i for i, c in enumerate(calls) if self._interactive(c)]
+        try:
+            for i in interactive:
+                await run_into(i, calls[i])
+            async with anyio.create_task_group() as group:
+                for i, call in enumerate(calls):
+                    if i not in interactive:
+                        group.start_soon(run_into, i, call)
+        finally:
+            # No await here, so a cancellation cannot stop it: every call gets its one result, in call order.
+            for i, call in enumerate(calls):
+                message = results[i]
+                if message is None:
+                    message = self._message(env, i, call, ToolOutput(INTERRUPTED_RESULT, is_error=True), 0.0)
+                    results[i] = message
+                env["messages"].append(message)
+        return [m for m in results if m is not None]
+
+    def _interactive(self, call: ToolCall) -> bool:
+        adapter = self.adapters.get(call.name)
+        return adapter.interactive if adapter is not None else False
+
+    async def run_call(self, env: Env, index: int, call: ToolCall) -> Message:
+        emit(env, "tool_call", {"call": call, "index": index})
+        start = time.perf_counter()
+        with use_env(env):
+            output = await self._output(env, call)
+        return self._message(env, index, call, output, (time.perf_counter() - start) * 1000)
+
+    def _message(self, env: Env, index: int, call: ToolCall, output: ToolOutput, duration_ms: float) -> Message:
+        meta: dict[str, Any] = {"tool_name": call.name, "duration_ms": round(duration_ms, 3),
+                                "is_error": output.is_error}
+        if output.overflow_path:
+            meta["overflow_path"] = output.overflow_path
+        message = Message(Role.TOOL, output.text, tool_call_id=call.id, meta=meta)
+        emit(env, "tool_result", {"call": call, "message": message, "duration_ms": meta["duration_ms"],
+                                  "is_error": output.is_error, "index": index})
+        return message
+
+    async def _output(self, env: Env, call: ToolCall) -> ToolOutput:
+        adapter = self.adapters.get(call.name)
+        if adapter is None:
+            names = ", ".join(self.adapters) or "none"
+            return ToolOutput(f"Error: unknown tool '{call.name}'. Available tools: {names}", is_error=True)
+        if not call.arguments_valid:
+            return ToolOutput(invalid_json_text(call), is_error=True)
+        try:
+            denied = await self._approve(env, call, adapter)
+            if denied is not None:
+                return ToolOutput(denied, is_error=True)
+            value = await adapter.call(call.arguments)
+            output = finish(value, env.get("overflow_dir"))
+        except Exception as exc:
+            output = finish(ToolOutput(error_text(exc), is_error=True), env.get("overflow_dir"))
+        return output
+
+    @staticmethod
+    async def _approve(env: Env, call: ToolCall, adapter: Adapter) -> str | None:
+        approve = env.get("approve")
+        if approve is None:
+            return None
+        decision = approve(call, adapter)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return decision if isinstance(decision, str) else None
+
+
+def invalid_json_text(call: ToolCall) -> str:
+    from brute_nb.message import INVALID_ARGUMENTS_KEY
+
+    raw = str(call.arguments.get(INVALID_ARGUMENTS_KEY, ""))
+    shown = raw if len(raw) <= RAW_PREVIEW else raw[:RAW_PREVIEW] + f"... ({len(raw)} chars)"
+    return (f"Error: the arguments for tool '{call.name}' were not valid JSON, so it did not run. Send the "
+            f"arguments as one JSON object. What was received: {shown}")

@@ -1,0 +1,92 @@
+"""The env a tool runs in, and the workspace root its paths resolve against.
+
+DefaultToolPipeline sets the turn's env in a contextvar around each call, so built-in tools keep Brute's plain
+``execute(**kwargs)`` signatures and still reach per-agent state (``env["state"]``: undo snapshots, file locks,
+todos) and the workspace root. A tool called directly, outside any pipeline (a test, a notebook cell), gets one
+process-wide default env, so ``write`` then ``undo`` still work there.
+
+Root rule: ``env["root"]`` if set, else ``os.getcwd()`` read when the tool runs (never at import). A path that
+resolves outside the root (``..``, an absolute path, or a symlink whose target escapes) is refused unless the
+tool was built with ``allow_outside_root=True`` or the env has ``env["allow_outside_root"] = True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from brute_nb.errors import PathOutsideRootError
+
+Env = dict[str, Any]
+
+_current: ContextVar[Env | None] = ContextVar("brute_nb_tool_env", default=None)
+_default: Env | None = None
+
+
+def default_env() -> Env:
+    """The env of tools called outside a pipeline: made once, so its state (undo history) lasts."""
+    global _default
+    if _default is None:
+        _default = {"state": {}, "root": None, "ask": None, "events": None, "metadata": {}}
+    return _default
+
+
+def current_env() -> Env:
+    """The env of the tool call running now (or the process default outside a pipeline)."""
+    env = _current.get()
+    return env if env is not None else default_env()
+
+
+@contextlib.contextmanager
+def use_env(env: Env) -> Iterator[Env]:
+    """Run tools inside ``env`` (the pipeline does this around each call)."""
+    token = _current.set(env)
+    try:
+        yield env
+    finally:
+        _current.reset(token)
+
+
+def state(env: Env | None = None) -> dict[str, Any]:
+    """Per-agent state (``env["state"]``), created on first use."""
+    env = current_env() if env is None else env
+    value = env.get("state")
+    if value is None:
+        value = env["state"] = {}
+    return value
+
+
+def root(env: Env | None = None) -> Path:
+    """The workspace root as a real (symlink-free) absolute path."""
+    env = current_env() if env is None else env
+    base = env.get("root") or os.getcwd()
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(base))))
+
+
+def resolve(path: str | os.PathLike[str], *, allow_outside_root: bool = False, env: Env | None = None) -> Path:
+    """Resolve a tool's path argument against the root; refuse escapes unless allowed.
+
+    The returned path keeps the last component unresolved (so ``remove`` deletes a symlink, not its target), but
+    the escape check uses the fully resolved path so a symlink pointing outside the root is caught.
+    """
+    env = current_env() if env is None else env
+    base = root(env)
+    raw = os.path.expanduser(os.fspath(path))
+    joined = Path(os.path.normpath(os.path.join(base, raw)))
+    if allow_outside_root or env.get("allow_outside_root"):
+        return joined
+    real = Path(os.path.realpath(joined))
+    if not _inside(real, base):
+        raise PathOutsideRootError(
+            f"{path!s} resolves to {real}, outside the workspace root {base}. Use a path inside the root "
+            f"(relative paths resolve against it), or build the tools with allow_outside_root=True."
+        )
+    return joined
+
+
+def _inside(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents

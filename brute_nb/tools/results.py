@@ -1,0 +1,59 @@
+"""Turning whatever a tool returned into the text the model reads.
+
+Results are strings. A dict is rendered as readable ``key: value`` lines, a multi-line string value (a diff, a
+page) as a block under its key, so nothing collapses into one 2,000-character line (Brute's inspect-string
+bug); other values become JSON. Then the universal truncation runs, unless the tool already truncated itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from brute_nb.tools.truncation import ToolOutput, truncate
+
+
+def render(value: Any) -> ToolOutput:
+    if isinstance(value, ToolOutput):
+        return value
+    if value is None:
+        return ToolOutput("")
+    if isinstance(value, str):
+        return ToolOutput(value, is_error=value.startswith("Error:"))
+    if isinstance(value, Mapping):
+        return ToolOutput(render_mapping(value), is_error=bool(value.get("error")))
+    if isinstance(value, list | tuple | int | float | bool):
+        return ToolOutput(to_json(value))
+    return ToolOutput(str(value))
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def render_mapping(value: Mapping[str, Any]) -> str:
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, str) and "\n" in item:
+            lines.append(f"{key}:\n{item.rstrip(chr(10))}")
+        elif isinstance(item, str):
+            lines.append(f"{key}: {item}")
+        else:
+            lines.append(f"{key}: {json.dumps(item, ensure_ascii=False, default=str)}")
+    return "\n".join(lines)
+
+
+def finish(value: Any, overflow_dir: str | os.PathLike[str] | None = None) -> ToolOutput:
+    """Render, then apply the universal truncation unless the tool already did."""
+    out = render(value)
+    if out.truncated:
+        return out
+    capped = truncate(out.text, directory=overflow_dir)
+    return ToolOutput(capped.text, truncated=capped.text != out.text, is_error=out.is_error,
+                      overflow_path=capped.overflow_path)
+
+
+def error_text(exc: BaseException) -> str:
+    return f"Error: {type(exc).__name__}: {exc}"

@@ -1,0 +1,115 @@
+"""``skill``: skills are ``SKILL.md`` files (YAML front matter with ``name`` and ``description``, then a Markdown
+body) that the model loads by name when it needs them.
+
+Discovery, first name wins: ``<root>/.brute/skills/**/SKILL.md`` (project) then ``~/.config/brute/skills/**``
+(global), each root's paths in sorted order. ``name`` defaults to the folder's name; a file without a
+description, or with bad front matter, is skipped with a ``SkillWarning``. ``skills_prompt`` renders the
+``<available_skills>`` block for the system prompt.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from brute_nb.tools.base import Tool
+from brute_nb.tools.context import root
+
+FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+
+class SkillWarning(UserWarning):
+    """A SKILL.md file could not be read and was skipped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    path: Path
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+
+def skill_roots(workspace: Path | None = None) -> list[Path]:
+    base = workspace if workspace is not None else root()
+    return [base / ".brute" / "skills", Path.home() / ".config" / "brute" / "skills"]
+
+
+def parse_skill(path: Path) -> Skill | None:
+    """The skill in ``path``, or None (with a SkillWarning saying why) when the file is not a valid skill."""
+    try:
+        return _parse(path)
+    except ValueError as exc:
+        warnings.warn(f"brute_nb: skipped skill {path}: {exc}", SkillWarning, stacklevel=2)
+        return None
+
+
+def _parse(path: Path) -> Skill:
+    import yaml  # type: ignore[import-untyped]
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("---"):
+        raise ValueError("it does not start with '---' front matter")
+    parts = FENCE.split(text, maxsplit=2)
+    if len(parts) < 3:
+        raise ValueError("its front matter has no closing '---' line")
+    try:
+        meta = yaml.safe_load(parts[1])
+    except yaml.YAMLError as exc:
+        raise ValueError(f"its front matter is not valid YAML ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ValueError("its front matter is not a mapping")
+    description = str(meta.get("description") or "").strip()
+    if not description:
+        raise ValueError("its front matter has no description")
+    name = str(meta.get("name") or path.parent.name).strip()
+    return Skill(name=name, description=description, body=parts[2].strip(), path=path)
+
+
+def discover_skills(workspace: Path | None = None) -> list[Skill]:
+    """Every skill visible from the workspace, sorted by name (project skills shadow global ones)."""
+    found: dict[str, Skill] = {}
+    for folder in skill_roots(workspace):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("SKILL.md")):
+            skill = parse_skill(path)
+            if skill is not None and skill.name not in found:
+                found[skill.name] = skill
+    return sorted(found.values(), key=lambda s: s.name)
+
+
+def skills_prompt(skills: list[Skill]) -> str:
+    """The system-prompt listing: ``<available_skills>`` with a name and description per skill ("" if none)."""
+    if not skills:
+        return ""
+    rows = ["<available_skills>"]
+    for s in skills:
+        rows += ["  <skill>", f"    <name>{s.name}</name>", f"    <description>{s.description}</description>",
+                 "  </skill>"]
+    rows.append("</available_skills>")
+    return "\n".join(rows)
+
+
+class SkillLoad(Tool):
+    name = "skill"
+    description = ("Load a skill (instructions for a specific kind of task) by name; the available skills are "
+                   "listed in the system prompt.")
+    params: ClassVar[dict[str, Any]] = {
+        "name": {"type": "string", "desc": "The skill's name", "required": True},
+    }
+
+    def execute(self, name: str) -> str:
+        skills = discover_skills()
+        for s in skills:
+            if s.name == name:
+                return f"# Skill: {s.name}\n(directory: {s.directory})\n\n{s.body}"
+        available = ", ".join(s.name for s in skills) or "none (add SKILL.md files under .brute/skills/)"
+        raise LookupError(f"Unknown skill {name!r}. Available skills: {available}")
