@@ -26,13 +26,13 @@ Publish = Callable[..., Any]
 def _publish(bundle: Mapping[str, str], metadata: Mapping[str, Any] | None = None, **kw: Any) -> None:
     from IPython.display import display
 
-    display(dict(bundle), raw=True, metadata=dict(metadata or {}), **kw)
+    display(dict(bundle), raw=True, metadata=dict(metadata or {}), **kw)  # type: ignore[no-untyped-call]
 
 
 def _update(bundle: Mapping[str, str], display_id: str) -> None:
     from IPython.display import update_display
 
-    update_display(dict(bundle), raw=True, display_id=display_id)
+    update_display(dict(bundle), raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
 
 
 class CellView:

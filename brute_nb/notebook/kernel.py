@@ -131,9 +131,17 @@ class NotebookAgent:
 
     def undo(self, path: str | None = None) -> str:
         """Revert the agent's last file change (or the last change to ``path``)."""
-        from brute_nb.tools.fs import undo_last
+        from brute_nb.sync import run_sync
+        from brute_nb.tools import FSUndo, use_env
+        from brute_nb.tools.results import render
+        from brute_nb.tools.stores import snapshots
 
-        return undo_last(self._state, path, root=self.root)
+        with use_env({"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {}}):
+            target = path or snapshots().last()
+            if target is None:
+                return "nothing to undo: the agent has changed no file in this kernel"
+            result = run_sync(lambda: FSUndo().execute(path=target))
+        return render(result).text
 
     def load(self, df: Any, name: str | None = None) -> NotebookAgent:
         """Continue from an edited frame, saved as a fork in a new session file (the original is untouched)."""

@@ -67,6 +67,7 @@ class FileMutationQueue:
 class SnapshotStore:
     def __init__(self) -> None:
         self._stacks: dict[str, list[Snapshot]] = {}
+        self._order: list[str] = []  # keys in push order, so "undo the last change" needs no path
         self._guard = threading.Lock()
 
     @staticmethod
@@ -80,6 +81,7 @@ class SnapshotStore:
     def push(self, path: str | os.PathLike[str], snapshot: Snapshot) -> None:
         with self._guard:
             self._stacks.setdefault(lock_key(path), []).append(snapshot)
+            self._order.append(lock_key(path))
 
     def pop(self, path: str | os.PathLike[str]) -> Snapshot | None:
         with self._guard:
@@ -89,7 +91,15 @@ class SnapshotStore:
             snapshot = stack.pop()
             if not stack:
                 del self._stacks[lock_key(path)]
+            key = lock_key(path)
+            at = len(self._order) - 1 - self._order[::-1].index(key)
+            del self._order[at]
             return snapshot
+
+    def last(self) -> str | None:
+        """The path of the most recent change that can still be undone."""
+        with self._guard:
+            return self._order[-1] if self._order else None
 
     def depth(self, path: str | os.PathLike[str]) -> int:
         with self._guard:
@@ -98,6 +108,7 @@ class SnapshotStore:
     def clear(self) -> None:
         with self._guard:
             self._stacks.clear()
+            self._order.clear()
 
 
 TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
