@@ -41,3 +41,7 @@ class ProviderNotConfiguredError(BruteError):
 
 class CassetteMismatchError(BruteError):
     """A replayed request differs from the recorded one; the message shows a diff."""
+
+
+class CassetteNotFoundError(BruteError, FileNotFoundError):
+    """replay= names a cassette that does not exist; the message says how to record it."""

@@ -100,6 +100,13 @@ class MessageTransport:
                 yield from wrapped
 
     @classmethod
+    def wrap_one(cls, result: Any) -> Message:
+        """The single Message a provider reply becomes (a reply with no message is an error)."""
+        for message in cls(result)._wrap_each():
+            return message
+        raise ValueError(f"{cls.__name__}: the result held no message")
+
+    @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
         return [cls.dump(m) for m in messages]
 
