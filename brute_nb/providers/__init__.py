@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# Imported eagerly (it is light): the submodule is also named ``auto`` and would otherwise shadow the function.
+from brute_nb.providers.auto import DEFAULT_MODELS, auto
 from brute_nb.providers.scripted import Scripted, ScriptExhaustedError, call, reply
 
 _LAZY = {
@@ -18,8 +20,6 @@ _LAZY = {
     "Provider": "brute_nb.providers.base",
     "Recorder": "brute_nb.providers.replay",
     "Replay": "brute_nb.providers.replay",
-    "auto": "brute_nb.providers.auto",
-    "DEFAULT_MODELS": "brute_nb.providers.auto",
 }
 
 
