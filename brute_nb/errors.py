@@ -65,3 +65,7 @@ class ToolArgumentError(BruteError, ValueError):
 
 class QuestionUnavailableError(BruteError):
     """The question tool has no one to ask: no ``env["ask"]`` callback and no interactive stdin."""
+
+
+class CassetteNotFoundError(BruteError, FileNotFoundError):
+    """replay= names a cassette that does not exist; the message says how to record it."""

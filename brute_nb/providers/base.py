@@ -1,0 +1,200 @@
+"""Provider: the shared shape of the SDK-backed handlers (``agent.run(OpenAIChat(...))``).
+
+A provider is the only code that calls a model SDK. One call: dump ``env["messages"]`` with its transport,
+advertise ``env["tools"]``, call the **async** client (streaming deltas out as events), wrap the reply and append
+it with ``meta`` (provider, model, tokens, finish_reason, duration_ms, created_at). The invariant: the reply is
+appended whole or not at all, so a failure (HTTP error, stalled or cut stream, malformed body) never leaves a
+half reply or a dangling tool call in the log; it surfaces as ``ProviderError`` with the provider's own message.
+
+Record and replay plug in under the SDK client as its httpx2 transport (see ``replay``), so a replayed call runs
+the same SDK code a live one does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
+from brute_nb.message import JSON, Message
+
+EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
+REPLAY_KEY = "replay-needs-no-key"
+"""The SDKs refuse to start without a key; a replayed session never sends one anywhere."""
+
+
+def tool_specs(tools: Any) -> list[dict[str, JSON]]:
+    """``env["tools"]`` (adapters with ``to_dict()``, plain dicts, or a name → adapter dict) as plain specs."""
+    if not tools:
+        return []
+    items = tools.values() if isinstance(tools, Mapping) else tools
+    specs = []
+    for t in items:
+        d = t.to_dict() if hasattr(t, "to_dict") else dict(t)
+        specs.append({"name": d["name"], "description": d.get("description") or "",
+                      "parameters": d.get("parameters") or d.get("input_schema") or EMPTY_SCHEMA})
+    return specs
+
+
+class Provider:
+    """Base of OpenAIChat, OpenAIResponses and AnthropicMessages; subclasses implement ``_build`` and ``_complete``."""
+
+    provider: ClassVar[str] = "provider"
+    key_variable: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        stream: bool = True,
+        record: str | None = None,
+        replay: str | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        **params: Any,
+    ) -> None:
+        if record and replay:
+            raise ProviderNotConfiguredError("pass record=... or replay=..., not both")
+        self.model = model
+        self.base_url = base_url
+        self.api_key = api_key
+        self.stream = stream
+        self.record = str(record) if record else None
+        self.replay = str(replay) if replay else None
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.params = params
+        self._given_client = client
+        self._client: Any = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    @property
+    def replaying(self) -> bool:
+        """True when replies come from a cassette (the notebook footer says "replayed")."""
+        return self.replay is not None
+
+    def describe(self) -> str:
+        if self.replay:
+            return f"{self.label} (replayed from {self.replay})"
+        if self.record:
+            return f"{self.label} (recording to {self.record})"
+        return self.label
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.describe()})"
+
+    @property
+    def client(self) -> Any:
+        """The async SDK client, built on first use (with the record/replay transport when asked)."""
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> Any:
+        from brute_nb.providers.replay import http_client
+
+        options: dict[str, Any] = {}
+        if self.max_retries is not None:
+            options["max_retries"] = self.max_retries
+        elif self.replay:
+            options["max_retries"] = 0  # a cassette mismatch is not worth retrying
+        if self.timeout is not None:
+            options["timeout"] = self.timeout
+        http = http_client(self._given_client, record=self.record, replay=self.replay, secrets=[self.api_key])
+        if self._given_client is not None:
+            if http is not None:
+                options["http_client"] = http
+            return self._given_client.copy(**options) if options else self._given_client
+        if http is not None:
+            options["http_client"] = http
+        key = self.api_key or (REPLAY_KEY if self.replay else None)
+        try:
+            return self._build(base_url=self.base_url, api_key=key, **options)
+        except Exception as exc:
+            raise ProviderNotConfiguredError(
+                f"cannot create the {self.provider} client: {exc}. Pass api_key=... (or set {self.key_variable}), "
+                "or replay a recorded session with replay='session.cassette.jsonl'."
+            ) from exc
+
+    def _build(self, **options: Any) -> Any:
+        raise NotImplementedError
+
+    async def _complete(self, env: dict[str, Any]) -> Message:
+        raise NotImplementedError
+
+    async def __call__(self, env: dict[str, Any]) -> None:
+        started = time.monotonic()
+        try:
+            message = await self._complete(env)
+        except BruteError:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        meta: dict[str, JSON] = {
+            "provider": self.provider,
+            "model": message.meta.get("model") or self.model,
+            "input_tokens": None, "output_tokens": None, "cached_tokens": None, "finish_reason": None,
+            **message.meta,
+            "duration_ms": int((time.monotonic() - started) * 1000),
+            "created_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        }
+        if self.replay:
+            meta["replayed"] = True
+        env["messages"].append(message.replace(meta=meta))
+
+    def _translate(self, exc: Exception) -> BruteError:
+        return translate_error(exc, self.provider, self.base_url)
+
+
+def translate_error(exc: BaseException, provider: str, base_url: str | None) -> BruteError:
+    """An SDK or transport failure as a ProviderError whose message is the provider's own."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, CassetteMismatchError):
+            return cause
+        cause = cause.__cause__
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        message = _api_message(getattr(exc, "body", None)) or str(exc)
+        response = getattr(exc, "response", None)
+        retry = response.headers.get("retry-after") if response is not None else None
+        if status == 429 and retry:
+            message += f" (the provider asks to retry after {retry} s; raise max_retries to let the SDK wait)"
+        return ProviderError(f"{provider} returned HTTP {status}: {message}", status=status, provider=provider)
+    name = type(exc).__name__
+    if "Timeout" in name:
+        text = f"{provider} timed out: no data arrived in time (the stream stalled); try again or raise timeout="
+    elif "Connection" in name or "Protocol" in name:
+        detail = f": {exc.__cause__}" if exc.__cause__ else f": {exc}"
+        text = f"could not reach {provider} at {base_url or 'its default URL'}{detail}"
+    elif isinstance(exc, ValueError):
+        text = f"{provider} sent a malformed response ({name}: {exc})"
+    else:
+        text = f"{provider} call failed: {name}: {exc}"
+    return ProviderError(text, provider=provider)
+
+
+def _api_message(body: Any) -> str | None:
+    if isinstance(body, Mapping):
+        error = body.get("error")
+        if isinstance(error, Mapping) and error.get("message"):
+            return str(error["message"])
+        if body.get("message"):
+            return str(body["message"])
+    return None
+
+
+def incomplete(provider: str) -> ProviderError:
+    return ProviderError(
+        f"the {provider} stream ended before the reply was complete (no finish reason); nothing was added to "
+        "the log, so the turn can simply be retried",
+        provider=provider,
+    )

@@ -1,0 +1,148 @@
+"""OpenAIChat (Chat Completions, also OpenAI-compatible servers) and OpenAIResponses (the Responses API).
+
+Both stream by default through ``AsyncOpenAI``: text deltas go out as ``assistant_delta`` events and reasoning as
+``reasoning_delta`` while the reply is accumulated; the reply is appended only once the stream says it finished.
+Compatible-server quirks handled here: usage arrives only with ``stream_options.include_usage`` (asked for),
+tool-call ids may be missing (the transport makes stable ones), ``reasoning_content`` streams and goes back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from brute_nb.events import emit
+from brute_nb.message import JSON, Message
+from brute_nb.providers.base import Provider, incomplete, tool_specs
+from brute_nb.transports.openai import OpenAI
+from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
+
+
+class OpenAIChat(Provider):
+    """``agent.run(OpenAIChat("gpt-4.1"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
+
+    provider = "openai"
+    key_variable = "OPENAI_API_KEY"
+
+    def _build(self, **options: Any) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(**options)
+
+    def request(self, env: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create`` (pure; tests read it)."""
+        kwargs: dict[str, Any] = {"model": self.model, "messages": OpenAI.dump_all(env["messages"]), **self.params}
+        tools = [{"type": "function", "function": spec} for spec in tool_specs(env.get("tools"))]
+        if tools:
+            kwargs["tools"] = tools
+        if self.stream:
+            kwargs["stream"] = True
+            kwargs.setdefault("stream_options", {"include_usage": True})
+        return kwargs
+
+    async def _complete(self, env: dict[str, Any]) -> Message:
+        kwargs = self.request(env)
+        if not self.stream:
+            completion = await self.client.chat.completions.create(**kwargs)
+            return OpenAI.wrap_one(completion)
+        acc = _ChatAccumulator()
+        async with await self.client.chat.completions.create(**kwargs) as stream:
+            async for chunk in stream:
+                text, reasoning = acc.add(chunk)
+                if reasoning:
+                    emit(env, "reasoning_delta", {"text": reasoning})
+                if text:
+                    emit(env, "assistant_delta", {"text": text})
+        if acc.finish is None:
+            raise incomplete(self.provider)
+        return OpenAI.wrap_one(acc.completion())
+
+
+class _ChatAccumulator:
+    """Folds streamed chunks into one completion dict (tool-call fragments joined by index)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.head: dict[str, JSON] = {}
+        self.usage: Any = None
+
+    def add(self, chunk: Any) -> tuple[str, str]:
+        self.head.setdefault("id", chunk.id)
+        if chunk.model:
+            self.head["model"] = chunk.model
+        if chunk.usage is not None:
+            self.usage = chunk.usage.model_dump(mode="json")
+        if not chunk.choices:
+            return "", ""
+        choice = chunk.choices[0]
+        if choice.finish_reason:
+            self.finish = choice.finish_reason
+        delta = choice.delta
+        text = delta.content or ""
+        extra = delta.model_extra or {}
+        reasoning = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+        self.text.append(text)
+        self.reasoning.append(reasoning)
+        for frag in delta.tool_calls or ():
+            call = self.calls.setdefault(frag.index, {"id": None, "type": "function",
+                                                      "function": {"name": "", "arguments": ""}})
+            if frag.id:
+                call["id"] = frag.id
+            if frag.function is not None:
+                call["function"]["name"] += frag.function.name or ""
+                call["function"]["arguments"] += frag.function.arguments or ""
+        return text, reasoning
+
+    def completion(self) -> dict[str, JSON]:
+        message: dict[str, JSON] = {"role": "assistant", "content": "".join(self.text)}
+        if any(self.reasoning):
+            message["reasoning_content"] = "".join(self.reasoning)
+        if self.calls:
+            message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+        return {**self.head, "choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}
+
+
+class OpenAIResponses(Provider):
+    """``agent.run(OpenAIResponses("gpt-4.1"))``: the same agent over the Responses API."""
+
+    provider = "openai"
+    key_variable = "OPENAI_API_KEY"
+
+    @property
+    def label(self) -> str:
+        return f"openai-responses:{self.model}"
+
+    def _build(self, **options: Any) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(**options)
+
+    def request(self, env: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": self.model, "input": ResponsesTransport.dump_all(env["messages"]),
+                                  **self.params}
+        tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
+        if tools:
+            kwargs["tools"] = tools
+        if self.stream:
+            kwargs["stream"] = True
+        return kwargs
+
+    async def _complete(self, env: dict[str, Any]) -> Message:
+        kwargs = self.request(env)
+        if not self.stream:
+            return ResponsesTransport.wrap_one(await self.client.responses.create(**kwargs))
+        final = None
+        async with await self.client.responses.create(**kwargs) as stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "response.output_text.delta":
+                    emit(env, "assistant_delta", {"text": event.delta})
+                elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+                    emit(env, "reasoning_delta", {"text": event.delta})
+                elif kind in ("response.completed", "response.incomplete"):
+                    final = event.response
+        if final is None:
+            raise incomplete(self.provider)
+        return ResponsesTransport.wrap_one(final)

@@ -1,0 +1,200 @@
+"""Record and replay: cassettes of real HTTP exchanges, served back to the same real SDK client.
+
+``Recorder`` is an httpx2 transport that wraps the real one and appends every exchange to a cassette (JSONL, one
+exchange a line): method, path, request JSON, status, the headers that matter, and the response body (raw SSE
+text for a stream). ``Replay`` is an httpx2 transport that serves a cassette: the SDK parses the recorded bytes
+exactly as it parsed the live ones, streaming included, so a replayed turn runs the code a live turn runs.
+
+Invariants: a cassette never holds a secret (request headers are not stored at all, only a few response headers
+are, and every configured key value is redacted from the line); a replayed request must match the recorded one
+in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a diff.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
+from brute_nb.message import JSON, dumps
+
+KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
+CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")
+REDACTED = "<redacted>"
+
+
+def _request_json(request: Any) -> JSON:
+    raw = request.content
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode(errors="replace")
+
+
+class Recorder(httpx2.AsyncBaseTransport):
+    """``httpx2.AsyncClient(transport=Recorder("s.cassette.jsonl"))``: record every exchange as it happens."""
+
+    def __init__(self, path: str | Path, inner: Any = None, secrets: Iterable[str | None] = ()) -> None:
+        self.path = Path(path)
+        self.inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
+        self.secrets = [s for s in secrets if s and len(s) >= 4]
+        self._lock = threading.Lock()
+        self._started = False
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        # Ask for an unencoded body so the cassette holds readable text (SSE, JSON).
+        request.headers["accept-encoding"] = "identity"
+        response = await self.inner.handle_async_request(request)
+        entry = {"method": request.method, "path": request.url.raw_path.decode(), "request": _request_json(request),
+                 "status": response.status_code,
+                 "headers": {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}}
+        stream = _Tee(response.stream, lambda body: self._write(entry, body))
+        return httpx2.Response(response.status_code, headers=response.headers, stream=stream,
+                               extensions=response.extensions)
+
+    def _write(self, entry: dict[str, Any], body: bytes) -> None:
+        try:
+            entry["body"] = body.decode()
+        except UnicodeDecodeError:
+            entry["body_b64"] = base64.b64encode(body).decode()
+        line = dumps(entry)
+        for secret in self.secrets:
+            line = line.replace(secret, REDACTED)
+        with self._lock:
+            mode = "a" if self._started else "w"
+            self._started = True
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open(mode, encoding="utf-8") as f:
+                f.write(line + "\n")
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _Tee(httpx2.AsyncByteStream):
+    """Passes a response body through while keeping a copy; hands the copy over when the body ends."""
+
+    def __init__(self, stream: Any, done: Callable[[bytes], None]) -> None:
+        self.stream = stream
+        self.done = done
+        self.parts: list[bytes] = []
+        self.finished = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self.stream:
+                self.parts.append(chunk)
+                yield chunk
+        finally:
+            self._finish()
+
+    def _finish(self) -> None:
+        if not self.finished:
+            self.finished = True
+            self.done(b"".join(self.parts))
+
+    async def aclose(self) -> None:
+        self._finish()
+        await self.stream.aclose()
+
+
+def load_cassette(path: str | Path) -> list[dict[str, Any]]:
+    p = Path(path)
+    if not p.is_file():
+        raise CassetteNotFoundError(
+            f"no cassette at {p}: record one first by running the provider with record={str(p)!r}")
+    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class Replay(httpx2.AsyncBaseTransport):
+    """An httpx2 transport serving a cassette's exchanges in order, checking each request against the recording."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.exchanges = load_cassette(path)
+        self.position = 0
+        self.sent: list[JSON] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        sent = _request_json(request)
+        path = request.url.raw_path.decode()
+        if self.position >= len(self.exchanges):
+            raise CassetteMismatchError(
+                f"the cassette {self.path} holds {len(self.exchanges)} exchanges, but request "
+                f"{self.position + 1} was sent ({request.method} {path}). The session went further than the "
+                "recording: record it again with record=...")
+        recorded = self.exchanges[self.position]
+        problem = mismatch(recorded, request.method, path, sent)
+        if problem:
+            raise CassetteMismatchError(
+                f"request {self.position + 1} differs from the cassette {self.path}:\n{problem}\n"
+                "Re-record the cassette with record=... if the change is intended.")
+        self.position += 1
+        self.sent.append(sent)
+        body = base64.b64decode(recorded["body_b64"]) if "body_b64" in recorded else recorded["body"].encode()
+        return httpx2.Response(recorded["status"], headers=recorded.get("headers") or {},
+                               stream=_ReplayStream(body), request=request)
+
+    async def aclose(self) -> None:
+        pass
+
+
+class _ReplayStream(httpx2.AsyncByteStream):
+    """The recorded body, cut at SSE event boundaries so the SDK sees the stream arrive event by event."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        events = self.body.split(b"\n\n")
+        for i, event in enumerate(events):
+            chunk = event + (b"\n\n" if i < len(events) - 1 else b"")
+            if chunk:
+                yield chunk
+
+    async def aclose(self) -> None:
+        pass
+
+
+def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> str:
+    """A readable diff of what the cassette expected and what was sent ('' when they match)."""
+    if (recorded.get("method"), recorded.get("path")) != (method, path):
+        return f"expected {recorded.get('method')} {recorded.get('path')}, sent {method} {path}"
+    expected = recorded.get("request")
+    if not isinstance(expected, dict) or not isinstance(sent, dict):
+        return "" if expected == sent else _diff(expected, sent)
+    keys = [k for k in CHECKED_FIELDS if expected.get(k) != sent.get(k)]
+    if not keys:
+        return ""
+    return "\n".join(f"{k}:\n{_diff(expected.get(k), sent.get(k))}" for k in keys)
+
+
+def _diff(expected: JSON, sent: JSON, limit: int = 60) -> str:
+    a = json.dumps(expected, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+    b = json.dumps(sent, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+    lines = list(difflib.unified_diff(a, b, "recorded", "sent", n=2, lineterm=""))
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... ({len(lines) - limit} more diff lines)"]
+    return "\n".join("  " + line for line in lines)
+
+
+def http_client(client: Any, *, record: str | None, replay: str | None, secrets: Iterable[str | None]) -> Any:
+    """The httpx2.AsyncClient to give the SDK for record/replay (None when neither is asked)."""
+    if not record and not replay:
+        return None
+    if replay:
+        return httpx2.AsyncClient(transport=Replay(replay))
+    inner = None
+    if client is not None:
+        # The given client's own transport (custom proxies, mocks) keeps serving; we only listen in.
+        inner = getattr(getattr(client, "_client", None), "_transport", None)
+    return httpx2.AsyncClient(transport=Recorder(record or "", inner=inner, secrets=secrets))

@@ -1,0 +1,274 @@
+"""FakeProvider: a loopback server speaking OpenAI Chat Completions, OpenAI Responses and Anthropic Messages.
+
+It lets the real ``openai`` and ``anthropic`` SDK clients run for real, offline. Like the real APIs it refuses a
+request that breaks their rules (see ``rules``) with HTTP 400 and a readable error, so a test that passes here
+sends requests a real provider would accept. Replies come from a script, one item per request, in order; faults
+(429 with retry-after, 500, a stalled stream, malformed JSON, a truncated stream) are script items too.
+
+    with FakeProvider(["hello", reply("", call("read", {"file_path": "a"}))]) as fake:
+        OpenAIChat("gpt-x", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
+        AnthropicMessages("claude-x", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)
+
+The server is a ``ThreadingHTTPServer`` on 127.0.0.1:0 with Nagle disabled (streamed deltas go out at once).
+``fake.handler`` serves the same answers to an ``httpx2.MockTransport`` without a socket.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from brute_nb.message import ToolCall, dumps
+from brute_nb.testing import rules, wire, wire_responses
+from brute_nb.testing.script import Fault, Reply, as_reply
+
+API_KEY = "sk-fake-0123456789abcdef"
+"""The key tests give the SDKs; recorded cassettes are checked never to contain it."""
+
+APIS = {"/chat/completions": "openai_chat", "/responses": "openai_responses", "/messages": "anthropic"}
+CHECKS = {"openai_chat": rules.openai_chat_problems, "openai_responses": rules.openai_responses_problems,
+          "anthropic": rules.anthropic_problems}
+ID_PREFIX = {"openai_chat": "call_", "openai_responses": "call_", "anthropic": "toolu_"}
+
+
+@dataclass
+class Outcome:
+    """One answer: status, headers, the body in chunks, and how the connection misbehaves (if it does)."""
+
+    status: int
+    headers: dict[str, str]
+    chunks: list[bytes] = field(default_factory=list)
+    stall_after: int | None = None
+
+
+def error_body(api: str, status: int, message: str) -> dict[str, Any]:
+    kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+            429: "rate_limit_error"}.get(status, "api_error")
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+class FakeProvider:
+    """A scripted fake of the three APIs; a context manager that runs the loopback server."""
+
+    def __init__(self, script: Iterable[Any] = (), *, api_key: str | None = API_KEY, enforce_rules: bool = True):
+        self.script: list[Reply | Fault] = [as_reply(item) for item in script]
+        self.requests: list[dict[str, Any]] = []
+        self.api_key = api_key
+        self.enforce_rules = enforce_rules
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def add(self, *items: Any) -> FakeProvider:
+        with self._lock:
+            self.script.extend(as_reply(item) for item in items)
+        return self
+
+    @property
+    def base_url(self) -> str:
+        """The server's root: Anthropic's ``base_url`` (the SDK adds ``/v1/messages``)."""
+        if self._server is None:
+            raise RuntimeError("the fake provider is not running; use it as a context manager (with FakeProvider())")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """OpenAI's ``base_url`` (ends in ``/v1``; the SDK adds ``/chat/completions`` or ``/responses``)."""
+        return self.base_url + "/v1"
+
+    def __enter__(self) -> FakeProvider:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> FakeProvider:
+        self._closing.clear()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-provider",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()  # releases stalled streams
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        self._server = None
+
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Outcome:
+        """Answer one request (the server and ``handler`` both come here)."""
+        api = next((name for suffix, name in APIS.items() if path.split("?")[0].endswith(suffix)), None)
+        if method != "POST" or api is None:
+            return _json(404, error_body(api or "openai_chat", 404, f"Unknown request URL: {method} {path}"))
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError as exc:
+            return _json(400, error_body(api, 400, f"We could not parse the JSON body of your request: {exc}"))
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "api": api, "headers": headers, "json": body})
+            n = len(self.requests)
+            problem = self._refusal(api, headers, body)
+            item = self.script.pop(0) if problem is None and self.script else None
+        if problem is not None:
+            return problem
+        if item is None:
+            return _json(500, error_body(api, 500, f"the fake provider's script has no reply for request {n}; "
+                                                   "add one with FakeProvider.add(...)"))
+        if isinstance(item, Fault):
+            return _fault(api, body, item, n)
+        return _answer(api, body, _with_ids(api, item, n), n)
+
+    def _refusal(self, api: str, headers: dict[str, str], body: Any) -> Outcome | None:
+        sent = headers.get("authorization", "").removeprefix("Bearer ") or headers.get("x-api-key", "")
+        if not sent or (self.api_key is not None and sent != self.api_key):
+            return _json(401, error_body(api, 401, "Incorrect API key provided."))
+        if not isinstance(body, dict):
+            return _json(400, error_body(api, 400, "the request body must be a JSON object"))
+        problems = CHECKS[api](body) if self.enforce_rules else []
+        if problems:
+            return _json(400, error_body(api, 400, "; ".join(problems)))
+        return None
+
+    def handler(self, request: Any) -> Any:
+        """``httpx2.MockTransport(fake.handler)``: the same answers without a socket (a stall raises ReadTimeout)."""
+        import httpx2
+
+        outcome = self.respond(request.method, request.url.raw_path.decode(), dict(request.headers), request.read())
+        return httpx2.Response(outcome.status, headers=outcome.headers, stream=_mock_stream(outcome, request))
+
+
+def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> Outcome:
+    body = dumps(payload).encode()
+    return Outcome(status, {"content-type": "application/json", **(headers or {})}, [body])
+
+
+def _with_ids(api: str, reply: Reply, n: int) -> Reply:
+    calls = tuple(c if c.id else ToolCall(f"{ID_PREFIX[api]}{n}_{i}", c.name, c.arguments)
+                  for i, c in enumerate(reply.calls))
+    return Reply(reply.text, calls, reply.thinking, reply.cached_tokens, reply.finish)
+
+
+def _events(api: str, body: dict[str, Any], reply: Reply, n: int) -> list[str]:
+    if api == "anthropic":
+        return wire.anthropic_sse(body, reply, n)
+    if api == "openai_responses":
+        return wire_responses.responses_sse(body, reply, n)
+    return wire.openai_chat_sse(body, reply, n)
+
+
+def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
+    headers = {"x-request-id": f"req_{n}", "request-id": f"req_{n}"}
+    if body.get("stream"):
+        chunks = [e.encode() for e in _events(api, body, reply, n)]
+        return Outcome(200, {"content-type": "text/event-stream", **headers}, chunks)
+    if api == "anthropic":
+        return _json(200, wire.anthropic_json(body, reply, n), headers)
+    if api == "openai_responses":
+        return _json(200, wire_responses.response_json(body, reply, n), headers)
+    return _json(200, wire.openai_chat_json(body, reply, n), headers)
+
+
+def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
+    if fault.kind in ("rate_limit", "server_error"):
+        headers = dict(fault.headers)
+        if fault.retry_after is not None:
+            headers["retry-after"] = f"{fault.retry_after:g}"
+            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        return _json(fault.status, error_body(api, fault.status, fault.message), headers)
+    answer = _answer(api, body, Reply(text="This reply never arrives whole.", calls=(
+        ToolCall(f"{ID_PREFIX[api]}{n}_0", "never_finished", {"x": 1}),)), n)
+    if fault.kind == "malformed_json":
+        if body.get("stream"):
+            answer.chunks = [*answer.chunks[:1], b'data: {"choices": [{"index": 0, "delta": {"content": "x"\n\n']
+            if api != "openai_chat":
+                answer.chunks[-1] = b"event: content_block_delta\n" + answer.chunks[-1]
+        else:
+            answer.chunks = [answer.chunks[0][: len(answer.chunks[0]) // 2]]
+    elif fault.kind == "stall":
+        answer.stall_after = min(fault.after, len(answer.chunks) - 1) if body.get("stream") else 0
+    elif fault.kind == "truncated":
+        answer.chunks = answer.chunks[: fault.after] if body.get("stream") else [answer.chunks[0][:20]]
+    if "content-length" in answer.headers:
+        del answer.headers["content-length"]
+    return answer
+
+
+def _mock_stream(outcome: Outcome, request: Any) -> Any:
+    """A response body for MockTransport that can stall (raising ReadTimeout, as the client's timeout would)."""
+    import httpx2
+
+    class Stream(_MockStream, httpx2.SyncByteStream, httpx2.AsyncByteStream):
+        pass
+
+    return Stream(outcome, request)
+
+
+class _MockStream:
+
+    def __init__(self, outcome: Outcome, request: Any) -> None:
+        self.outcome = outcome
+        self.request = request
+
+    def _chunks(self) -> Iterator[bytes]:
+        import httpx2
+
+        for i, chunk in enumerate(self.outcome.chunks):
+            if self.outcome.stall_after is not None and i >= self.outcome.stall_after:
+                raise httpx2.ReadTimeout("the fake provider stalled", request=self.request)
+            yield chunk
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks():
+            yield chunk
+
+    def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _handler_class(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.0: a streamed body ends when the connection closes, so a truncated stream looks like EOF.
+        protocol_version = "HTTP/1.0"
+        disable_nagle_algorithm = True
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            outcome = fake.respond(self.command, self.path, headers, raw)
+            self.send_response(outcome.status)
+            for key, value in outcome.headers.items():
+                self.send_header(key, value)
+            if outcome.headers.get("content-type") == "application/json" and outcome.stall_after is None:
+                self.send_header("content-length", str(sum(len(c) for c in outcome.chunks)))
+            self.end_headers()
+            for i, chunk in enumerate(outcome.chunks):
+                if outcome.stall_after is not None and i >= outcome.stall_after:
+                    fake._closing.wait()
+                    return
+                self.wfile.write(chunk)
+                self.wfile.flush()
+
+        do_GET = do_POST
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Silence the per-request stderr log (tests read ``fake.requests`` instead)."""
+
+    return Handler

@@ -1,0 +1,153 @@
+"""The request rules the real OpenAI and Anthropic APIs enforce, as checks the fake provider runs.
+
+Each function takes a request body (the JSON an SDK sent) and returns the list of problems, worded like the real
+API's 400 errors, empty when the request is valid. The invariant they guard is the one every provider shares:
+every tool call is answered before the conversation goes on, and every answer belongs to a call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+
+
+def _tool_problems(tools: Any, schema_key: str, wrapped: bool) -> list[str]:
+    problems: list[str] = []
+    if tools is None:
+        return problems
+    if not isinstance(tools, list):
+        return ["tools: expected an array"]
+    for i, tool in enumerate(tools):
+        spec = tool.get("function", {}) if wrapped and isinstance(tool, Mapping) else tool
+        if not isinstance(spec, Mapping):
+            problems.append(f"tools.{i}: expected an object")
+            continue
+        if not TOOL_NAME.match(str(spec.get("name", ""))):
+            problems.append(f"tools.{i}.name: string should match pattern '{TOOL_NAME.pattern}'")
+        schema = spec.get(schema_key)
+        if schema is not None and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
+            problems.append(f"tools.{i}.{schema_key}: the schema must be a JSON schema of type 'object'")
+    return problems
+
+
+def openai_chat_problems(body: Mapping[str, Any]) -> list[str]:
+    problems = [] if body.get("model") else ["model: a model is required"]
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return [*problems, "messages: must be a non-empty array"]
+    pending: list[str] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            problems.append(f"messages.{i}.role: invalid role {role!r}")
+        if role == "tool":
+            if m.get("tool_call_id") not in pending:
+                problems.append(
+                    f"messages.{i}: messages with role 'tool' must be a response to a preceding message with "
+                    f"'tool_calls' (tool_call_id {m.get('tool_call_id')!r} is not pending)")
+            else:
+                pending.remove(m["tool_call_id"])
+            continue
+        if pending:
+            problems.append(
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}")
+            pending = []
+        content = m.get("content")
+        if content is None and not (role == "assistant" and m.get("tool_calls")):
+            problems.append(f"messages.{i}.content: content is required for role {role!r}")
+        for j, call in enumerate(m.get("tool_calls") or []):
+            if not isinstance((call.get("function") or {}).get("arguments"), str):
+                problems.append(f"messages.{i}.tool_calls.{j}.function.arguments: expected a JSON string")
+            pending.append(call.get("id"))
+    if pending:
+        problems.append(
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+            f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(pending)}")
+    return problems + _tool_problems(body.get("tools"), "parameters", wrapped=True)
+
+
+def openai_responses_problems(body: Mapping[str, Any]) -> list[str]:
+    problems = [] if body.get("model") else ["model: a model is required"]
+    items = body.get("input")
+    if isinstance(items, str):
+        return problems
+    if not isinstance(items, list) or not items:
+        return [*problems, "input: must be a string or a non-empty array"]
+    calls: list[str] = []
+    answered: set[str] = set()
+    for i, item in enumerate(items):
+        kind = item.get("type", "message")
+        if kind == "function_call":
+            calls.append(item.get("call_id"))
+        elif kind == "function_call_output":
+            if item.get("call_id") not in calls:
+                problems.append(f"input.{i}: No tool call found for function call output with call_id "
+                                f"{item.get('call_id')}.")
+            answered.add(item.get("call_id"))
+        elif kind == "message" and item.get("role") not in ("system", "developer", "user", "assistant"):
+            problems.append(f"input.{i}.role: invalid role {item.get('role')!r}")
+    problems.extend(f"No tool output found for function call {c}." for c in calls if c not in answered)
+    return problems + _tool_problems(body.get("tools"), "parameters", wrapped=False)
+
+
+def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
+    problems = [] if body.get("model") else ["model: Field required"]
+    if not isinstance(body.get("max_tokens"), int):
+        problems.append("max_tokens: Field required")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return [*problems, "messages: at least one message is required"]
+    if messages[0].get("role") != "user":
+        problems.append("messages: first message must use the \"user\" role")
+    previous_uses: list[str] = []
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role not in ("user", "assistant"):
+            problems.append(f"messages.{i}.role: Input should be 'user' or 'assistant' (got {role!r}; put the "
+                            "system prompt in the top-level `system` parameter)")
+        if i and role == messages[i - 1].get("role"):
+            problems.append(f"messages.{i}: roles must alternate between \"user\" and \"assistant\"")
+        problems.extend(_block_problems(i, m, previous_uses))
+        previous_uses = [str(b.get("id")) for b in _blocks(m) if b.get("type") == "tool_use"]
+    return problems + _tool_problems(body.get("tools"), "input_schema", wrapped=False)
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, Mapping)]
+
+
+def _block_problems(i: int, message: Mapping[str, Any], previous_uses: list[str]) -> list[str]:
+    problems: list[str] = []
+    blocks = _blocks(message)
+    if not blocks:
+        problems.append(f"messages.{i}: all messages must have non-empty content")
+    results = []
+    for j, b in enumerate(blocks):
+        if b.get("type") == "text" and not b.get("text"):
+            problems.append(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
+        if b.get("type") == "tool_use" and not isinstance(b.get("input"), Mapping):
+            problems.append(f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary")
+        if b.get("type") == "tool_result":
+            results.append(b.get("tool_use_id"))
+            if any(x.get("type") != "tool_result" for x in blocks[:j]):
+                problems.append(f"messages.{i}.content.{j}: tool_result blocks must come first in the user turn")
+    if results and message.get("role") != "user":
+        problems.append(f"messages.{i}: tool_result blocks are only allowed in user messages")
+    unexpected = [r for r in results if r not in previous_uses]
+    if unexpected:
+        problems.append(f"messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{', '.join(map(str, unexpected))}. Each `tool_result` block must have a corresponding "
+                        "`tool_use` block in the previous message.")
+    missing = [u for u in previous_uses if u not in results]
+    if missing:
+        problems.append(f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                        f"{', '.join(map(str, missing))}. Each `tool_use` block must have a corresponding "
+                        "`tool_result` block in the next message.")
+    return problems

@@ -1,0 +1,81 @@
+"""What the fake provider says: scripted replies (text, tool calls, thinking) and faults, one per request.
+
+A script item is a ``Reply``, a plain string (a text reply), a ``Message`` (e.g. ``providers.reply(...)``) or a
+``Fault``. Tool-call arguments holding ``INVALID_ARGUMENTS_KEY`` are sent as that raw text, so a test can make
+the "model" send malformed JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from brute_nb.message import Message, ToolCall
+
+FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    thinking: str = ""
+    cached_tokens: int = 0
+    finish: str | None = None
+    """Override the finish reason (e.g. "length"); by default it follows from the calls."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failure instead of a reply. ``after`` is how many stream events go out before a stall or a cut."""
+
+    kind: FaultKind
+    status: int = 200
+    retry_after: float | None = None
+    message: str = ""
+    after: int = 2
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def reply(text: str = "", *calls: ToolCall, thinking: str = "", cached_tokens: int = 0) -> Reply:
+    return Reply(text=text, calls=tuple(calls), thinking=thinking, cached_tokens=cached_tokens)
+
+
+def call(name: str, arguments: dict[str, Any] | str | None = None, id: str | None = None) -> ToolCall:
+    """A scripted tool call; a string ``arguments`` is sent verbatim (use it for malformed JSON)."""
+    from brute_nb.message import INVALID_ARGUMENTS_KEY
+
+    args = {INVALID_ARGUMENTS_KEY: arguments} if isinstance(arguments, str) else dict(arguments or {})
+    return ToolCall(id=id or "", name=name, arguments=args)
+
+
+def rate_limit(retry_after: float = 1, message: str = "Rate limit reached; please slow down.") -> Fault:
+    return Fault("rate_limit", status=429, retry_after=retry_after, message=message)
+
+
+def server_error(message: str = "The server had an error while processing your request.") -> Fault:
+    return Fault("server_error", status=500, message=message)
+
+
+def stall(after: int = 2) -> Fault:
+    """Send ``after`` stream events, then go silent until the client gives up (or the server closes)."""
+    return Fault("stall", after=after)
+
+
+def malformed_json() -> Fault:
+    return Fault("malformed_json")
+
+
+def truncated(after: int = 2) -> Fault:
+    """Send ``after`` stream events, then close the connection without finishing the stream."""
+    return Fault("truncated", after=after)
+
+
+def as_reply(item: object) -> Reply | Fault:
+    if isinstance(item, Reply | Fault):
+        return item
+    if isinstance(item, str):
+        return Reply(text=item)
+    if isinstance(item, Message):
+        return Reply(text=item.content, calls=item.tool_calls or (), thinking=str(item.meta.get("thinking", "")))
+    raise TypeError(f"a fake-provider script item must be Reply, Fault, str or Message, not {type(item).__name__}")

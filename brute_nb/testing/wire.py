@@ -1,0 +1,140 @@
+"""Wire formats the fake provider answers in: JSON bodies and the SSE event sequences each SDK parses.
+
+The SSE shapes follow what the real APIs send (and what kernel-notes Q5 measured): OpenAI chat is ``data:`` lines
+ending with ``data: [DONE]``, with tool-call arguments split across deltas joined by index; Anthropic needs
+``event:`` lines and the message_start → content_block_* → message_delta → message_stop sequence; the Responses
+API sends typed events with a ``sequence_number`` and ends with ``response.completed``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from brute_nb.message import INVALID_ARGUMENTS_KEY, ToolCall, dumps
+from brute_nb.testing.script import Reply
+
+CREATED = 1_700_000_000
+
+
+def pieces(text: str, size: int = 6) -> list[str]:
+    """Text split the way a model streams it: several small deltas."""
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def arguments_text(call: ToolCall) -> str:
+    if set(call.arguments) == {INVALID_ARGUMENTS_KEY}:
+        return str(call.arguments[INVALID_ARGUMENTS_KEY])
+    return dumps(call.arguments)
+
+
+def usage_numbers(body: Mapping[str, Any], reply: Reply) -> tuple[int, int]:
+    sent = json.dumps(body.get("messages", body.get("input", "")))
+    out = len(reply.text) + len(reply.thinking) + sum(len(arguments_text(c)) for c in reply.calls)
+    return max(1, len(sent) // 4), max(1, out // 4)
+
+
+def data_line(payload: Any) -> str:
+    return f"data: {dumps(payload)}\n\n"
+
+
+def event_line(name: str, payload: Any) -> str:
+    return f"event: {name}\ndata: {dumps(payload)}\n\n"
+
+
+def openai_chat_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    tokens_in, tokens_out = usage_numbers(body, reply)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if reply.calls else "")}
+    if reply.thinking:
+        message["reasoning_content"] = reply.thinking
+    if reply.calls:
+        message["tool_calls"] = [{"id": c.id, "type": "function",
+                                  "function": {"name": c.name, "arguments": arguments_text(c)}} for c in reply.calls]
+    return {
+        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": CREATED, "model": body.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply), "logprobs": None}],
+        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
+                  "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
+    }
+
+
+def _chat_finish(reply: Reply) -> str:
+    return reply.finish or ("tool_calls" if reply.calls else "stop")
+
+
+def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
+    base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": CREATED, "model": body.get("model")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return data_line({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"reasoning_content": p}) for p in pieces(reply.thinking)]
+    events += [chunk({"content": p}) for p in pieces(reply.text)]
+    for i, c in enumerate(reply.calls):
+        events.append(chunk({"tool_calls": [{"index": i, "id": c.id, "type": "function",
+                                             "function": {"name": c.name, "arguments": ""}}]}))
+        events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]})
+                   for p in pieces(arguments_text(c), 8)]
+    events.append(chunk({}, _chat_finish(reply)))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        # Real servers report usage only when asked, in a last chunk with no choices.
+        usage = openai_chat_json(body, reply, n)["usage"]
+        events.append(data_line({**base, "choices": [], "usage": usage}))
+    events.append("data: [DONE]\n\n")
+    return events
+
+
+def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    tokens_in, tokens_out = usage_numbers(body, reply)
+    content: list[dict[str, Any]] = []
+    if reply.thinking:
+        content.append({"type": "thinking", "thinking": reply.thinking, "signature": f"sig-{n}"})
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    for c in reply.calls:
+        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c)})
+    return {
+        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
+        "stop_reason": reply.finish or ("tool_use" if reply.calls else "end_turn"), "stop_sequence": None,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
+                  "cache_read_input_tokens": reply.cached_tokens, "cache_creation_input_tokens": 0},
+    }
+
+
+def _input(call: ToolCall) -> Any:
+    # Anthropic always sends an object; a "malformed" scripted call becomes the raw text under one key.
+    return call.arguments
+
+
+def anthropic_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
+    full = anthropic_json(body, reply, n)
+    start = {**full, "content": [], "stop_reason": None,
+             "usage": {**full["usage"], "output_tokens": 1}}
+    events = [event_line("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(full["content"]):
+        kind = block["type"]
+        empty = {"thinking": {"type": "thinking", "thinking": "", "signature": ""},
+                 "text": {"type": "text", "text": ""},
+                 "tool_use": {**block, "input": {}}}[kind]
+        events.append(event_line("content_block_start",
+                                 {"type": "content_block_start", "index": index, "content_block": empty}))
+        for delta in _block_deltas(block):
+            events.append(event_line("content_block_delta",
+                                     {"type": "content_block_delta", "index": index, "delta": delta}))
+        events.append(event_line("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(event_line("message_delta", {
+        "type": "message_delta", "delta": {"stop_reason": full["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": full["usage"]["output_tokens"]}}))
+    events.append(event_line("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _block_deltas(block: Mapping[str, Any]) -> list[dict[str, Any]]:
+    if block["type"] == "thinking":
+        return [*({"type": "thinking_delta", "thinking": p} for p in pieces(block["thinking"])),
+                {"type": "signature_delta", "signature": block["signature"]}]
+    if block["type"] == "text":
+        return [{"type": "text_delta", "text": p} for p in pieces(block["text"])]
+    return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]

@@ -1,0 +1,76 @@
+"""The OpenAI Responses API as the fake provider speaks it: a Response object and its typed SSE events."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from brute_nb.testing.script import Reply
+from brute_nb.testing.wire import CREATED, arguments_text, event_line, pieces, usage_numbers
+
+
+def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "completed") -> dict[str, Any]:
+    tokens_in, tokens_out = usage_numbers(body, reply)
+    output: list[dict[str, Any]] = []
+    if reply.thinking:
+        output.append({"type": "reasoning", "id": f"rs_{n}",
+                       "summary": [{"type": "summary_text", "text": reply.thinking}]})
+    if reply.text:
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+    for i, c in enumerate(reply.calls):
+        output.append({"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id, "name": c.name,
+                       "arguments": arguments_text(c), "status": "completed"})
+    return {
+        "id": f"resp_{n}", "object": "response", "created_at": CREATED, "model": body.get("model"),
+        "status": status, "output": output if status == "completed" else [],
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools") or [],
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
+                  "input_tokens_details": {"cached_tokens": reply.cached_tokens},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
+    }
+
+
+def responses_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
+    full = response_json(body, reply, n)
+    seq = iter(range(1_000_000))
+    events: list[str] = []
+
+    def emit(kind: str, **payload: Any) -> None:
+        events.append(event_line(kind, {"type": kind, "sequence_number": next(seq), **payload}))
+
+    emit("response.created", response={**response_json(body, reply, n, "in_progress"), "usage": None})
+    for index, item in enumerate(full["output"]):
+        emit("response.output_item.added", output_index=index, item=_opening(item))
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            part = {"type": "output_text", "text": "", "annotations": []}
+            emit("response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part)
+            for p in pieces(text):
+                emit("response.output_text.delta", item_id=item["id"], output_index=index, content_index=0,
+                     delta=p, logprobs=[])
+            emit("response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=text,
+                 logprobs=[])
+            emit("response.content_part.done", item_id=item["id"], output_index=index, content_index=0,
+                 part=item["content"][0])
+        elif item["type"] == "function_call":
+            for p in pieces(item["arguments"], 8):
+                emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=p)
+            emit("response.function_call_arguments.done", item_id=item["id"], output_index=index,
+                 name=item["name"], arguments=item["arguments"])
+        elif item["type"] == "reasoning":
+            summary = item["summary"][0]["text"]
+            for p in pieces(summary):
+                emit("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
+                     summary_index=0, delta=p)
+        emit("response.output_item.done", output_index=index, item=item)
+    emit("response.completed", response=full)
+    return events
+
+
+def _opening(item: Mapping[str, Any]) -> dict[str, Any]:
+    if item["type"] == "message":
+        return {**item, "status": "in_progress", "content": []}
+    if item["type"] == "function_call":
+        return {**item, "status": "in_progress", "arguments": ""}
+    return {**item, "summary": []}

@@ -1,0 +1,136 @@
+"""Anthropic Messages transport.
+
+Outbound rules the API enforces, kept here so no handler has to: the system prompt goes in the top-level
+``system`` parameter (``system_text``), never in ``messages``; tool calls are ``tool_use`` blocks and tool results
+are ``tool_result`` blocks folded into **user** turns (results first, as the API requires); consecutive same-role
+turns are merged so roles alternate; the first turn is a user turn; empty text blocks are never sent. Thinking
+blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires.
+
+Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
+and the stop reason to ``meta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, usage_meta
+
+CONTINUE_TEXT = "(continue)"
+"""The user turn put first when a (compacted) log starts with the assistant: the API requires a user first."""
+
+
+class Anthropic(MessageTransport):
+    """``client.messages.create(system=Anthropic.system_text(log), messages=Anthropic.dump_all(log), ...)``."""
+
+    @staticmethod
+    def system_text(messages: Iterable[Any]) -> str | None:
+        texts = [m.content for m in messages if role_of(m) == "system" and m.content]
+        return "\n\n".join(texts) if texts else None
+
+    @classmethod
+    def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
+        turns: list[dict[str, Any]] = []
+        for m in messages:
+            turn = cls.dump(m)
+            if turn is None or not turn["content"]:
+                continue
+            if turns and turns[-1]["role"] == turn["role"]:
+                turns[-1]["content"].extend(turn["content"])
+            else:
+                turns.append(turn)
+        for turn in turns:
+            if turn["role"] == "user":
+                # tool_result blocks must open the user turn that follows a tool_use turn.
+                turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
+        if turns and turns[0]["role"] != "user":
+            turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
+        return list(turns)
+
+    @classmethod
+    def dump(cls, message: Any) -> JSON:
+        role = role_of(message)
+        meta = getattr(message, "meta", None) or {}
+        if role == "system":
+            return None
+        if role == "tool":
+            block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
+            if message.content:
+                block["content"] = message.content
+            if meta.get("is_error"):
+                block["is_error"] = True
+            return {"role": "user", "content": [block]}
+        content: list[JSON] = []
+        if role == "assistant":
+            content.extend(thinking_blocks(meta))
+        if message.content:
+            content.append({"type": "text", "text": message.content})
+        if role == "assistant":
+            for c in message.tool_calls or ():
+                call = ToolCall.coerce(c)
+                content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+        return {"role": role, "content": content}
+
+    def _wrap(self, item: Any) -> Message | Iterable[Message]:
+        data = as_data(item)
+        if not isinstance(data, Mapping):
+            raise TypeError(f"Anthropic transport cannot read {type(item).__name__}: expected a Message")
+        return message_from(data)
+
+
+def thinking_blocks(meta: Mapping[str, Any]) -> list[JSON]:
+    blocks: list[JSON] = []
+    for b in meta.get("thinking_blocks") or ():
+        if b.get("type") == "redacted_thinking":
+            blocks.append({"type": "redacted_thinking", "data": b.get("data", "")})
+        elif b.get("signature"):
+            blocks.append({"type": "thinking", "thinking": b.get("thinking", ""), "signature": b["signature"]})
+    return blocks
+
+
+def message_from(data: Mapping[str, Any]) -> Message:
+    content = data.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    thinking: list[dict[str, JSON]] = []
+    for block in content or []:
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind == "tool_use":
+            calls.append(ToolCall(id=block.get("id") or "", name=block.get("name") or "",
+                                  arguments=parse_arguments(block.get("input"))))
+        elif kind == "thinking":
+            thinking.append({"type": "thinking", "thinking": block.get("thinking") or "",
+                             "signature": block.get("signature") or ""})
+        elif kind == "redacted_thinking":
+            thinking.append({"type": "redacted_thinking", "data": block.get("data") or ""})
+    meta = message_meta(data)
+    if thinking:
+        meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")
+        meta["thinking_blocks"] = thinking
+    return Message(data.get("role") or Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
+
+
+def message_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
+    meta: dict[str, JSON] = {}
+    if data.get("model"):
+        meta["model"] = data["model"]
+    if data.get("id"):
+        meta["response_id"] = data["id"]
+    usage = data.get("usage") or {}
+    meta.update(usage_meta(
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        cached_tokens=usage.get("cache_read_input_tokens"),
+        cache_write_tokens=usage.get("cache_creation_input_tokens"),
+    ))
+    reason = finish_reason(data.get("stop_reason"))
+    if reason is not None:
+        meta["finish_reason"] = reason
+        meta["stop_reason"] = data["stop_reason"]
+    return meta

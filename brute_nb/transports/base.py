@@ -1,0 +1,118 @@
+"""MessageTransport: the seam between Brute's ``Message`` log and one library's wire format.
+
+Outbound, ``dump_all(messages)`` / ``dump(message)`` (class methods) turn the log into what the library takes.
+Inbound, ``wrap_each(result)`` (on the class or an instance) turns whatever the library returned into
+``Message`` values. The invariant: a transport is pure translation, dict in and dict out; it never calls the
+network, and it imports its library lazily (inside the methods) so ``import brute_nb`` stays fast.
+
+A subclass overrides ``dump`` (one message out) and ``_wrap`` (one library item in); this base flattens the
+result (a single item, a list, or anything with ``.messages``) and does the iteration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from brute_nb.message import JSON, Message
+
+FINISH_REASONS: dict[str, str] = {
+    # One vocabulary in meta["finish_reason"] whatever the provider (RubyLLM's): stop, tool_calls, max_tokens,
+    # content_filter; anything else passes through as the provider spelled it (e.g. Anthropic's pause_turn).
+    "stop": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_calls": "tool_calls",
+    "tool_use": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "max_tokens",
+    "max_tokens": "max_tokens",
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+    "refusal": "content_filter",
+}
+
+
+def finish_reason(raw: object) -> str | None:
+    if raw is None:
+        return None
+    text = str(raw)
+    return FINISH_REASONS.get(text, text)
+
+
+def as_data(item: object) -> Any:
+    """A library object (pydantic model) as plain data; dicts, lists and scalars pass through."""
+    dump = getattr(item, "model_dump", None)
+    if callable(dump) and not isinstance(item, type):
+        # exclude_unset=False keeps provider extras (reasoning_content) that pydantic stores as extra fields.
+        return dump(mode="json")
+    return item
+
+
+def usage_meta(**counts: object) -> dict[str, JSON]:
+    """Token counts for ``meta``, dropping the ones a provider did not report."""
+    return {k: int(v) for k, v in counts.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+class _Hybrid:
+    """``wrap_each`` works on the class (``T.wrap_each(result)``) and on an instance (``T(result).wrap_each()``)."""
+
+    def __get__(self, obj: MessageTransport | None, cls: type[MessageTransport]) -> Any:
+        if obj is None:
+            return lambda result: cls(result).wrap_each()
+        return obj._wrap_each
+
+
+class MessageTransport:
+    """Base transport; see the module docstring. ``Transport(result).messages`` is the flattened result."""
+
+    wrap_each = _Hybrid()
+
+    def __init__(self, result: Any = None) -> None:
+        self.result = result
+
+    @property
+    def messages(self) -> list[Any]:
+        """The result flattened to a list of library items, before wrapping."""
+        return list(self._flatten(self.result))
+
+    def _flatten(self, result: Any) -> Iterator[Any]:
+        if result is None:
+            return
+        if isinstance(result, list | tuple):
+            for item in result:
+                yield from self._flatten(item)
+        elif not isinstance(result, Message | Mapping) and hasattr(result, "messages"):
+            yield from self._flatten(list(result.messages))
+        else:
+            yield result
+
+    def _wrap_each(self, result: Any = None) -> Iterator[Message]:
+        items = self.messages if result is None else type(self)(result).messages
+        for item in items:
+            if isinstance(item, Message):
+                yield item
+                continue
+            wrapped = self._wrap(item)
+            if isinstance(wrapped, Message):
+                yield wrapped
+            else:
+                yield from wrapped
+
+    @classmethod
+    def wrap_one(cls, result: Any) -> Message:
+        """The single Message a provider reply becomes (a reply with no message is an error)."""
+        for message in cls(result)._wrap_each():
+            return message
+        raise ValueError(f"{cls.__name__}: the result held no message")
+
+    @classmethod
+    def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
+        return [cls.dump(m) for m in messages]
+
+    @classmethod
+    def dump(cls, message: Any) -> JSON:
+        raise NotImplementedError(f"{cls.__name__} must implement dump(message)")
+
+    def _wrap(self, item: Any) -> Message | Iterable[Message]:
+        raise NotImplementedError(f"{type(self).__name__} must implement _wrap(item)")

@@ -1,0 +1,122 @@
+"""OpenAI Chat Completions transport (also OpenAI-compatible servers: Ollama, vLLM, LM Studio, llama.cpp).
+
+Outbound: tool-call arguments are re-encoded as JSON strings (the raw text when the model sent invalid JSON),
+a tool-call-only assistant turn has ``content: null``, tool results are ``tool`` messages, and content is always a
+plain string (some compatible servers accept nothing else). ``reasoning_content`` is passed back only when a
+server sent it (DeepSeek-style servers require it; OpenAI never sends it).
+
+Inbound: a ChatCompletion, a choice, a ChatCompletionMessage, an accumulated stream, or plain dicts of any of
+these. Arguments are parsed to a dict (never raising); missing tool-call ids get a deterministic one so replayed
+sessions match; model, usage and finish_reason go to ``meta``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, usage_meta
+
+
+def encode_arguments(call: ToolCall) -> str:
+    """The JSON string a provider expects; invalid arguments go back exactly as the model sent them."""
+    if not call.arguments_valid and set(call.arguments) == {INVALID_ARGUMENTS_KEY}:
+        return str(call.arguments[INVALID_ARGUMENTS_KEY])
+    return dumps(call.arguments)
+
+
+def synthetic_id(prefix: str, *parts: object) -> str:
+    """A stable id for a server that sent none (stable so a replayed cassette still matches)."""
+    digest = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return f"{prefix}{digest}"
+
+
+def text_of(content: object) -> str:
+    """Message content as text: a string, or a list of parts whose text parts are joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, Mapping))
+    return str(content)
+
+
+class OpenAI(MessageTransport):
+    """``client.chat.completions.create(messages=OpenAI.dump_all(log), ...)``."""
+
+    @classmethod
+    def dump(cls, message: Any) -> JSON:
+        role = role_of(message)
+        if role == "tool":
+            return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content or ""}
+        out: dict[str, JSON] = {"role": role, "content": message.content or ""}
+        if role == "assistant":
+            calls = message.tool_calls or ()
+            if calls:
+                out["content"] = message.content or None
+                out["tool_calls"] = [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_arguments(c)}}
+                    for c in (ToolCall.coerce(c) for c in calls)
+                ]
+            reasoning = (getattr(message, "meta", None) or {}).get("reasoning_content")
+            if reasoning:
+                out["reasoning_content"] = reasoning
+        return out
+
+    def _wrap(self, item: Any) -> Message | Iterable[Message]:
+        data = as_data(item)
+        if not isinstance(data, Mapping):
+            raise TypeError(f"OpenAI transport cannot read {type(item).__name__}: expected a completion or message")
+        meta: dict[str, JSON] = {}
+        if "choices" in data:
+            meta.update(completion_meta(data))
+            choices = data.get("choices") or []
+            if not choices:
+                return Message(Role.ASSISTANT, "", meta=meta)
+            data = choices[0]
+        if "message" in data or "delta" in data:
+            reason = finish_reason(data.get("finish_reason"))
+            if reason is not None:
+                meta["finish_reason"] = reason
+            data = data.get("message") or data.get("delta") or {}
+        return message_from(data, meta)
+
+
+def completion_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
+    meta: dict[str, JSON] = {}
+    if data.get("model"):
+        meta["model"] = data["model"]
+    if data.get("id"):
+        meta["response_id"] = data["id"]
+    usage = data.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {}
+    meta.update(
+        usage_meta(
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
+            cached_tokens=details.get("cached_tokens"),
+            reasoning_tokens=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
+        )
+    )
+    return meta
+
+
+def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
+    role = data.get("role") or "assistant"
+    content = text_of(data.get("content"))
+    reasoning = data.get("reasoning_content") or data.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        meta["reasoning_content"] = reasoning
+    if role == "tool":
+        return Message(Role.TOOL, content, tool_call_id=data.get("tool_call_id"), meta=meta)
+    calls = []
+    for index, raw in enumerate(data.get("tool_calls") or []):
+        fn = raw.get("function") or {}
+        arguments = fn.get("arguments")
+        call_id = raw.get("id") or synthetic_id("call_", meta.get("response_id"), index, fn.get("name"), arguments)
+        calls.append(ToolCall(id=call_id, name=fn.get("name") or "", arguments=parse_arguments(arguments)))
+    return Message(role, content, tool_calls=calls or None, meta=meta)

@@ -1,0 +1,90 @@
+"""OpenAI Responses API transport: the log as ``message``, ``function_call`` and ``function_call_output`` items.
+
+One Brute message can become several items (an assistant turn with text and two calls is one message item and
+two function_call items), so ``dump`` returns a list and ``dump_all`` flattens. Inbound, one Response (object or
+dict, streamed or not) becomes one assistant Message: output_text parts joined, function calls parsed without
+raising, reasoning summaries and usage in ``meta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, usage_meta
+from brute_nb.transports.openai import encode_arguments, synthetic_id
+
+
+class OpenAIResponses(MessageTransport):
+    """``client.responses.create(input=OpenAIResponses.dump_all(log), ...)``."""
+
+    @classmethod
+    def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
+        return [item for m in messages for item in cls.dump(m)]
+
+    @classmethod
+    def dump(cls, message: Any) -> JSON:
+        role = role_of(message)
+        if role == "tool":
+            return [{"type": "function_call_output", "call_id": message.tool_call_id or "",
+                     "output": message.content or ""}]
+        items: list[JSON] = []
+        if role != "assistant" or message.content:
+            items.append({"type": "message", "role": role, "content": message.content or ""})
+        calls = (message.tool_calls or ()) if role == "assistant" else ()
+        for c in calls:
+            call = ToolCall.coerce(c)
+            items.append({"type": "function_call", "call_id": call.id, "name": call.name,
+                          "arguments": encode_arguments(call)})
+        return items
+
+    def _flatten(self, result: Any) -> Any:
+        data = as_data(result)
+        if isinstance(data, list) and data and all(isinstance(i, Mapping) and "type" in i for i in data):
+            # A bare list of output items is one response, not one message per item.
+            yield {"output": data}
+            return
+        yield from super()._flatten(result)
+
+    def _wrap(self, item: Any) -> Message | Iterable[Message]:
+        data = as_data(item)
+        if not isinstance(data, Mapping) or "output" not in data:
+            raise TypeError(f"OpenAIResponses transport cannot read {type(item).__name__}: expected a Response")
+        return response_message(data)
+
+
+def response_message(data: Mapping[str, Any]) -> Message:
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    for index, item in enumerate(data.get("output") or []):
+        kind = item.get("type")
+        if kind == "message":
+            texts.extend(str(p.get("text") or "") for p in item.get("content") or [] if p.get("type") == "output_text")
+        elif kind == "function_call":
+            call_id = item.get("call_id") or synthetic_id("call_", data.get("id"), index, item.get("name"))
+            calls.append(ToolCall(id=call_id, name=item.get("name") or "",
+                                  arguments=parse_arguments(item.get("arguments"))))
+        elif kind == "reasoning":
+            reasoning.extend(str(s.get("text") or "") for s in item.get("summary") or [])
+    meta: dict[str, JSON] = {}
+    if data.get("model"):
+        meta["model"] = data["model"]
+    if data.get("id"):
+        meta["response_id"] = data["id"]
+    usage = data.get("usage") or {}
+    meta.update(usage_meta(
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
+        cached_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens"),
+        reasoning_tokens=(usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
+    ))
+    status = data.get("status")
+    if status == "incomplete":
+        meta["finish_reason"] = finish_reason((data.get("incomplete_details") or {}).get("reason") or "incomplete")
+    elif status is not None or calls:
+        meta["finish_reason"] = "tool_calls" if calls else "stop"
+    if reasoning:
+        meta["thinking"] = "\n\n".join(reasoning)
+    return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)

@@ -1,0 +1,118 @@
+"""Record a session against the fake provider, then replay it offline through the same SDK code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brute_nb import CassetteMismatchError
+from brute_nb.errors import CassetteNotFoundError
+from brute_nb.testing import FakeProvider, call, rate_limit, reply
+
+from .helpers import FACTORIES, shape, tool_agent
+
+pytestmark = pytest.mark.anyio
+KINDS = sorted(FACTORIES)
+
+
+def script() -> list[Any]:
+    return [reply("Reading.", call("read", {"file_path": "a.txt"})), "All read."]
+
+
+async def record(kind: str, path: Path, **kw: Any) -> tuple[list[Any], list[str], FakeProvider]:
+    deltas: list[str] = []
+    with FakeProvider(script()) as fake:
+        env = await tool_agent(FACTORIES[kind](fake, record=str(path), **kw), deltas).astart("read a")
+    return list(env["messages"]), deltas, fake
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("kind", KINDS)
+async def test_record_then_replay_offline_is_identical(tmp_path: Path, kind: str, stream: bool) -> None:
+    cassette = tmp_path / "s.cassette.jsonl"
+    live, live_deltas, fake = await record(kind, cassette, stream=stream)
+    lines = [json.loads(line) for line in cassette.read_text().splitlines()]
+    assert len(lines) == 2
+    assert lines[0]["method"] == "POST" and lines[0]["status"] == 200
+    assert lines[0]["request"] == fake.requests[0]["json"]
+    if stream:
+        assert "data: " in lines[0]["body"]
+        assert lines[0]["headers"]["content-type"] == "text/event-stream"
+
+    replayed_deltas: list[str] = []
+    provider = FACTORIES[kind](None, replay=str(cassette), stream=stream)  # no server, no key
+    env = await tool_agent(provider, replayed_deltas).astart("read a")
+    assert shape(env["messages"]) == shape(live)
+    assert replayed_deltas == live_deltas
+    assert env["messages"][-1].meta["replayed"] is True
+    transport = provider.client._client._transport
+    # Byte-identical: every replayed request is exactly the recorded one.
+    assert [json.dumps(s) for s in transport.sent] == [json.dumps(line["request"]) for line in lines]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_secrets_never_reach_the_cassette(tmp_path: Path, kind: str) -> None:
+    cassette = tmp_path / "s.jsonl"
+    _, _, fake = await record(kind, cassette)
+    text = cassette.read_text()
+    assert fake.api_key and fake.api_key in str(fake.requests[0]["headers"])  # it was really sent...
+    assert fake.api_key not in text  # ...and never written
+    assert "authorization" not in text.lower() and "x-api-key" not in text.lower()
+
+
+async def test_a_key_inside_the_conversation_is_redacted(tmp_path: Path) -> None:
+    from .helpers import openai_chat
+
+    cassette = tmp_path / "s.jsonl"
+    with FakeProvider(["noted"]) as fake:
+        await tool_agent(openai_chat(fake, record=str(cassette))).astart(f"my key is {fake.api_key}")
+    assert fake.api_key not in cassette.read_text()
+    assert "<redacted>" in cassette.read_text()
+
+
+async def test_a_changed_request_raises_a_readable_diff(tmp_path: Path) -> None:
+    from .helpers import anthropic
+
+    cassette = tmp_path / "s.jsonl"
+    await record("anthropic", cassette)
+    with pytest.raises(CassetteMismatchError) as info:
+        await tool_agent(anthropic(None, replay=str(cassette))).astart("read b instead")
+    text = str(info.value)
+    assert "request 1 differs" in text and "messages:" in text
+    assert '-      "text": "read a"' in text or '"read a"' in text
+    assert "+" in text and "read b instead" in text
+
+
+async def test_a_longer_session_than_recorded_says_so(tmp_path: Path) -> None:
+    from .helpers import openai_chat
+
+    cassette = tmp_path / "s.jsonl"
+    with FakeProvider(["one"]) as fake:
+        await tool_agent(openai_chat(fake, record=str(cassette))).astart("x")
+    a = tool_agent(openai_chat(None, replay=str(cassette)))
+    await a.astart("x")
+    with pytest.raises(CassetteMismatchError, match="holds 1 exchanges, but request 2"):
+        await a.astart("x")
+
+
+async def test_recorded_errors_replay_as_errors(tmp_path: Path) -> None:
+    from brute_nb import ProviderError
+
+    from .helpers import openai_chat
+
+    cassette = tmp_path / "s.jsonl"
+    with FakeProvider([rate_limit(retry_after=9)]) as fake, pytest.raises(ProviderError):
+        await tool_agent(openai_chat(fake, record=str(cassette))).astart("x")
+    with pytest.raises(ProviderError) as info:
+        await tool_agent(openai_chat(None, replay=str(cassette))).astart("x")
+    assert info.value.status == 429 and "retry after 9 s" in str(info.value)
+
+
+def test_missing_cassette_says_how_to_record(tmp_path: Path) -> None:
+    from .helpers import openai_chat
+
+    with pytest.raises(CassetteNotFoundError, match="record="):
+        _ = openai_chat(None, replay=str(tmp_path / "nope.jsonl")).client

@@ -1,0 +1,140 @@
+"""The fake provider enforces the real APIs' rules and injects faults, seen through the real SDK clients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+
+from brute_nb.testing import FakeProvider, call, malformed_json, rate_limit, reply, server_error, truncated
+
+
+def openai_client(fake: FakeProvider, **kw: Any) -> Any:
+    import openai
+
+    return openai.OpenAI(base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0, **kw)
+
+
+def anthropic_client(fake: FakeProvider, **kw: Any) -> Any:
+    import anthropic
+
+    return anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0, **kw)
+
+
+def test_openai_rejects_an_unanswered_tool_call(fake_provider: FakeProvider) -> None:
+    import openai
+
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "user", "content": "well?"},
+    ]
+    with pytest.raises(openai.BadRequestError) as info:
+        openai_client(fake_provider).chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+    assert info.value.status_code == 400
+    assert "did not have response messages: c1" in str(info.value)
+
+
+def test_openai_rejects_an_orphan_tool_message(fake_provider: FakeProvider) -> None:
+    import openai
+
+    messages = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "zz", "content": "x"}]
+    with pytest.raises(openai.BadRequestError, match="must be a response to a preceding"):
+        openai_client(fake_provider).chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("messages", "needle"),
+    [
+        ([{"role": "assistant", "content": "hi"}], "first message must use the \"user\" role"),
+        ([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}], "roles must alternate"),
+        ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "text content blocks must be non-empty"),
+        ([{"role": "system", "content": "s"}, {"role": "user", "content": "b"}], "top-level `system`"),
+        ([{"role": "user", "content": "a"},
+          {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]}],
+         "unexpected `tool_use_id`"),
+    ],
+)
+def test_anthropic_rules(fake_provider: FakeProvider, messages: list[Any], needle: str) -> None:
+    import anthropic
+
+    with pytest.raises(anthropic.BadRequestError) as info:
+        anthropic_client(fake_provider).messages.create(model="c", max_tokens=5, messages=messages)
+    assert needle in str(info.value)
+    assert fake_provider.script == []  # nothing consumed from the script by a refused request
+
+
+def test_responses_rejects_a_call_without_output(fake_provider: FakeProvider) -> None:
+    import openai
+
+    items = [{"role": "user", "content": "hi"},
+             {"type": "function_call", "call_id": "fc", "name": "f", "arguments": "{}"}]
+    with pytest.raises(openai.BadRequestError, match="No tool output found for function call fc"):
+        openai_client(fake_provider).responses.create(model="m", input=items)  # type: ignore[arg-type]
+
+
+def test_wrong_key_is_401(fake_provider: FakeProvider) -> None:
+    import openai
+
+    client = openai.OpenAI(base_url=fake_provider.openai_base_url, api_key="sk-wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+
+
+def test_scripted_tool_call_and_requests_are_recorded(fake_provider: FakeProvider) -> None:
+    fake_provider.add(reply("checking", call("read", {"file_path": "a"})))
+    out = anthropic_client(fake_provider).messages.create(
+        model="c", max_tokens=5, messages=[{"role": "user", "content": "go"}])
+    assert [b.type for b in out.content] == ["text", "tool_use"]
+    assert fake_provider.requests[0]["json"]["messages"][0]["content"] == "go"
+    assert fake_provider.requests[0]["path"] == "/v1/messages"
+
+
+def test_faults_surface_as_sdk_errors(fake_provider: FakeProvider) -> None:
+    import openai
+
+    fake_provider.add(rate_limit(retry_after=7), server_error(), malformed_json())
+    client = openai_client(fake_provider)
+    ask = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    with pytest.raises(openai.RateLimitError) as info:
+        client.chat.completions.create(**ask)  # type: ignore[call-overload]
+    assert info.value.response.headers["retry-after"] == "7"
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(**ask)  # type: ignore[call-overload]
+    with pytest.raises(ValueError):  # the SDK lets the decoder error through
+        client.chat.completions.create(**ask)  # type: ignore[call-overload]
+
+
+def test_a_truncated_stream_has_no_finish(fake_provider: FakeProvider) -> None:
+    fake_provider.add(truncated(after=3))
+    stream = openai_client(fake_provider).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+    chunks = list(stream)
+    assert chunks and all(c.choices[0].finish_reason is None for c in chunks)
+
+
+def test_exhausted_script_says_how_to_fix(fake_provider: FakeProvider) -> None:
+    import openai
+
+    with pytest.raises(openai.InternalServerError, match=r"FakeProvider.add"):
+        openai_client(fake_provider).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+
+
+def test_mock_transport_handler_serves_the_same_answers() -> None:
+    import anthropic
+
+    fake = FakeProvider(["from the mock"])
+    client = anthropic.Anthropic(api_key=fake.api_key, max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(fake.handler)))
+    with client.messages.stream(model="c", max_tokens=5, messages=[{"role": "user", "content": "x"}]) as stream:
+        text = "".join(stream.text_stream)
+    assert text == "from the mock"
+    assert fake.requests[0]["json"]["stream"] is True
+
+
+def test_base_url_needs_a_running_server() -> None:
+    with pytest.raises(RuntimeError, match="context manager"):
+        _ = FakeProvider().base_url
