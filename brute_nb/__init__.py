@@ -8,14 +8,18 @@ from brute_nb.errors import (
     BruteError,
     CassetteMismatchError,
     MiddlewareError,
+    PathOutsideRootError,
     ProviderError,
     ProviderNotConfiguredError,
+    QuestionUnavailableError,
     SessionLockedError,
     SessionLogError,
+    ToolArgumentError,
     ToolDefinitionError,
 )
 from brute_nb.events import EVENTS, CallbackWarning
 from brute_nb.message import Log, Message, Role, ToolCall, log
+from brute_nb.tools import Tool, tool
 
 __version__ = "0.1.0"
 
@@ -28,13 +32,18 @@ __all__ = [
     "Log",
     "Message",
     "MiddlewareError",
+    "PathOutsideRootError",
     "ProviderError",
     "ProviderNotConfiguredError",
+    "QuestionUnavailableError",
     "Role",
     "SessionLockedError",
     "SessionLogError",
+    "Tool",
+    "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
     "agent",
     "log",
+    "tool",
 ]
