@@ -10,11 +10,14 @@ from brute_nb.errors import (
     CompactionError,
     FrameError,
     MiddlewareError,
+    PathOutsideRootError,
     ProviderError,
     ProviderNotConfiguredError,
+    QuestionUnavailableError,
     SessionLockedError,
     SessionLogError,
     SessionNameError,
+    ToolArgumentError,
     ToolDefinitionError,
 )
 from brute_nb.events import EVENTS, CallbackWarning
@@ -22,6 +25,7 @@ from brute_nb.frames import frame, tool_calls_frame
 from brute_nb.message import Log, Message, Role, ToolCall, log
 from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
 from brute_nb.notebook.api import chat, current
+from brute_nb.tools import Tool, tool
 
 __version__ = "0.1.0"
 
@@ -36,12 +40,16 @@ __all__ = [
     "Log",
     "Message",
     "MiddlewareError",
+    "PathOutsideRootError",
     "ProviderError",
     "ProviderNotConfiguredError",
+    "QuestionUnavailableError",
     "Role",
     "SessionLockedError",
     "SessionLogError",
     "SessionNameError",
+    "Tool",
+    "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
     "agent",
@@ -50,6 +58,7 @@ __all__ = [
     "frame",
     "load_ipython_extension",
     "log",
+    "tool",
     "tool_calls_frame",
     "unload_ipython_extension",
 ]

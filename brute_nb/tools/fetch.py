@@ -19,9 +19,13 @@ USER_AGENT = "brute_nb/0.1 (+fetch tool)"
 
 
 def html_to_markdown(html: str) -> str:
-    from markdownify import markdownify
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
 
-    text: str = markdownify(html, heading_style="ATX", strip=["script", "style", "noscript"])
+    soup = BeautifulSoup(html, "html.parser")
+    for node in soup(["script", "style", "noscript", "template", "head"]):
+        node.decompose()  # their text is code or metadata, not page content
+    text: str = MarkdownConverter(heading_style="ATX").convert_soup(soup)
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:  # markdownify leaves runs of blank lines where block tags were

@@ -86,10 +86,10 @@ def _check(schema: Mapping[str, JSON], value: JSON, where: str, problems: list[s
     if kind is not None:
         value, ok = _coerce(kind, value)
         if not ok:
-            problems.append(f"{where} must be {_article(kind)}, got {type(value).__name__} {_short(value)}")
+            problems.append(f"'{where}' must be {_article(kind)}, got {type(value).__name__} {_short(value)}")
             return value
     if "enum" in schema and value not in schema["enum"]:
-        problems.append(f"{where} must be one of {schema['enum']}, got {_short(value)}")
+        problems.append(f"'{where}' must be one of {schema['enum']}, got {_short(value)}")
     if kind == "object" and isinstance(value, dict):
         value = _check_object(schema, value, where, problems, top)
     elif kind == "array" and isinstance(value, list) and isinstance(schema.get("items"), Mapping):
@@ -114,7 +114,7 @@ def _check_object(schema: Mapping[str, JSON], value: dict[str, JSON], where: str
                             + f" (expected: {', '.join(props) or 'no arguments'})")
     for key, sub in props.items():
         if key in value and isinstance(sub, Mapping):
-            value[key] = _check(sub, value[key], f"'{prefix}{key}'", problems)
+            value[key] = _check(sub, value[key], f"{prefix}{key}", problems)
     return value
 
 

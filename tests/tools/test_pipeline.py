@@ -95,7 +95,7 @@ async def test_dict_results_are_readable_and_long_output_overflows(overflow: Pat
     assert lines[:3] == ["success: true", "diff:", "+line 0"]
     assert "[Output truncated: showing lines 1-2000 of 3002]" in result.content
     saved = Path(result.meta["overflow_path"])
-    assert saved.parent == overflow and "+line 2999" in saved.read_text()
+    assert saved.parent == overflow and "+line 2999" in saved.read_text()  # noqa: ASYNC240 - a tiny test read
     assert "start_line=2001" in result.content
 
 
@@ -218,3 +218,21 @@ async def test_arguments_json_is_rendered() -> None:
 
     env = await run_turn([listing], reply("", call("listing")))
     assert json.loads(tool_results(env)[0].content) == [1, 2]
+
+
+async def test_question_falls_back_to_input_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    prompts: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda prompt: prompts.append(prompt) or "2")
+    q = {"questions": [{"question": "Which?", "header": "Pick", "multiple": False,
+                        "options": [{"label": "A", "description": "a"}, {"label": "B", "description": "b"}]}]}
+    env = await run_turn([Question], reply("", call("question", q)))
+    assert tool_results(env)[0].content == 'User answered: "Pick" = B'
+    assert prompts == ["Which?\n  1. A\n  2. B\n> "]
+
+
+def test_top_level_names() -> None:
+    import brute_nb
+
+    assert brute_nb.Tool is __import__("brute_nb.tools", fromlist=["Tool"]).Tool
+    assert callable(brute_nb.tool)

@@ -1,0 +1,61 @@
+"""Universal truncation: caps, head/tail windows (tail keeps the end), overflow files, cleanup."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from brute_nb.tools import cleanup, truncate
+from brute_nb.tools.truncation import overflow_dir
+
+
+def test_small_text_is_untouched(overflow: Path) -> None:
+    out = truncate("a\nb\n")
+    assert out.text == "a\nb\n" and out.overflow_path is None
+    assert not overflow.exists()
+
+
+def test_head_by_lines_saves_the_whole_text(overflow: Path) -> None:
+    text = "".join(f"{i}\n" for i in range(2500))
+    out = truncate(text)
+    lines = out.text.splitlines()
+    assert lines[:2] == ["0", "1"] and lines[1999] == "1999"
+    assert "[Output truncated: showing lines 1-2000 of 2500]" in out.text
+    assert "start_line=2001" in out.text and "offset" not in out.text
+    assert Path(str(out.overflow_path)).read_text() == text
+    assert Path(str(out.overflow_path)).parent == overflow
+
+
+def test_tail_by_bytes_keeps_the_end() -> None:
+    text = "".join(f"{i:05d}" + "x" * 995 + "\n" for i in range(100))  # 100 KB in 100 lines
+    out = truncate(text, direction="tail")
+    kept = [line for line in out.text.splitlines() if line[:5].isdigit()]
+    assert kept[-1].startswith("00099")
+    assert len(kept) == 51  # 51 x 1001 bytes fit in 51,200
+    assert "showing lines 50-100 of 100" in out.text
+
+
+def test_long_lines_are_cut_and_saved(overflow: Path) -> None:
+    out = truncate("y" * 5000 + "\n")
+    assert out.text.startswith("y" * 2000 + "... (line truncated to 2000 chars)\n")
+    assert "1 long line(s) cut" in out.text
+    assert Path(str(out.overflow_path)).read_text() == "y" * 5000 + "\n"
+
+
+def test_overflow_dir_setting(tmp_path: Path) -> None:
+    assert overflow_dir(tmp_path / "x") == tmp_path / "x"
+    out = truncate("z\n" * 3000, directory=tmp_path / "custom")
+    assert Path(str(out.overflow_path)).parent == tmp_path / "custom"
+
+
+def test_cleanup_removes_old_files_only(overflow: Path) -> None:
+    overflow.mkdir(parents=True)
+    old, new = overflow / "tool_old.txt", overflow / "tool_new.txt"
+    old.write_text("o")
+    new.write_text("n")
+    week_ago = time.time() - 8 * 86400
+    os.utime(old, (week_ago, week_ago))
+    assert cleanup(max_age_days=7) == 1
+    assert not old.exists() and new.exists()
+    assert cleanup(directory=overflow / "missing") == 0
