@@ -7,6 +7,7 @@ from brute_nb.agent import Agent, agent
 from brute_nb.errors import (
     BruteError,
     CassetteMismatchError,
+    CassetteNotFoundError,
     MiddlewareError,
     ProviderError,
     ProviderNotConfiguredError,
@@ -16,6 +17,7 @@ from brute_nb.errors import (
 )
 from brute_nb.events import EVENTS, CallbackWarning
 from brute_nb.message import Log, Message, Role, ToolCall, log
+from brute_nb.transports.base import MessageTransport
 
 __version__ = "0.1.0"
 
@@ -25,8 +27,10 @@ __all__ = [
     "BruteError",
     "CallbackWarning",
     "CassetteMismatchError",
+    "CassetteNotFoundError",
     "Log",
     "Message",
+    "MessageTransport",
     "MiddlewareError",
     "ProviderError",
     "ProviderNotConfiguredError",
