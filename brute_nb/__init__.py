@@ -7,6 +7,7 @@ from brute_nb.agent import Agent, agent
 from brute_nb.errors import (
     BruteError,
     CassetteMismatchError,
+    CassetteNotFoundError,
     CompactionError,
     FrameError,
     MiddlewareError,
@@ -26,6 +27,7 @@ from brute_nb.message import Log, Message, Role, ToolCall, log
 from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
 from brute_nb.notebook.api import chat, current
 from brute_nb.tools import Tool, tool
+from brute_nb.transports.base import MessageTransport
 
 __version__ = "0.1.0"
 
@@ -35,10 +37,12 @@ __all__ = [
     "BruteError",
     "CallbackWarning",
     "CassetteMismatchError",
+    "CassetteNotFoundError",
     "CompactionError",
     "FrameError",
     "Log",
     "Message",
+    "MessageTransport",
     "MiddlewareError",
     "PathOutsideRootError",
     "ProviderError",
