@@ -25,7 +25,7 @@ from brute_nb.events import EVENTS, CallbackWarning
 from brute_nb.frames import frame, tool_calls_frame
 from brute_nb.message import Log, Message, Role, ToolCall, log
 from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
-from brute_nb.notebook.api import chat, current
+from brute_nb.notebook.api import chat, configure, current
 from brute_nb.tools import Tool, tool
 from brute_nb.transports.base import MessageTransport
 
@@ -58,6 +58,7 @@ __all__ = [
     "ToolDefinitionError",
     "agent",
     "chat",
+    "configure",
     "current",
     "frame",
     "load_ipython_extension",

@@ -20,3 +20,15 @@ def chat(session: str | None = None, **options: Any) -> Any:
     from brute_nb.notebook.widget import chat as _chat
 
     return _chat(session=session, **options)
+
+
+def configure(**settings: Any) -> NotebookAgent:
+    """Change the current session's settings from Python (``%brute config`` without the printout).
+
+    Keys: notebook, model, tools, system, max_iterations, root, replay, record, window.
+    """
+    from brute_nb.notebook.magics import apply_config
+    from brute_nb.notebook.registry import registry
+
+    apply_config(registry(), settings)
+    return current()

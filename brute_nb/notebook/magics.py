@@ -217,15 +217,10 @@ class BruteMagics(Magics):
         nb = reg.current()
         if rest:
             try:
-                pairs = st.parse_pairs("%brute config", ",".join(rest))
-                changes = config_changes(pairs)
+                apply_config(reg, st.parse_pairs("%brute config", ",".join(rest)))
             except st.SettingsError as exc:
                 raise UsageError(str(exc)) from None
-            if "notebook" in changes:
-                reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
-                reg.relocate()
-                nb = reg.current()
-            nb.configure(**changes)
+            nb = reg.current()
         loc = reg.location
         s = nb.settings
         print(f"notebook:       {loc.path}  (from {loc.source})")
@@ -243,6 +238,15 @@ def _check_name(name: str) -> None:
         check_session_name(name)
     except BruteError as exc:
         raise UsageError(str(exc)) from None
+
+
+def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
+    """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
+    changes = config_changes({k: str(v) for k, v in pairs.items()})
+    if "notebook" in changes:
+        reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
+        reg.relocate()
+    reg.current().configure(**changes)
 
 
 def config_changes(pairs: dict[str, str]) -> dict[str, Any]:

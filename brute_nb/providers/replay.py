@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import difflib
 import json
+import os
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
@@ -28,6 +29,19 @@ from brute_nb.message import JSON, dumps
 KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
 CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")
 REDACTED = "<redacted>"
+
+
+CWD_MARK = "{cwd}"
+"""Recorded requests hold the recording folder as ``{cwd}``, so a cassette made in one checkout replays in
+another (file tools put absolute paths into tool results and the system prompt names the workspace)."""
+
+
+def portable(value: JSON, cwd: str | None = None) -> JSON:
+    """``value`` with the current folder's absolute path replaced by ``{cwd}``."""
+    folder = cwd or os.getcwd()
+    if len(folder) < 2:
+        return value
+    return json.loads(json.dumps(value, ensure_ascii=False).replace(json.dumps(folder)[1:-1], CWD_MARK))
 
 
 def _request_json(request: Any) -> JSON:
@@ -54,7 +68,8 @@ class Recorder(httpx2.AsyncBaseTransport):
         # Ask for an unencoded body so the cassette holds readable text (SSE, JSON).
         request.headers["accept-encoding"] = "identity"
         response = await self.inner.handle_async_request(request)
-        entry = {"method": request.method, "path": request.url.raw_path.decode(), "request": _request_json(request),
+        entry = {"method": request.method, "path": request.url.raw_path.decode(),
+                 "request": portable(_request_json(request)),
                  "status": response.status_code,
                  "headers": {k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS}}
         stream = _Tee(response.stream, lambda body: self._write(entry, body))
@@ -125,7 +140,7 @@ class Replay(httpx2.AsyncBaseTransport):
         self.sent: list[JSON] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        sent = _request_json(request)
+        sent = portable(_request_json(request))
         path = request.url.raw_path.decode()
         if self.position >= len(self.exchanges):
             raise CassetteMismatchError(

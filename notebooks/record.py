@@ -1,0 +1,95 @@
+"""Re-record the demo notebooks' cassettes, then re-run the notebooks in replay mode to store their outputs.
+
+No model API is called: the replies below are scripted and served by brute_nb's local fake provider
+(``brute_nb.testing.FakeProvider``), speaking Anthropic's wire format to the real ``anthropic`` SDK. The
+cassette holds that traffic; the notebooks replay it through the same SDK client.
+
+    .venv/bin/python notebooks/record.py            # all demos
+    .venv/bin/python notebooks/record.py quickstart # one
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from brute_nb.testing import FakeProvider, call, reply
+
+HERE = Path(__file__).resolve().parent
+
+SCRIPTS = {
+    "quickstart": [
+        reply("I'll start by looking at what is in the project.", call("read", {"file_path": "."})),
+        reply(
+            "A small statistics module with its tests and a runner. Let me read the code and the tests.",
+            call("read", {"file_path": "stats.py"}),
+            call("read", {"file_path": "test_stats.py"}),
+        ),
+        reply("Now let me run the tests to see what fails.", call("shell", {"command": "python3 run_tests.py"})),
+        reply(
+            "`median` of an even-length list averages the wrong pair: with `mid = len // 2` the two middle "
+            "values are `ordered[mid - 1]` and `ordered[mid]`, not `ordered[mid]` and `ordered[mid + 1]`. "
+            "Fixing that line:",
+            call("patch", {"file_path": "stats.py",
+                           "old_string": "return (ordered[mid] + ordered[mid + 1]) / 2",
+                           "new_string": "return (ordered[mid - 1] + ordered[mid]) / 2"}),
+        ),
+        reply("Running the tests again:", call("shell", {"command": "python3 run_tests.py"})),
+        reply(
+            "All three tests pass now.\n\n**The bug:** in `stats.median`, an even-length list averaged "
+            "`ordered[mid]` and `ordered[mid + 1]`, one place too far to the right (for `[1, 2, 3, 4]` it gave "
+            "3.5 instead of 2.5).\n\n**The fix:** average `ordered[mid - 1]` and `ordered[mid]` (a one-line "
+            "patch in `stats.py`)."
+        ),
+        reply(
+            "I'll add a single-value case next to the other median tests.",
+            call("patch", {"file_path": "test_stats.py",
+                           "old_string": "    def test_median_even(self):",
+                           "new_string": "    def test_median_single(self):\n"
+                                         "        self.assertEqual(median([7]), 7)\n\n"
+                                         "    def test_median_even(self):"}),
+        ),
+        reply("And the tests once more:", call("shell", {"command": "python3 run_tests.py"})),
+        reply("Added `test_median_single`; all four tests pass, so the fix from before also holds for a "
+              "one-element list."),
+    ],
+}
+
+
+def run(name: str, mode: str, env: dict[str, str]) -> nbformat.NotebookNode:
+    path = HERE / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return nb
+
+
+def record(name: str) -> None:
+    cassette = HERE / "cassettes" / f"{name}.jsonl"
+    cassette.unlink(missing_ok=True)
+    with FakeProvider(SCRIPTS[name]) as fake:
+        run(name, "record", {"BRUTE_NB_DEMO": "record", "ANTHROPIC_API_KEY": fake.api_key or "fake",
+                             "ANTHROPIC_BASE_URL": fake.base_url})
+        left = len(fake.script)
+    if left:
+        raise SystemExit(f"{name}: {left} scripted replies were not used; the notebook and script disagree")
+    nb = run(name, "replay", {"BRUTE_NB_DEMO": "replay"})
+    nbformat.write(nb, HERE / f"{name}.ipynb")
+    print(f"{name}: recorded {cassette.relative_to(HERE.parent)} and stored the replayed outputs")
+
+
+if __name__ == "__main__":
+    for demo in sys.argv[1:] or list(SCRIPTS):
+        record(demo)
