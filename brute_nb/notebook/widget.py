@@ -155,6 +155,7 @@ class ChatWidget:
         self._seen = 0
         self._base = (0, 0, 0)
         self._approval: Callable[[str], None] | None = None
+        self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
         self._build()
         self._out = Coalescer(self._write)
@@ -211,6 +212,7 @@ class ChatWidget:
         if not text.strip():
             return
         with self._lock:
+            self._origin = contextvars.copy_context()
             self.queue.append(text)
             if self._worker is None:
                 self._start_next()
@@ -249,8 +251,11 @@ class ChatWidget:
             return
         text = self.queue.popleft()
         self._idle.clear()
-        self._worker = Worker(lambda: self._turn(text), name=f"brute-chat-{self.nb.name}")
-        self._worker.start()
+        # Built in the handler's context, never the finishing worker's: a copy of a running loop's context makes
+        # anyio refuse to start another loop ("Already running asyncio in this thread").
+        worker: Worker = self._origin.copy().run(Worker, lambda: self._turn(text), name=f"brute-chat-{self.nb.name}")
+        self._worker = worker
+        worker.start()
 
     # The turn: runs on the worker thread and writes only to widgets.
 
@@ -343,7 +348,8 @@ class ChatWidget:
 
     def _answer(self, choice: str) -> None:
         with self._lock:
-            resolve = self._approval
+            resolve, self._approval = self._approval, None
+            self.approval_asked.clear()  # at once, so a second click cannot answer the next question
         if resolve is not None:
             resolve(choice)
 
