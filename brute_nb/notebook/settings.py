@@ -80,3 +80,60 @@ def parse_model(spec: str) -> str:
             f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1; got {spec!r}"
         )
     return spec
+
+
+def parse_approve(spec: str | dict[str, str]) -> dict[str, str]:
+    """``shell=allow,python=ask`` -> a policy; every bad class or mode is named at once."""
+    from brute_nb.notebook.approvals import MODES, RISK_CLASSES, policy_problems
+
+    pairs = parse_pairs("--approve", spec) if isinstance(spec, str) else dict(spec)
+    problems = policy_problems(pairs)
+    if problems:
+        raise SettingsError(f"--approve: {'; '.join(problems)}. Example: --approve shell=allow,python=ask "
+                            f"(classes: {', '.join(RISK_CLASSES)}; modes: {', '.join(MODES)})")
+    return pairs
+
+
+def parse_budget(spec: str | dict[str, Any]) -> dict[str, float]:
+    """``tokens=50000,tools=30,time=300,session_tokens=1e6`` -> ceilings; every bad piece is named at once."""
+    from brute_nb.middleware.budget import OPTIONS
+
+    pairs = parse_pairs("--budget", spec) if isinstance(spec, str) else dict(spec)
+    limits: dict[str, float] = {}
+    problems = []
+    for key, value in pairs.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = -1.0
+        if key not in OPTIONS:
+            problems.append(f"unknown budget {key!r}")
+        elif number < 0:
+            problems.append(f"{key} must be a non-negative number, got {value!r}")
+        else:
+            limits[key] = number
+    if problems:
+        raise SettingsError(f"--budget: {'; '.join(problems)}. Budgets: {', '.join(OPTIONS)}")
+    return limits
+
+
+OPTION_PARSERS: dict[str, Any] = {
+    "model": parse_model,
+    "tools": parse_tools,
+    "system": str,
+    "max_iterations": lambda v: parse_int("max_iterations", v),
+    "window": lambda v: parse_int("window", v),
+    "root": lambda v: Path(v).expanduser().resolve(),
+    "replay": lambda v: Path(v).expanduser().resolve(),
+    "record": lambda v: Path(v).expanduser().resolve(),
+    "approve": parse_approve,
+    "budget": parse_budget,
+}
+
+
+def option_changes(options: dict[str, Any]) -> dict[str, Any]:
+    """Python-API options (``brute_nb.chat(model=..., approve="shell=allow")``) checked as ``%%brute`` checks them."""
+    unknown = sorted(set(options) - set(OPTION_PARSERS))
+    if unknown:
+        raise SettingsError(f"unknown option {', '.join(unknown)}; options: {', '.join(OPTION_PARSERS)}")
+    return {k: OPTION_PARSERS[k](v) for k, v in options.items() if v is not None}

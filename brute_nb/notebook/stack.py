@@ -1,7 +1,8 @@
 """The default stack of a notebook agent (issue 6's order), built from its settings.
 
-SessionLog (outermost: history in, every message out) -> SystemPrompt -> ToolResultLoop -> MaxIterations ->
-DefaultCompactionPipeline (before every model call) -> DefaultToolPipeline -> the provider.
+SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
+ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DefaultCompactionPipeline (before every
+model call) -> DefaultToolPipeline -> the provider.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ def select_tools(spec: str) -> list[Any]:
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     by_name = {t.name: t for t in tools.ALL}
-    extras = getattr(tools, "NOTEBOOK_ONLY", {})
+    from brute_nb.notebook.python_tool import NOTEBOOK_ONLY
+
+    extras = {**NOTEBOOK_ONLY, **getattr(tools, "NOTEBOOK_ONLY", {})}
     chosen: list[Any] = []
     unknown = []
     for name in names:
@@ -60,8 +63,10 @@ def make_provider(nb: NotebookAgent) -> Any:
 
 def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
+    from brute_nb.middleware.budget import Budget
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+    from brute_nb.notebook.approvals import Approvals
     from brute_nb.notebook.kernel import default_system_prompt
 
     s = nb.settings
@@ -70,13 +75,18 @@ def build_agent(nb: NotebookAgent) -> Agent:
         return s.system if s.system is not None else default_system_prompt(nb.notebook, nb.root)
 
     provider = make_provider(nb)
-    return (
+    agent = (
         Agent()
         .use(SessionLog, path=nb.session_path)
         .use(SystemPrompt, text=system)
+        .use(Approvals, policy=s.approve)
         .use(ToolResultLoop)
         .use(MaxIterations, limit=s.max_iterations)
-        .use(DefaultCompactionPipeline, window=s.window)
+    )
+    if s.budget:
+        agent.use(Budget, **s.budget)
+    return (
+        agent.use(DefaultCompactionPipeline, window=s.window)
         .use(DefaultToolPipeline, tools=select_tools(s.tools))
         .run(provider)
     )

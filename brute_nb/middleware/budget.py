@@ -1,0 +1,136 @@
+"""Budget: ceilings on tokens, tool calls, model calls (iterations) and wall time, per turn and per session.
+
+It sits inside ToolResultLoop, before the model call, like MaxIterations: it checks before each model call and,
+once a ceiling is reached, sets ``should_exit`` (reason ``budget_exhausted``) instead of calling the model. The
+previous step ended with every tool call answered, so the turn ends with a valid log. Ceilings are checked between
+steps, so one step can overshoot (a reply with ten tool calls runs all ten) but no new step starts past one.
+
+Counting: tokens from assistant messages' ``meta`` (``input_tokens`` + ``output_tokens``), tools = tool results,
+iterations = model calls (assistant replies), time = wall seconds since the turn started. Per-turn counters live
+in ``env["metadata"]["budget"]``; session counters in ``agent.state`` (seeded once from the history's tokens, replies
+and tool results, then kept across turns and stack rebuilds; session time counts only time spent in turns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from time import monotonic
+from typing import Any
+
+from brute_nb.agent import App, Env
+from brute_nb.errors import MiddlewareError
+from brute_nb.message import role_of
+from brute_nb.middleware.loop import should_exit
+
+KINDS = ("tokens", "tools", "iterations", "time")
+OPTIONS = (*KINDS, *(f"session_{k}" for k in KINDS))
+STATE_KEY = "budget_session"
+UNITS = {"tokens": "tokens", "tools": "tool calls", "iterations": "model calls", "time": "s"}
+
+
+@dataclass
+class Usage:
+    tokens: int = 0
+    tools: int = 0
+    iterations: int = 0
+    time: float = 0.0
+    started: float = field(default_factory=lambda: monotonic())
+    tick: float = field(default_factory=lambda: monotonic())
+
+    def get(self, kind: str) -> float:
+        value: float = getattr(self, kind)
+        return value
+
+
+def tokens_of(message: Any) -> int:
+    meta = getattr(message, "meta", None) or {}
+    return int(meta.get("input_tokens") or 0) + int(meta.get("output_tokens") or 0)
+
+
+def check_options(options: dict[str, Any]) -> dict[str, float]:
+    """Every problem at once: unknown names, non-numbers, negatives."""
+    problems = []
+    limits: dict[str, float] = {}
+    for name, value in options.items():
+        if name not in OPTIONS:
+            problems.append(f"unknown budget {name!r} (budgets: {', '.join(OPTIONS)})")
+        elif value is None:
+            continue
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            problems.append(f"{name} must be a non-negative number, got {value!r}")
+        else:
+            limits[name] = float(value)
+    if problems:
+        raise MiddlewareError("Budget(...): " + "; ".join(problems))
+    return limits
+
+
+class Budget:
+    """``Budget(app, tokens=50_000, tools=30, time=300, session_tokens=1_000_000)``; None means no ceiling."""
+
+    def __init__(self, app: App, **limits: float | None) -> None:
+        self.app = app
+        self.limits = check_options(limits)
+
+    async def __call__(self, env: Env) -> Any:
+        turn, session = self._usages(env)
+        self._tick(turn, session)
+        hit = self._first_reached(turn, session)
+        if hit is not None:
+            should_exit(env, "budget_exhausted", hit, "Budget")
+            return env
+        return await self.app(env)
+
+    def _usages(self, env: Env) -> tuple[Usage, Usage]:
+        state = env.get("state")
+        if state is None:
+            state = env["state"] = {}
+        session: Usage | None = state.get(STATE_KEY)
+        if session is None:
+            session = state[STATE_KEY] = Usage()
+            for m in env["messages"]:
+                _add(session, m)
+        metadata = env.setdefault("metadata", {})
+        turn: Usage | None = metadata.get("budget")
+        if turn is None:
+            turn = metadata["budget"] = Usage()
+            pair = (turn, session)
+            # Counting appends (not scanning the log) keeps counts right when compaction rewrites history.
+            env["messages"].observe(lambda kind, item: _count(pair, kind, item))
+        return turn, session
+
+    @staticmethod
+    def _tick(turn: Usage, session: Usage) -> None:
+        now = monotonic()
+        session.time += now - turn.tick
+        turn.tick = now
+        turn.time = now - turn.started
+
+    def _first_reached(self, turn: Usage, session: Usage) -> str | None:
+        for name, limit in self.limits.items():
+            scope, _, kind = name.rpartition("_")
+            used = (session if scope == "session" else turn).get(kind)
+            if used >= limit:
+                where = "session" if scope == "session" else "turn"
+                shown = f"{used:.1f}" if kind == "time" else f"{used:,.0f}"
+                return (f"Stopped: the {where} {kind} budget is reached ({shown} of {limit:,.0f} {UNITS[kind]}); "
+                        f"raise it with --budget {name}=N")
+        return None
+
+
+def _add(usage: Usage, message: Any) -> None:
+    role = role_of(message)
+    if role == "assistant":
+        usage.tokens += tokens_of(message)
+        usage.iterations += 1
+    elif role == "tool":
+        usage.tools += 1
+
+
+def _count(pair: tuple[Usage, Usage], kind: str, item: Any) -> None:
+    """Both counters grow together as messages are appended, so a cancelled turn still counts what it spent."""
+    if kind != "append":
+        return
+    for usage in pair:
+        _add(usage, item)
+    Budget._tick(*pair)

@@ -1,0 +1,198 @@
+"""The notebook-only ``python`` tool: runs code in the user's namespace like a cell, so the agent can look at the
+user's variables.
+
+It returns what a person would see: captured stdout and stderr, then the last expression's value (bounded;
+DataFrames and arrays summarised), or the traceback as an ``Error:`` result. Capture is per thread (a router on
+``sys.stdout``/``sys.stderr``), so output of cells the user runs meanwhile still reaches their own cells. Its risk
+class is ``python``: the approval policy asks before every call unless the user allowed it.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import linecache
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from itertools import count
+from typing import Any, ClassVar, TextIO
+
+import anyio.to_thread
+
+from brute_nb.errors import BruteError
+
+OUTPUT_CAP = 20_000
+"""Characters kept of stdout, stderr and the value each; the pipeline's universal truncation still applies."""
+
+Namespace = dict[str, Any]
+
+_cells = count(1)
+
+
+class NoNamespaceError(BruteError):
+    """The python tool runs only inside IPython (a notebook kernel), where there is a user namespace."""
+
+
+def ipython_namespace() -> Namespace:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is None:
+        raise NoNamespaceError("the python tool needs an IPython kernel; pass PythonTool(namespace=...) elsewhere")
+    user_ns: Namespace = shell.user_ns
+    return user_ns
+
+
+class _Router(io.TextIOBase):
+    """Stands in for ``sys.stdout``/``sys.stderr``: writes from a capturing thread go to its buffer."""
+
+    def __init__(self, original: TextIO) -> None:
+        self.original = original
+        self.buffers: dict[int, io.StringIO] = {}
+
+    def write(self, text: str) -> int:
+        buffer = self.buffers.get(threading.get_ident())
+        if buffer is None:
+            return self.original.write(text)
+        return buffer.write(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() not in self.buffers:
+            self.original.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+
+_install_lock = threading.Lock()
+
+
+class _Capture:
+    """Captures this thread's stdout and stderr; installs the routers on first use, removes them when unused."""
+
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        self.err = io.StringIO()
+
+    def __enter__(self) -> _Capture:
+        ident = threading.get_ident()
+        with _install_lock:
+            for attr, buffer in (("stdout", self.out), ("stderr", self.err)):
+                stream = getattr(sys, attr)
+                if not isinstance(stream, _Router):
+                    stream = _Router(stream)
+                    setattr(sys, attr, stream)
+                stream.buffers[ident] = buffer
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ident = threading.get_ident()
+        with _install_lock:
+            for attr in ("stdout", "stderr"):
+                stream = getattr(sys, attr)
+                if isinstance(stream, _Router):
+                    stream.buffers.pop(ident, None)
+                    if not stream.buffers:
+                        setattr(sys, attr, stream.original)
+
+
+def bounded(text: str, cap: int = OUTPUT_CAP) -> str:
+    if len(text) <= cap:
+        return text
+    return text[:cap] + f"\n[... {len(text) - cap:,} more characters not shown]"
+
+
+def show_value(value: Any) -> str:
+    """``repr`` for most values; DataFrames and arrays as shape, dtypes and a few rows."""
+    kind = type(value).__module__.split(".")[0]
+    if kind in ("pandas", "numpy"):
+        from brute_nb.notebook.magics import summarize_value
+
+        return summarize_value(value)
+    return repr(value)
+
+
+def run_code(code: str, namespace: Namespace) -> str:
+    """Run ``code`` like a cell; the result text a model reads (``Error: ...`` with the traceback on failure)."""
+    filename = f"<python tool {next(_cells)}>"
+    # Registered so tracebacks show the agent's source lines, as IPython shows a cell's.
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    value: Any = None
+    last: ast.stmt | None = None
+    error: str | None = None
+    with _Capture() as cap:
+        try:
+            tree = ast.parse(code, filename=filename, mode="exec")
+            last = tree.body[-1] if tree.body else None
+            if isinstance(last, ast.Expr):
+                tree.body.pop()  # evaluated on its own below, so its value can be shown
+            exec(compile(tree, filename, "exec"), namespace)  # the user's kernel, approved by the user
+            if isinstance(last, ast.Expr):
+                value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+        except (Exception, SystemExit) as exc:  # the model reads the traceback, as a person reads a cell's
+            error = _traceback(exc, filename)
+    return _result(cap.out.getvalue(), cap.err.getvalue(), value, error)
+
+
+def _traceback(exc: BaseException, filename: str) -> str:
+    # Drop this module's frames: the model should see its own code's lines, as in a cell.
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(exc), exc, tb)
+    return f"Error: {type(exc).__name__}: {exc}\n\n" + "".join(lines).rstrip()
+
+
+def _result(out: str, err: str, value: Any, error: str | None) -> str:
+    parts = []
+    if error is not None:
+        parts.append(error)
+    if out:
+        parts.append("stdout:\n" + bounded(out).rstrip("\n"))
+    if err:
+        parts.append("stderr:\n" + bounded(err).rstrip("\n"))
+    if error is None and value is not None:
+        parts.append("Out: " + bounded(show_value(value)))
+    return "\n\n".join(parts) if parts else "(no output)"
+
+
+class PythonTool:
+    """``python(code)``: runs in the kernel's user namespace (or ``namespace``), like a cell."""
+
+    name = "python"
+    risk = "python"
+    description = (
+        "Run Python code in the user's Jupyter kernel, in the same namespace as their cells, so you can inspect "
+        "and use their variables (DataFrames, models, results). Returns printed output and the value of the last "
+        "expression (large values summarised), or the traceback. State persists between calls and is shared with "
+        "the user: do not overwrite their variables unless asked. Prefer short, read-only snippets."
+    )
+    params: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "Python source; the last expression is shown"}},
+        "required": ["code"],
+    }
+
+    def __init__(self, namespace: Namespace | Callable[[], Namespace] | None = None) -> None:
+        self._namespace = namespace
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.params}
+
+    def namespace(self) -> Namespace:
+        ns = self._namespace
+        if ns is None:
+            return ipython_namespace()
+        return ns() if callable(ns) else ns
+
+    async def execute(self, code: str, **_: Any) -> str:
+        namespace = self.namespace()
+        # A thread, so the turn's loop keeps delivering events (and Stop) while user code runs.
+        return await anyio.to_thread.run_sync(run_code, code, namespace)
+
+
+NOTEBOOK_ONLY: dict[str, PythonTool] = {"python": PythonTool()}
+"""Tools offered only inside a notebook; ``stack.select_tools`` reads ``brute_nb.tools.NOTEBOOK_ONLY``."""

@@ -1,0 +1,394 @@
+"""The chat widget: an ipywidgets panel over the same kernel-resident agent and session as ``%%brute``.
+
+It is a view: the turn is ``NotebookAgent.aask`` on a ``Worker`` thread started from the handler (which returns at
+once, so the kernel stays free for other cells), and the widget only renders the agent's events with the cell's
+own ``CellView`` and ``render`` functions. Invariants: one turn at a time per widget, prompts typed meanwhile are
+sent in order (FIFO); Stop cancels like an interrupt (SessionLog closes unanswered calls, the file stays valid);
+widget writes are coalesced to at most ``MAX_UPDATES_PER_S`` a second (Jupyter drops output past its rate limits).
+
+Keys: ipywidgets' Textarea sends no key events, so Enter and Shift+Enter cannot be told apart in the kernel.
+Enter at the end of the text sends it; Enter anywhere else, a pasted block, or ``\\`` then Enter at the end
+(continuation, as in a shell) makes a new line. The Send button sends whatever is in the box.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+
+from brute_nb.message import role_of
+from brute_nb.notebook import render
+from brute_nb.notebook.display import MAX_UPDATES_PER_S, CellView
+from brute_nb.notebook.render import ToolView
+from brute_nb.sync import Worker
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel import NotebookAgent
+
+STOPPED = "stopped: the turn was cancelled; the session file is saved and valid"
+
+
+def _ignore(*args: Any, **kwargs: Any) -> None:
+    """CellView's cell publishing, unused: the widget renders its own transcript."""
+
+
+class Coalescer:
+    """Writes at most ``rate`` times a second; the last value pushed always gets written (trailing edge)."""
+
+    def __init__(self, write: Callable[[Any], None], rate: float = MAX_UPDATES_PER_S) -> None:
+        self._write = write
+        self._interval = 1 / rate
+        self._lock = threading.Lock()
+        self._pending: Any = None
+        self._last = 0.0
+        self._timer: threading.Timer | None = None
+        self.writes = 0
+
+    def push(self, value: Any, *, force: bool = False) -> None:
+        with self._lock:
+            self._pending = value
+            wait = self._last + self._interval - time.monotonic()
+            if force or wait <= 0:
+                self._flush_locked()
+            elif self._timer is None:
+                ctx = contextvars.copy_context()
+                self._timer = threading.Timer(wait, ctx.run, args=(self.flush,))
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending is None:
+            return
+        value, self._pending = self._pending, None
+        self._last = time.monotonic()
+        self.writes += 1
+        self._write(value)
+
+
+def markdown_html(text: str) -> str:
+    """Assistant text as HTML, with any raw HTML in it escaped; plain escaped text without mistune."""
+    try:
+        import mistune
+    except ImportError:
+        return f'<div style="white-space:pre-wrap">{escape(text)}</div>'
+    md = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
+    return f'<div class="brute-text">{md(text)}</div>'
+
+
+def user_html(text: str) -> str:
+    return (f'<div class="brute-user" style="margin:.5em 0;padding:.3em .6em;border-left:3px solid #0969da">'
+            f'<b>you</b><div style="white-space:pre-wrap">{escape(text)}</div></div>')
+
+
+def segments_html(items: list[Any]) -> str:
+    """A finished turn's texts and tool blocks (from ``CellView.final_segments``)."""
+    return "".join(render.tool_html(i) if isinstance(i, ToolView) else markdown_html(i[0]) for i in items)
+
+
+def log_html(messages: list[Any]) -> str:
+    """Messages (history, or turns run from cells) as the transcript shows them: one block a turn."""
+    out: list[str] = []
+    turn: list[Any] = []
+
+    def flush() -> None:
+        if turn:
+            view = CellView(publish=_ignore, update=_ignore)
+            view.messages = list(turn)
+            out.append(segments_html(view.final_segments()))
+            turn.clear()
+
+    for m in messages:
+        role = role_of(m)
+        if role == "user":
+            flush()
+            out.append(user_html(str(m.content)))
+        elif role != "system":
+            turn.append(m)
+    flush()
+    return "".join(out)
+
+
+def totals(messages: list[Any]) -> tuple[int, int, int]:
+    """(input tokens, output tokens, tool calls) of the given messages."""
+    inp = out = tools = 0
+    for m in messages:
+        role = role_of(m)
+        meta = getattr(m, "meta", None) or {}
+        if role == "assistant":
+            inp += int(meta.get("input_tokens") or 0)
+            out += int(meta.get("output_tokens") or 0)
+        elif role == "tool":
+            tools += 1
+    return inp, out, tools
+
+
+class ChatWidget:
+    """Transcript, input, Send / Stop, approval buttons and a status line over one ``NotebookAgent``."""
+
+    def __init__(self, nb: NotebookAgent) -> None:
+        self.nb = nb
+        self.queue: deque[str] = deque()
+        self._lock = threading.RLock()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._worker: Worker | None = None
+        self._view: CellView | None = None
+        self._prompt = ""
+        self._blocks: list[str] = []
+        self._seen = 0
+        self._base = (0, 0, 0)
+        self._approval: Callable[[str], None] | None = None
+        self._origin = contextvars.copy_context()
+        self.approval_asked = threading.Event()
+        self._build()
+        self._out = Coalescer(self._write)
+        self._sync_history()
+        self._render(force=True)
+
+    def _build(self) -> None:
+        import ipywidgets as w
+
+        self.transcript = w.HTML(layout=w.Layout(max_height="600px", overflow="auto"))
+        self.input = w.Textarea(placeholder="Message the agent (Enter sends; \\ then Enter for a new line)",
+                                continuous_update=True, rows=3, layout=w.Layout(width="100%"))
+        self.send_button = w.Button(description="Send", button_style="primary", icon="paper-plane")
+        self.stop_button = w.Button(description="Stop", icon="stop", disabled=True)
+        self.status = w.HTML()
+        self.approval_text = w.HTML()
+        self.allow_button = w.Button(description="Allow", button_style="success")
+        self.deny_button = w.Button(description="Deny", button_style="danger")
+        self.always_button = w.Button(description="Always allow")
+        buttons = w.HBox([self.allow_button, self.deny_button, self.always_button])
+        self.approval_box = w.VBox([self.approval_text, buttons], layout=w.Layout(display="none"))
+        self.box = w.VBox([self.transcript, self.approval_box, self.input,
+                           w.HBox([self.send_button, self.stop_button]), self.status])
+        self.send_button.on_click(lambda _: self._send_input())
+        self.stop_button.on_click(lambda _: self.stop())
+        self.allow_button.on_click(lambda _: self._answer("allow"))
+        self.deny_button.on_click(lambda _: self._answer("deny"))
+        self.always_button.on_click(lambda _: self._answer("always"))
+        self.input.observe(self._on_input, names="value")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.box._repr_mimebundle_(**kwargs)
+
+    # Input and queue: these run in the kernel's main thread and return at once.
+
+    def _on_input(self, change: Mapping[str, Any]) -> None:
+        old, new = str(change["old"]), str(change["new"])
+        if new != old + "\n":
+            return  # typing, pasting, or Enter in the middle of the text
+        if old.endswith("\\"):
+            self.input.value = old[:-1] + "\n"
+        elif old.strip():
+            self.input.value = ""
+            self.send(old)
+
+    def _send_input(self) -> None:
+        text = self.input.value
+        self.input.value = ""
+        self.send(text)
+
+    def send(self, text: str) -> None:
+        """Queue a prompt; it is sent now if the agent is idle, else after the turns queued before it."""
+        text = text.strip("\n")
+        if not text.strip():
+            return
+        with self._lock:
+            self._origin = contextvars.copy_context()
+            self.queue.append(text)
+            if self._worker is None:
+                self._start_next()
+        self._render()
+
+    def stop(self) -> None:
+        """Cancel the running turn (as an interrupt would) and drop the queue, putting its text back in the box."""
+        with self._lock:
+            dropped = list(self.queue)
+            self.queue.clear()
+            worker = self._worker
+        if worker is not None:
+            worker.cancel()
+        if dropped and not self.input.value.strip():
+            self.input.value = "\n\n".join(dropped)
+        self._render()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no turn runs and none is queued; False on timeout."""
+        return self._idle.wait(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None
+
+    @property
+    def transcript_html(self) -> str:
+        self._out.flush()
+        return str(self.transcript.value)
+
+    def _start_next(self) -> None:
+        """Start the next queued turn, or go idle (called with the lock held)."""
+        if not self.queue:
+            self._worker = None
+            self._idle.set()
+            return
+        text = self.queue.popleft()
+        self._idle.clear()
+        # Built in the handler's context, never the finishing worker's: a copy of a running loop's context makes
+        # anyio refuse to start another loop ("Already running asyncio in this thread").
+        worker: Worker = self._origin.copy().run(Worker, lambda: self._turn(text), name=f"brute-chat-{self.nb.name}")
+        self._worker = worker
+        worker.start()
+
+    # The turn: runs on the worker thread and writes only to widgets.
+
+    async def _turn(self, prompt: str) -> None:
+        view = CellView(session=self.nb.name, publish=_ignore, update=lambda *_: self._render())
+        agent: Any = None
+        notice: tuple[str, str] | None = None
+        try:
+            agent = self.nb.agent
+            self._sync_history()
+            view.start()
+            view.attach(agent)
+            with self._lock:
+                self._view, self._prompt = view, prompt
+            self._render(force=True)
+            await self.nb.aask(prompt, approval_asker=self._ask_approval)
+        except anyio.get_cancelled_exc_class():
+            notice = (STOPPED, "interrupted")
+            raise
+        except Exception as exc:  # shown in the transcript; the kernel and the widget go on
+            notice = (f"{type(exc).__name__}: {exc}", "error")
+        finally:
+            if agent is not None:
+                view.detach(agent)
+            self._finish(view, prompt, notice)
+
+    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None) -> None:
+        items = view.final_segments()
+        parts = [user_html(prompt), segments_html(items)]
+        if view.stopped:
+            parts.append(render.notice_bundle(view.stopped, "interrupted")["text/html"])
+        if notice is not None:
+            parts.append(render.notice_bundle(*notice)["text/html"])
+        stats = view.stats(sum(isinstance(i, ToolView) for i in items))
+        parts.append(render.footer_bundle(stats)["text/html"])
+        with self._lock:
+            self._blocks.append("".join(parts))
+            self._view = None
+            self._mark_seen()
+        self._render(force=True)  # before going idle, so a waiter sees the finished transcript
+        with self._lock:
+            self._start_next()
+
+    def _conversation(self) -> list[Any]:
+        return [m for m in self.nb.log if role_of(m) != "system"]
+
+    def _sync_history(self) -> None:
+        """Render what the log holds that this widget has not shown: history, or turns run from cells."""
+        messages = self._conversation()
+        with self._lock:
+            if len(messages) > self._seen:
+                self._blocks.append(log_html(messages[self._seen:]))
+            self._seen = len(messages)
+            self._base = totals(messages)
+
+    def _mark_seen(self) -> None:
+        messages = self._conversation()
+        self._seen = len(messages)
+        self._base = totals(messages)
+
+    # Approvals: the Approvals middleware awaits this when the policy says "ask".
+
+    async def _ask_approval(self, call: Any, risk: str) -> str:
+        event = anyio.Event()
+        token = anyio.lowlevel.current_token()
+        answer: list[str] = []
+
+        def resolve(choice: str) -> None:
+            answer.append(choice)
+            # RuntimeError: the turn ended (Stop) before the click arrived.
+            with contextlib.suppress(RuntimeError):
+                anyio.from_thread.run_sync(event.set, token=token)
+
+        self.approval_text.value = (
+            f"<b>Allow this {escape(risk)} call?</b>"
+            + render.tool_html(ToolView(call_id=call.id, name=call.name, arguments=call.arguments, status="asking"),
+                               open_=True))
+        with self._lock:
+            self._approval = resolve
+        self.approval_box.layout.display = "flex"
+        self.approval_asked.set()
+        try:
+            await event.wait()
+        finally:
+            with self._lock:
+                self._approval = None
+            self.approval_box.layout.display = "none"
+            self.approval_asked.clear()
+        return answer[0] if answer else "deny"
+
+    def _answer(self, choice: str) -> None:
+        with self._lock:
+            resolve, self._approval = self._approval, None
+            self.approval_asked.clear()  # at once, so a second click cannot answer the next question
+        if resolve is not None:
+            resolve(choice)
+
+    # Rendering: every write goes through the coalescer.
+
+    def _render(self, force: bool = False) -> None:
+        with self._lock:
+            html = "".join(self._blocks)
+            view = self._view
+            if view is not None:
+                html += user_html(self._prompt) + render.live_html(view.segments)
+            status = self._status_text(view)
+        self._out.push((f'<div class="brute-chat">{html}</div>', status, view is not None), force=force)
+
+    def _status_text(self, view: CellView | None) -> str:
+        inp, out, tools = self._base
+        if view is not None:
+            t_in, t_out, t_tools = totals([m for m in view.messages if role_of(m) != "user"])
+            inp, out, tools = inp + t_in, out + t_out, tools + t_tools
+        model = self.nb.settings.model or getattr(self.nb.provider, "model", None) or "default model"
+        bits = [str(model), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
+                f"{tools} tool call{'s' if tools != 1 else ''}"]
+        if self.queue:
+            bits.append(f"{len(self.queue)} queued")
+        return " · ".join(bits)
+
+    def _write(self, value: tuple[str, str, bool]) -> None:
+        html, status, running = value
+        self.transcript.value = html
+        self.status.value = f'<div class="brute-status" style="opacity:.7;font-size:85%">{escape(status)}</div>'
+        self.stop_button.disabled = not running
+
+
+def chat(session: str | None = None, **options: Any) -> ChatWidget:
+    """A chat panel over the kernel's session ``session`` (default: the current one); options as ``%%brute``."""
+    from brute_nb.notebook.registry import registry
+    from brute_nb.notebook.settings import option_changes
+
+    nb = registry().get(session)
+    if options:
+        nb.configure(**option_changes(options))
+    return ChatWidget(nb)

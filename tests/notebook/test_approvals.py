@@ -1,0 +1,143 @@
+"""Approvals: each mode, asked interactively (a fake asker) and headless (no one can answer: deny)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from brute_nb.errors import MiddlewareError
+from brute_nb.message import ToolCall, role_of, unanswered_calls
+from brute_nb.middleware.session_log import read_session
+from brute_nb.notebook import approvals
+from brute_nb.notebook.approvals import DEFAULT_POLICY, Approver, full_policy, input_asker, risk_of
+from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.settings import SettingsError, parse_approve
+from brute_nb.providers.scripted import call, reply
+
+
+def tool(risk: str | None) -> Any:
+    return SimpleNamespace(name="t", risk=risk)
+
+
+CALL = ToolCall(id="c1", name="shell", arguments={"command": "ls"})
+
+
+def test_defaults_match_the_issue() -> None:
+    assert DEFAULT_POLICY == {"read": "allow", "write": "allow", "shell": "ask", "network": "allow", "python": "ask"}
+
+
+def test_risk_from_adapter_or_its_tool_else_read() -> None:
+    assert risk_of(tool("shell")) == "shell"
+    assert risk_of(SimpleNamespace(tool=tool("network"))) == "network"
+    assert risk_of(object()) == "read"
+    assert risk_of(tool("exotic")) == "read"
+
+
+def test_bad_policy_lists_every_problem() -> None:
+    with pytest.raises(MiddlewareError) as err:
+        full_policy({"shel": "allow", "write": "maybe"})
+    assert "shel" in str(err.value) and "maybe" in str(err.value)
+    with pytest.raises(SettingsError, match="classes: read, write"):
+        parse_approve("shell=yes")
+    assert parse_approve("shell=allow, python=deny") == {"shell": "allow", "python": "deny"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("mode", "answer", "denied", "decision"), [
+    ("allow", None, False, "allowed by policy"),
+    ("deny", None, True, "denied by policy (shell=deny)"),
+    ("ask", "allow", False, "allowed by user"),
+    ("ask", "deny", True, "denied by user"),
+    ("ask", "always", False, "allowed by user (always)"),
+])
+async def test_each_mode_interactive(mode: str, answer: str | None, denied: bool, decision: str) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def asker(c: Any, risk: str) -> str:
+        asked.append((c.name, risk))
+        return answer or "deny"
+
+    approver = Approver({"shell": mode}, asker)
+    result = await approver(CALL, tool("shell"))
+    assert (result is not None) == denied
+    if denied:
+        assert result is not None and result.startswith("Error: ApprovalDenied")
+    assert approver.decisions["c1"] == decision
+    assert asked == ([("shell", "shell")] if mode == "ask" else [])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["allow", "ask", "deny"])
+async def test_each_mode_headless(mode: str) -> None:
+    approver = Approver({"python": mode}, asker=None)
+    result = await approver(CALL, tool("python"))
+    if mode == "allow":
+        assert result is None
+    else:
+        assert result is not None and result.startswith("Error: ApprovalDenied")
+        assert "--approve python=allow" in result
+    if mode == "ask":
+        assert "no one can answer" in approver.decisions["c1"]
+
+
+@pytest.mark.anyio
+async def test_always_allow_sticks_in_state_and_async_askers_work() -> None:
+    state: dict[str, Any] = {}
+    answers = ["always"]
+
+    async def asker(c: Any, risk: str) -> str:
+        return answers.pop(0)
+
+    first = Approver({}, asker, state=state)
+    assert await first(CALL, tool("shell")) is None
+    second = Approver({}, asker, state=state)  # a rebuilt stack keeps the user's "always"
+    assert await second(ToolCall(id="c2", name="shell", arguments={}), tool("shell")) is None
+    assert second.decisions["c2"] == "allowed by user (always)"
+    assert answers == []
+
+
+def test_input_asker(monkeypatch: pytest.MonkeyPatch) -> None:
+    prompts: list[str] = []
+    for typed, expected in (("y", "allow"), ("Always", "always"), ("n", "deny"), ("", "deny")):
+        monkeypatch.setattr("builtins.input", lambda p, t=typed: prompts.append(p) or t)
+        assert input_asker(CALL, "shell") == expected
+    assert "shell(command=ls)" in prompts[0]
+
+
+def test_stdin_available_follows_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython
+
+    for allow in (True, False):
+        shell = SimpleNamespace(kernel=SimpleNamespace(_allow_stdin=allow))
+        monkeypatch.setattr(IPython, "get_ipython", lambda s=shell: s)
+        assert approvals.stdin_available() is allow
+        assert (approvals.default_asker() is not None) is allow
+
+
+def test_headless_turn_denies_and_records_the_decision(nb: NotebookAgent) -> None:
+    nb.provider.add(reply("", call("shell", {"text": "rm -rf x"})), "ok, I will not")  # type: ignore[union-attr]
+    env = nb.agent.start("clean up")
+    tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
+    assert tool_msg.content.startswith("Error: ApprovalDenied")
+    assert tool_msg.meta["approval"] == "denied: no one can answer (no stdin)"
+    saved = read_session(nb.session_path)
+    assert unanswered_calls(saved) == [] and saved[-1].content == "ok, I will not"
+
+
+def test_interactive_turn_with_policy_from_settings(nb: NotebookAgent) -> None:
+    nb.configure(approve={"shell": "allow"})
+    nb.provider.add(reply("", call("shell", {"text": "ls"})), "done")  # type: ignore[union-attr]
+    env = nb.agent.start("list")
+    tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
+    assert tool_msg.content == "ran: ls"
+    assert tool_msg.meta["approval"] == "allowed by policy"
+
+
+def test_turn_asker_from_env(nb: NotebookAgent) -> None:
+    nb.provider.add(reply("", call("shell", {"text": "ls"})), "done")  # type: ignore[union-attr]
+    env = nb.agent.start("list", approval_asker=lambda c, risk: "allow")
+    tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
+    assert tool_msg.content == "ran: ls"
+    assert tool_msg.meta["approval"] == "allowed by user"

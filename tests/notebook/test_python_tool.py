@@ -1,0 +1,98 @@
+"""The python tool runs code like a cell in a given namespace and returns what a person would see."""
+
+from __future__ import annotations
+
+import io
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+from brute_nb.notebook.python_tool import NOTEBOOK_ONLY, NoNamespaceError, PythonTool, run_code
+
+
+def test_stdout_stderr_and_last_expression() -> None:
+    ns: dict[str, Any] = {}
+    out = run_code("import sys\nx = 21\nprint('hi')\nprint('warn', file=sys.stderr)\nx * 2", ns)
+    assert out == "stdout:\nhi\n\nstderr:\nwarn\n\nOut: 42"
+    assert ns["x"] == 21
+
+
+def test_state_persists_and_none_is_not_shown() -> None:
+    ns: dict[str, Any] = {"df_name": "sales"}
+    assert run_code("y = df_name.upper()", ns) == "(no output)"
+    assert run_code("y", ns) == "Out: 'SALES'"
+    assert run_code("None", ns) == "(no output)"
+
+
+def test_traceback_names_the_line_and_keeps_output() -> None:
+    out = run_code("print('before')\n\ndef f():\n    return 1 / 0\nf()", {})
+    assert out.startswith("Error: ZeroDivisionError: division by zero")
+    assert "return 1 / 0" in out  # the agent's own source line, as in a cell
+    assert "python_tool.py" not in out
+    assert "stdout:\nbefore" in out
+
+
+def test_syntax_error_and_system_exit_are_results() -> None:
+    assert run_code("def (", {}).startswith("Error: SyntaxError")
+    assert run_code("raise SystemExit(3)", {}).startswith("Error: SystemExit: 3")
+
+
+def test_dataframe_is_summarised_and_big_values_bounded() -> None:
+    import pandas as pd
+
+    ns: dict[str, Any] = {"df": pd.DataFrame({"a": range(1000), "b": ["x"] * 1000})}
+    out = run_code("df", ns)
+    assert "shape=(1000, 2)" in out
+    assert "999" not in out  # only the first rows
+    long = run_code("'z' * 100_000", {})
+    assert "more characters not shown" in long
+    assert len(long) < 25_000
+
+
+def test_capture_is_per_thread() -> None:
+    real = sys.stdout
+    seen = io.StringIO()
+    sys.stdout = seen
+    try:
+        started, release = threading.Event(), threading.Event()
+        ns: dict[str, Any] = {"started": started, "release": release}
+        result: list[str] = []
+        worker = threading.Thread(target=lambda: result.append(
+            run_code("print('tool'); started.set(); release.wait(5); print('tool2')", ns)))
+        worker.start()
+        started.wait(5)
+        print("user cell")  # another cell printing while the tool runs
+        release.set()
+        worker.join(5)
+    finally:
+        sys.stdout = real
+    assert seen.getvalue() == "user cell\n"
+    assert result == ["stdout:\ntool\ntool2"]
+
+
+@pytest.mark.anyio
+async def test_execute_uses_the_given_namespace() -> None:
+    ns: dict[str, Any] = {"n": 3}
+    tool = PythonTool(namespace=lambda: ns)
+    assert await tool.execute(code="n + 1") == "Out: 4"
+    assert tool.risk == "python"
+    assert NOTEBOOK_ONLY["python"].name == "python"
+    assert tool.params["required"] == ["code"]
+
+
+def test_without_ipython_it_says_what_to_do() -> None:
+    with pytest.raises(NoNamespaceError, match="IPython kernel"):
+        PythonTool().namespace()
+
+
+def test_in_ipython_it_uses_the_user_namespace() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.user_ns["secret"] = 7
+        assert run_code("secret", PythonTool().namespace()) == "Out: 7"
+    finally:
+        InteractiveShell.clear_instance()
