@@ -170,7 +170,7 @@ class CellView:
                     view.duration_ms = rmeta.get("duration_ms", view.duration_ms)
                     err = rmeta.get("is_error", result.content.startswith("Error:"))
                     view.status = "interrupted" if rmeta.get("synthetic") else ("error" if err else "ok")
-                    if rmeta.get("approval") == "denied":
+                    if str(rmeta.get("approval", "")).startswith("denied"):
                         view.status = "denied"
                 out.append(view)
         return out

@@ -148,9 +148,9 @@ class BruteMagics(Magics):
                         raise st.SettingsError(f"--replay {value!r}: no such cassette file")
                     changes[key] = path
             if args.approve:
-                changes["approve"] = st.parse_pairs("--approve", args.approve)
+                changes["approve"] = st.parse_approve(args.approve)
             if args.budget:
-                changes["budget"] = {k: float(v) for k, v in st.parse_pairs("--budget", args.budget).items()}
+                changes["budget"] = st.parse_budget(args.budget)
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if changes:
@@ -263,9 +263,13 @@ def config_changes(pairs: dict[str, str]) -> dict[str, Any]:
             changes[key] = st.parse_int(key, value)
         elif key in ("root", "replay", "record"):
             changes[key] = Path(value).expanduser().resolve()
+        elif key == "approve":
+            changes[key] = st.parse_approve(value.replace(";", ","))
+        elif key == "budget":
+            changes[key] = st.parse_budget(value.replace(";", ","))
         else:
             raise st.SettingsError(
                 f"unknown setting {key!r}; settable: notebook, model, tools, system, max_iterations, root, "
-                "replay, record, window"
+                "replay, record, window, approve, budget"
             )
     return changes
