@@ -1,0 +1,115 @@
+"""The notebook front in a real kernel: outputs land in the cell, interrupts leave a valid session, restarts reload."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.manager import start_new_kernel
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+import brute_nb
+from brute_nb.providers import Scripted, call, reply
+brute_nb.configure(notebook="demo.ipynb", approve="shell=allow")
+brute_nb.current().provider = Scripted([
+    reply("Let me run it.", call("shell", {"command": "sleep 30"})),
+    "Back after the interrupt: <b>not bold</b>",
+])
+"""
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run(kc: Any, code: str, timeout: float = 60, on_output: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    msg_id = kc.execute(code)
+    outputs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind = msg["msg_type"]
+        if kind in ("display_data", "execute_result", "stream", "error", "update_display_data"):
+            outputs.append(msg)
+            if on_output is not None:
+                on_output(msg)
+        if kind == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    reply_msg = kc.get_shell_msg(timeout=timeout)
+    return reply_msg["content"], outputs
+
+
+def html_of(outputs: list[dict[str, Any]]) -> str:
+    shown = [o["content"].get("data", {}) for o in outputs if o["msg_type"] == "display_data"]
+    return "".join(d.get("text/html", "") for d in shown)
+
+
+def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    km, kc = kernel
+    reply, _ = run(kc, "%load_ext brute_nb")
+    assert reply["status"] == "ok"
+    heavy = "import sys; print(sorted(m for m in ('pandas','openai','anthropic','ipywidgets') if m in sys.modules))"
+    assert run(kc, heavy)[1][0]["content"]["text"].strip() == "[]"  # %load_ext stays light
+    assert run(kc, SETUP)[0]["status"] == "ok"
+
+    started = time.monotonic()
+    interrupted: list[float] = []
+
+    def interrupt_when_tool_runs(msg: dict[str, Any]) -> None:
+        data = msg["content"].get("data", {})
+        if not interrupted and "running" in data.get("text/html", "") and "shell" in data.get("text/html", ""):
+            interrupted.append(time.monotonic())
+            km.interrupt_kernel()
+
+    reply, outputs = run(kc, "%%brute\nrun the slow thing", on_output=interrupt_when_tool_runs)
+    assert interrupted, "the tool block never showed as running"
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    assert time.monotonic() - started < 20  # the 30 s sleep was killed, not waited for
+    assert "interrupted" in html_of(outputs)
+
+    session = tmp_path / "demo.brute" / "default.jsonl"
+    lines = [json.loads(line) for line in session.read_text().splitlines()]
+    assert [m["role"] for m in lines] == ["user", "assistant", "tool"]
+    assert lines[2]["content"].startswith("Error: interrupted")
+
+    reply, outputs = run(kc, "%%brute\nare you still there?")
+    assert reply["status"] == "ok"
+    markdown = [o["content"]["data"].get("text/markdown", "") for o in outputs if o["msg_type"] == "display_data"]
+    assert any("Back after the interrupt" in m for m in markdown)
+    assert "<b>not bold</b>" not in html_of(outputs)  # model text never becomes raw HTML in our blocks
+
+    # a kernel restart: the next %%brute loads the session file and continues
+    km.restart_kernel(now=True)
+    kc.wait_for_ready(timeout=60)
+    run(kc, "%load_ext brute_nb")
+    code = ('import brute_nb\nfrom brute_nb.providers import Scripted\nbrute_nb.configure(notebook="demo.ipynb")\n'
+            'fake = Scripted(["I remember."])\nbrute_nb.current().provider = fake')
+    assert run(kc, code)[0]["status"] == "ok"
+    assert run(kc, "%%brute --quiet\nwhat did we do?")[0]["status"] == "ok"
+    _, out = run(kc, "print(len(fake.requests[0]['messages']))")
+    assert int(out[0]["content"]["text"]) == 1 + 5 + 1  # system + the 5 saved messages + the new prompt
+
+
+def test_bad_option_is_a_usage_error_and_empty_provider_says_what_to_set(kernel: tuple[Any, Any]) -> None:
+    _, kc = kernel
+    run(kc, "%load_ext brute_nb")
+    reply, _ = run(kc, "%%brute --max-iterations zero\nhi")
+    assert reply["ename"] == "UsageError" and "--max-iterations" in reply["evalue"]
+    reply, _ = run(kc, "import os\nfor k in ('ANTHROPIC_API_KEY','OPENAI_API_KEY','OLLAMA_HOST','BRUTE_MODEL'): "
+                       "os.environ.pop(k, None)")
+    reply, _ = run(kc, "%%brute\nhi")
+    assert reply["ename"] == "UsageError" and "ANTHROPIC_API_KEY" in reply["evalue"]
