@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb import agent
-from brute_nb.middleware import SessionLog
-
 from brute_nb.message import Message, Role
+from brute_nb.middleware import SessionLog
 from brute_nb.middleware.session_log import read_session
 
 ITERATIONS = 30
