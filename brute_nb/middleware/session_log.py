@@ -49,8 +49,25 @@ def read_session(path: str | os.PathLike[str]) -> list[Message]:
     return _parse(p, data)
 
 
+def _torn_tail(data: bytes) -> int:
+    """Bytes at the end that a killed writer left half-written: an unterminated last line that is not JSON.
+
+    An ``os.write`` interrupted by SIGKILL can stop part-way through a line; that fragment never was a message.
+    """
+    start = data.rfind(b"\n") + 1
+    tail = data[start:]
+    if not tail.strip():
+        return 0
+    try:
+        json.loads(tail)
+    except ValueError:
+        return len(tail)
+    return 0
+
+
 def _parse(path: Path, data: bytes) -> list[Message]:
     messages = []
+    data = data[: len(data) - _torn_tail(data)]
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -111,7 +128,11 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
         st = os.fstat(fd)
         data = _lines(messages)
         if st.st_size and not _ends_with_newline(path, st.st_size):
-            data = b"\n" + data
+            torn = _torn_tail(path.read_bytes())
+            if torn:  # cut a killed writer's half line, or it would sit mid-file and break every later load
+                os.ftruncate(fd, st.st_size - torn)
+            else:
+                data = b"\n" + data
         _write_all(fd, data)
         if sync:
             os.fsync(fd)

@@ -1,0 +1,349 @@
+"""brute_nb benchmarks: ratios measured side by side in one run, medians of repeated runs (issue 8).
+
+Run from the repository root: ``.venv/bin/python bench/run.py`` (or any Python with the project's dependencies).
+It prints a table (benchmark, target, result, ratio, met?) and appends it, with the date and the machine, to
+``bench/RESULTS.md``. Nothing here asserts on time: a missed target is reported, and the exit status is non-zero
+only when a benchmark could not run at all. The machine is shared and noisy, so every comparison interleaves
+its two sides and reports the ratio of medians.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from brute_nb import agent  # noqa: E402
+from brute_nb.message import Message, Role, ToolCall  # noqa: E402
+from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop  # noqa: E402
+from brute_nb.middleware.session_log import append_lines, replace_atomically  # noqa: E402
+
+RESULTS = ROOT / "bench" / "RESULTS.md"
+
+
+@dataclass
+class Row:
+    name: str
+    target: str
+    result: str
+    ratio: float | None
+    met: bool | None
+    note: str = ""
+
+
+def history(n: int) -> list[Message]:
+    """n messages alternating user/assistant (a valid history for every API), realistic lengths."""
+    out = []
+    for i in range(n):
+        role = Role.USER if i % 2 == 0 else Role.ASSISTANT
+        out.append(Message(role, f"message {i}: " + "lorem ipsum dolor sit amet " * 6,
+                           meta={"model": "bench", "input_tokens": i} if role == Role.ASSISTANT else None))
+    return out
+
+
+def session_bytes(messages: list[Message]) -> bytes:
+    return "".join(m.to_json() + "\n" for m in messages).encode()
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+# --- per-turn overhead ---------------------------------------------------------------------------------------
+
+async def _raw_call(kind: str, client: Any, payload: list[dict[str, Any]]) -> None:
+    if kind == "openai":
+        stream = await client.chat.completions.create(model="gpt-fake", messages=payload, stream=True,
+                                                      stream_options={"include_usage": True})
+        async with stream:
+            async for _ in stream:
+                pass
+    else:
+        async with client.messages.stream(model="claude-fake", max_tokens=1024, messages=payload) as s:
+            async for _ in s:
+                pass
+            await s.get_final_message()
+
+
+async def turn_overhead(kind: str, n: int, reps: int, tmp: Path) -> Row:
+    from brute_nb.providers.anthropic import AnthropicMessages
+    from brute_nb.providers.openai import OpenAIChat
+    from brute_nb.testing import FakeProvider
+    from brute_nb.transports.anthropic import Anthropic
+    from brute_nb.transports.openai import OpenAI
+
+    hist = history(n)
+    data = session_bytes(hist)
+    transport: Any = OpenAI if kind == "openai" else Anthropic
+    raw_payload = transport.dump_all([*hist, Message(Role.USER, "next question")])
+    with FakeProvider() as fake:
+        if kind == "openai":
+            provider: Any = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
+        else:
+            provider = AnthropicMessages("claude-fake", max_tokens=1024, base_url=fake.base_url,
+                                         api_key=fake.api_key, max_retries=0)
+        client = provider.client
+        ours, raw = [], []
+        for i in range(reps + 2):  # two warm-ups (connection pool, imports), not counted
+            path = tmp / f"turn-{kind}-{n}-{i}.jsonl"
+            path.write_bytes(data)
+            a = agent().use(SessionLog, path=path).use(ToolResultLoop).use(DefaultToolPipeline, tools=[])
+            a.run(provider)
+            a.middleware(SessionLog).history()  # a notebook session has its history cached after the first turn
+            fake.add("ok, done", "ok, done")
+            t0 = time.perf_counter()
+            await a.astart("next question")
+            t1 = time.perf_counter()
+            await _raw_call(kind, client, raw_payload)
+            t2 = time.perf_counter()
+            if i >= 2:
+                ours.append(t1 - t0)
+                raw.append(t2 - t1)
+    ratio = statistics.median(ours) / statistics.median(raw)
+    limit = 1.25 if n <= 10 else 1.5
+    return Row(f"turn overhead, {kind}, {n} msgs", f"<= {limit}x raw SDK",
+               f"{median_ms(ours):.2f} ms vs raw {median_ms(raw):.2f} ms", ratio, ratio <= limit)
+
+
+# --- session persistence ----------------------------------------------------------------------------------------
+
+async def _answer(env: dict[str, Any]) -> None:
+    """A model stand-in that does no work per history message (Scripted records every request: O(history))."""
+    env["messages"].append(Message(Role.ASSISTANT, "fine"))
+
+
+async def _save_turn(path: Path, data: bytes) -> float:
+    path.write_bytes(data)  # noqa: ASYNC240 - setup outside the timed region; blocking is fine here
+    a = agent().use(SessionLog, path=path).run(_answer)
+    a.middleware(SessionLog).history()
+    t0 = time.perf_counter()
+    await a.astart("one more")
+    return time.perf_counter() - t0
+
+
+async def persistence(reps: int, tmp: Path) -> list[Row]:
+    small, big = session_bytes(history(10)), session_bytes(history(50_000))
+    t_small, t_big = [], []
+    for i in range(reps + 1):
+        s = await _save_turn(tmp / f"small-{i}.jsonl", small)
+        b = await _save_turn(tmp / f"big-{i}.jsonl", big)
+        if i:
+            t_small.append(s)
+            t_big.append(b)
+        (tmp / f"big-{i}.jsonl").unlink()
+    ratio = statistics.median(t_big) / statistics.median(t_small)
+    rows = [Row("save one turn, 50,000 vs 10 msgs", "<= 2x",
+                f"{median_ms(t_big):.2f} ms vs {median_ms(t_small):.2f} ms", ratio, ratio <= 2.0,
+                "whole turn through SessionLog (history cached, append, reconcile, close_unanswered)")]
+    msgs = history(50_000)
+    rewrite, append = [], []
+    path = tmp / "rewrite.jsonl"
+    for _ in range(max(3, reps // 3)):
+        t0 = time.perf_counter()
+        replace_atomically(path, msgs)
+        t1 = time.perf_counter()
+        append_lines(path, msgs[-2:])
+        t2 = time.perf_counter()
+        rewrite.append(t1 - t0)
+        append.append(t2 - t1)
+    r = statistics.median(rewrite) / statistics.median(append)
+    rows.append(Row("full atomic rewrite vs append, 50,000 msgs", "comparison only",
+                    f"{median_ms(rewrite):.1f} ms vs append {median_ms(append):.3f} ms", r, None,
+                    "what an O(history) save would cost each turn"))
+    return rows
+
+
+# --- log to DataFrame ---------------------------------------------------------------------------------------------
+
+def dataframe(reps: int) -> Row:
+    import pandas as pd
+
+    from brute_nb.frames import frame
+
+    log = history(100_000)
+    for i in range(0, len(log), 10):  # some tool calls, as a real session has
+        log[i + 1] = log[i + 1].replace(tool_calls=[ToolCall(f"c{i}", "read", {"file_path": f"f{i}.py"})])
+    ours, naive = [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        frame(log)
+        t1 = time.perf_counter()
+        pd.DataFrame([m.to_dict() for m in log])
+        t2 = time.perf_counter()
+        ours.append(t1 - t0)
+        naive.append(t2 - t1)
+    ratio = statistics.median(ours) / statistics.median(naive)
+    return Row("frame(log), 100,000 msgs", "faster than naive, < 1 s",
+               f"{median_ms(ours):.0f} ms vs naive {median_ms(naive):.0f} ms", ratio,
+               ratio < 1 and statistics.median(ours) < 1.0)
+
+
+# --- tool concurrency ---------------------------------------------------------------------------------------------
+
+async def concurrency(reps: int) -> Row:
+    from brute_nb.providers.scripted import Scripted, call, reply
+    from brute_nb.tools import tool
+
+    @tool
+    def nap(seconds: float) -> str:
+        """Sleep (blocking, on a worker thread) and say so.
+
+        Args:
+            seconds: how long
+        """
+        time.sleep(seconds)
+        return "slept"
+
+    walls = []
+    for _ in range(reps):
+        calls = [call("nap", {"seconds": 0.25}) for _ in range(8)]
+        a = agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=[nap]).run(
+            Scripted([reply("", *calls), "done"]))
+        t0 = time.perf_counter()
+        env = await a.astart("nap 8 times")
+        walls.append(time.perf_counter() - t0)
+        results = [m for m in env["messages"] if m.role == Role.TOOL]
+        if [m.content for m in results] != ["slept"] * 8:
+            raise RuntimeError(f"the tools did not all run: {[m.content for m in results]}")
+    ratio = statistics.median(walls) / 0.25
+    return Row("8 tools x 0.25 s (blocking, threads)", "wall/0.25 <= 1.3",
+               f"{median_ms(walls):.0f} ms wall", ratio, ratio <= 1.3)
+
+
+# --- load time and memory (separate processes) --------------------------------------------------------------------
+
+LOAD_BARE = "import IPython; ip = IPython.InteractiveShell.instance()"
+LOAD_EXT = LOAD_BARE + "; ip.run_line_magic('load_ext', 'brute_nb')"
+
+
+def _wall(code: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def load_time(reps: int) -> Row:
+    bare, ext = [], []
+    for _ in range(reps):
+        bare.append(_wall(LOAD_BARE))
+        ext.append(_wall(LOAD_EXT))
+    added = statistics.median(ext) - statistics.median(bare)
+    return Row("%load_ext brute_nb (fresh process)", "<= 0.1 s added",
+               f"+{added * 1000:.0f} ms ({median_ms(ext):.0f} vs bare {median_ms(bare):.0f} ms)",
+               statistics.median(ext) / statistics.median(bare), added <= 0.1)
+
+
+# ru_maxrss survives fork+exec on Linux (the child reports the parent's peak), so the peak is read from
+# /proc/self/status VmHWM (reset by exec) where it exists, resource.getrusage elsewhere.
+MEMORY_CHILD = """
+import resource, sys
+def peak():
+    try:
+        for line in open('/proc/self/status'):
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from brute_nb.middleware.session_log import read_session
+before = peak()
+messages = read_session(sys.argv[1])
+after = peak()
+print(len(messages), before, after)
+"""
+
+
+def memory(tmp: Path) -> Row:
+    path = tmp / "memory.jsonl"
+    path.write_bytes(session_bytes(history(100_000)))
+    out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(path)], check=True, cwd=ROOT,
+                         capture_output=True, text=True).stdout.split()
+    count, before, after = (int(x) for x in out)
+    if count != 100_000:
+        raise RuntimeError(f"read {count} messages, expected 100,000")
+    size = path.stat().st_size
+    grown = (after - before) * 1024  # ru_maxrss is in KiB on Linux
+    ratio = grown / size
+    return Row("peak RSS loading 100,000 msgs", "report (no target set)",
+               f"+{grown / 2**20:.0f} MiB for a {size / 2**20:.0f} MiB JSONL", ratio, None,
+               "peak RSS growth / file size")
+
+
+# --- driver ------------------------------------------------------------------------------------------------------
+
+def run_all(quick: bool) -> tuple[list[Row], list[str]]:
+    reps = 5 if quick else 15
+    rows: list[Row] = []
+    failures: list[str] = []
+
+    def attempt(name: str, fn: Callable[[], Row | list[Row]]) -> None:
+        print(f"running: {name}", file=sys.stderr, flush=True)
+        try:
+            got = fn()
+        except Exception:
+            failures.append(f"{name}: {traceback.format_exc()}")
+            return
+        rows.extend(got if isinstance(got, list) else [got])
+
+    def aio(coro_fn: Callable[[], Awaitable[Any]]) -> Callable[[], Any]:
+        return lambda: asyncio.run(coro_fn())  # type: ignore[arg-type]
+
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        os.environ.setdefault("BRUTE_NB_OVERFLOW_DIR", str(tmp / "overflow"))
+        for kind in ("openai", "anthropic"):
+            for n in (10, 1000):
+                attempt(f"turn {kind} {n}", aio(lambda k=kind, n=n: turn_overhead(k, n, reps * 2, tmp)))
+        attempt("persistence", aio(lambda: persistence(reps, tmp)))
+        attempt("dataframe", lambda: dataframe(max(3, reps // 3)))
+        attempt("concurrency", aio(lambda: concurrency(max(3, reps // 3))))
+        attempt("load time", lambda: load_time(max(5, reps // 2)))
+        attempt("memory", lambda: memory(tmp))
+    return rows, failures
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| benchmark | target | result | ratio | met? | note |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        met = "n/a" if r.met is None else ("yes" if r.met else "**NO**")
+        ratio = "" if r.ratio is None else f"{r.ratio:.2f}"
+        lines.append(f"| {r.name} | {r.target} | {r.result} | {ratio} | {met} | {r.note} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    return (f"{platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}")
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    rows, failures = run_all(quick)
+    text = table(rows)
+    print(text)
+    for f in failures:
+        print(f"COULD NOT RUN: {f}", file=sys.stderr)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    with RESULTS.open("a", encoding="utf-8") as out:
+        out.write(f"\n## {stamp}{' (quick)' if quick else ''}\n\nMachine: {machine()}\n\n{text}\n")
+        for f in failures:
+            out.write(f"\nCould not run: {f.splitlines()[0]}\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

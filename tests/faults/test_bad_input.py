@@ -1,0 +1,67 @@
+"""Bad input: path escapes are refused by the file tools; Message construction fails only with clean errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brute_nb import Message, PathOutsideRootError, agent
+from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
+from brute_nb.providers.scripted import Scripted, call, reply
+from brute_nb.tools import FSRead, FSWrite
+
+
+@pytest.mark.parametrize("tool, args", [
+    ("read", {"file_path": "../outside.txt"}),
+    ("read", {"file_path": "ABS"}),
+    ("read", {"file_path": "link/secret.txt"}),
+    ("write", {"file_path": "../written.txt", "content": "x"}),
+    ("write", {"file_path": "link/new.txt", "content": "x"}),
+])
+def test_path_escapes_are_refused(tmp_path: Path, tool: str, args: dict[str, Any]) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (tmp_path / "outside.txt").write_text("secret")
+    (outside / "secret.txt").write_text("secret")
+    (root / "link").symlink_to(outside)
+    args = {k: (str(tmp_path / "outside.txt") if v == "ABS" else v) for k, v in args.items()}
+    a = agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=[FSRead, FSWrite]).run(
+        Scripted([reply("", call(tool, args)), "ok"]))
+    env = a.start("try", root=str(root))
+    result = env["messages"][-2]
+    assert result.meta["is_error"] is True
+    assert PathOutsideRootError.__name__ in result.content
+    assert "secret" not in result.content.replace("secret.txt", "")
+    assert not (tmp_path / "written.txt").exists() and not (outside / "new.txt").exists()
+
+
+values = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20), st.binary(max_size=5),
+                   st.lists(st.text(max_size=5), max_size=3), st.dictionaries(st.text(max_size=5), st.integers()))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(role=st.one_of(st.sampled_from(["user", "assistant", "system", "tool"]), values),
+       content=values, tool_calls=st.one_of(st.none(), st.lists(values, max_size=2)), tool_call_id=values,
+       meta=st.one_of(st.none(), values))
+def test_message_construction_is_valid_or_a_clean_error(role: Any, content: Any, tool_calls: Any,
+                                                        tool_call_id: Any, meta: Any) -> None:
+    try:
+        m = Message(role, content, tool_calls=tool_calls, tool_call_id=tool_call_id, meta=meta)
+    except (ValueError, TypeError):
+        return
+    assert Message.from_json(m.to_json()) == m
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.dictionaries(st.sampled_from(["role", "content", "tool_calls", "tool_call_id", "meta", "x"]), values))
+def test_message_from_dict_is_valid_or_a_clean_error(data: dict[str, Any]) -> None:
+    try:
+        m = Message.from_dict(data)
+    except (ValueError, TypeError):
+        return
+    assert Message.from_json(m.to_json()) == m

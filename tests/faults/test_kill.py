@@ -1,0 +1,68 @@
+"""SIGKILL in the middle of session writes: every file parses and is the old version plus whole new lines."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from brute_nb import agent
+from brute_nb.message import Message, Role
+from brute_nb.middleware import SessionLog
+from brute_nb.middleware.session_log import read_session
+
+ITERATIONS = 30
+
+CHILD = """
+import sys
+from brute_nb import agent
+from brute_nb.message import Message, Role
+from brute_nb.middleware import SessionLog
+
+async def answer(env):
+    # big lines, so a kill often lands inside a write
+    for i in range(3):
+        env["messages"].append(Message(Role.ASSISTANT, "x" * 200_000 + str(i)))
+
+a = agent().use(SessionLog, path=sys.argv[1]).run(answer)
+print("ready", flush=True)
+while True:
+    a.start("again " + "y" * 50_000)
+"""
+
+
+def test_sigkill_mid_write_never_tears_a_line(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    old = [Message(Role.USER, "hello"), Message(Role.ASSISTANT, "hi")]
+    root = Path(__file__).resolve().parents[2]
+    for i in range(ITERATIONS):
+        path = tmp_path / f"s{i}.jsonl"
+        path.write_text("".join(m.to_json() + "\n" for m in old))
+        before = path.read_bytes()
+        child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], cwd=root, stdout=subprocess.PIPE)
+        assert child.stdout is not None
+        child.stdout.readline()  # imports done; turns are running now
+        time.sleep(rng.uniform(0.0, 0.05))
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        after = path.read_bytes()
+        assert after.startswith(before), f"iteration {i}: the old version was changed"
+        whole = after[: after.rfind(b"\n") + 1]
+        messages = read_session(path)  # raises SessionLogError on any bad line; a torn tail is not a message
+        assert len(messages) == whole.count(b"\n"), f"iteration {i}: a whole line was lost or shortened"
+        assert messages[:2] == old
+        # The next writer cuts the torn fragment instead of leaving it mid-file.
+        agent().use(SessionLog, path=path).run(_answer).start("after the crash")
+        healed = path.read_bytes()
+        assert healed.startswith(whole) and healed.endswith(b"\n")
+        assert [m.content for m in read_session(path)][-2:] == ["after the crash", "fine"]
+
+
+def _answer(env: dict[str, Any]) -> None:
+    env["messages"].append(Message(Role.ASSISTANT, "fine"))
