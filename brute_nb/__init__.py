@@ -3,6 +3,8 @@
 Public names only; no logic. ``%load_ext brute_nb`` must stay fast, so nothing here imports an SDK or pandas.
 """
 
+from typing import Any
+
 from brute_nb.agent import Agent, agent
 from brute_nb.errors import (
     BruteError,
@@ -26,10 +28,19 @@ from brute_nb.frames import frame, tool_calls_frame
 from brute_nb.message import Log, Message, Role, ToolCall, log
 from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
 from brute_nb.notebook.api import chat, configure, current
-from brute_nb.tools import Tool, tool
-from brute_nb.transports.base import MessageTransport
 
 __version__ = "0.1.0"
+
+_LAZY = {"Tool": "brute_nb.tools", "tool": "brute_nb.tools", "MessageTransport": "brute_nb.transports.base"}
+
+
+def __getattr__(name: str) -> Any:
+    # The tool and transport modules load on first use, keeping ``%load_ext brute_nb`` fast.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'brute_nb' has no attribute {name!r}")
 
 __all__ = [
     "EVENTS",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any
 
 
@@ -12,7 +13,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
     registry = install(ipython)
     ipython.register_magics(BruteMagics(ipython, registry))
-    _clean_overflow()
+    # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
+    threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
 
 
 def unload_ipython_extension(ipython: Any) -> None:
