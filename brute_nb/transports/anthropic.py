@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, usage_meta
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 
 CONTINUE_TEXT = "(continue)"
 """The user turn put first when a (compacted) log starts with the assistant: the API requires a user first."""
@@ -117,18 +117,14 @@ def message_from(data: Mapping[str, Any]) -> Message:
 
 
 def message_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
-    meta: dict[str, JSON] = {}
-    if data.get("model"):
-        meta["model"] = data["model"]
-    if data.get("id"):
-        meta["response_id"] = data["id"]
     usage = data.get("usage") or {}
-    meta.update(usage_meta(
+    meta = response_meta(
+        data,
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
         cached_tokens=usage.get("cache_read_input_tokens"),
         cache_write_tokens=usage.get("cache_creation_input_tokens"),
-    ))
+    )
     reason = finish_reason(data.get("stop_reason"))
     if reason is not None:
         meta["finish_reason"] = reason

@@ -54,6 +54,17 @@ def usage_meta(**counts: object) -> dict[str, JSON]:
     return {k: int(v) for k, v in counts.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
+def response_meta(data: Mapping[str, Any], **counts: object) -> dict[str, JSON]:
+    """What every provider's response says about itself: model, response id and token counts."""
+    meta: dict[str, JSON] = {}
+    if data.get("model"):
+        meta["model"] = data["model"]
+    if data.get("id"):
+        meta["response_id"] = data["id"]
+    meta.update(usage_meta(**counts))
+    return meta
+
+
 class _Hybrid:
     """``wrap_each`` works on the class (``T.wrap_each(result)``) and on an instance (``T(result).wrap_each()``)."""
 

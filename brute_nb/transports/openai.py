@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, usage_meta
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 
 
 def encode_arguments(call: ToolCall) -> str:
@@ -87,22 +87,14 @@ class OpenAI(MessageTransport):
 
 
 def completion_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
-    meta: dict[str, JSON] = {}
-    if data.get("model"):
-        meta["model"] = data["model"]
-    if data.get("id"):
-        meta["response_id"] = data["id"]
     usage = data.get("usage") or {}
-    details = usage.get("prompt_tokens_details") or {}
-    meta.update(
-        usage_meta(
-            input_tokens=usage.get("prompt_tokens"),
-            output_tokens=usage.get("completion_tokens"),
-            cached_tokens=details.get("cached_tokens"),
-            reasoning_tokens=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
-        )
+    return response_meta(
+        data,
+        input_tokens=usage.get("prompt_tokens"),
+        output_tokens=usage.get("completion_tokens"),
+        cached_tokens=(usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        reasoning_tokens=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
     )
-    return meta
 
 
 def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:

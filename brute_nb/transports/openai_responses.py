@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, usage_meta
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 from brute_nb.transports.openai import encode_arguments, synthetic_id
 
 
@@ -68,18 +68,14 @@ def response_message(data: Mapping[str, Any]) -> Message:
                                   arguments=parse_arguments(item.get("arguments"))))
         elif kind == "reasoning":
             reasoning.extend(str(s.get("text") or "") for s in item.get("summary") or [])
-    meta: dict[str, JSON] = {}
-    if data.get("model"):
-        meta["model"] = data["model"]
-    if data.get("id"):
-        meta["response_id"] = data["id"]
     usage = data.get("usage") or {}
-    meta.update(usage_meta(
+    meta = response_meta(
+        data,
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
         cached_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens"),
         reasoning_tokens=(usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
-    ))
+    )
     status = data.get("status")
     if status == "incomplete":
         meta["finish_reason"] = finish_reason((data.get("incomplete_details") or {}).get("reason") or "incomplete")
