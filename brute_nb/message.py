@@ -387,10 +387,13 @@ def unanswered_calls(messages: Iterable[Any]) -> list[Any]:
 INTERRUPTED_RESULT = "Error: interrupted before this tool finished"
 
 
-def close_unanswered(messages: Log | list[Any], text: str = INTERRUPTED_RESULT) -> list[Message]:
-    """Append a synthetic tool result for every unanswered call, so the log is valid for every provider."""
+def close_unanswered(messages: Log | list[Any], text: str = INTERRUPTED_RESULT, *, start: int = 0) -> list[Message]:
+    """Append a synthetic tool result for every unanswered call, so the log is valid for every provider.
+
+    ``start`` skips a prefix the caller knows has none (SessionLog's unchanged history), keeping a turn O(new).
+    """
     added = []
-    for call in unanswered_calls(messages):
+    for call in unanswered_calls(messages[start:] if start else messages):
         msg = Message(Role.TOOL, text, tool_call_id=call.id, meta={"synthetic": True, "tool_name": call.name})
         messages.append(msg)
         added.append(msg)

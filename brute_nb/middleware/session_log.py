@@ -28,7 +28,7 @@ import filelock
 
 from brute_nb.agent import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
-from brute_nb.message import Message, close_unanswered, dumps, role_of
+from brute_nb.message import Message, close_unanswered, dumps, role_of, unanswered_calls
 
 Signature = tuple[int, int, int]
 
@@ -187,6 +187,7 @@ class SessionLog:
         self._signature: Signature | None = None
         self._written: list[Any] = []
         self._dirty = False
+        self._history_open = False  # the file's history holds a call with no result (a hand-edited file)
         self._log: Any = None
 
     def history(self) -> list[Any]:
@@ -194,10 +195,11 @@ class SessionLog:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            self._history, self._signature = [], None
+            self._history, self._signature, self._history_open = [], None, False
             return []
         if self._history is None or self._signature != _signature(st):
             self._history = _parse(self.path, self.path.read_bytes())
+            self._history_open = bool(unanswered_calls(self._history))
             self._signature = _signature(st)
         return self._history
 
@@ -235,21 +237,29 @@ class SessionLog:
         try:
             messages = env["messages"]
             history = self.history()
+            fresh = [m for m in messages if role_of(m) != "system"]  # this turn's prompt: a few messages
             at = next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
             messages[at:at] = history
+            turn_start = at + len(history)
             self._written = list(history)
             self._dirty = False
             self._log = messages
+            if fresh:
+                self._store(fresh)
             messages.observe(self._on_change, first=True)
             try:
-                self.reconcile(messages)
                 return await self.app(env)
             finally:
                 with anyio.CancelScope(shield=True):  # noqa: ASYNC100 - shields the cleanup from cancellation
-                    close_unanswered(messages)
+                    # While history is unchanged and was complete, only this turn's messages can hold an
+                    # unanswered call; otherwise look at the whole log.
+                    whole = self._dirty or self._history_open
+                    close_unanswered(messages, start=0 if whole else turn_start)
                     messages.unobserve(self._on_change)
-                    self.reconcile(messages)
+                    if self._dirty:
+                        self.reconcile(messages)
                     self._history = self._written
+                    self._history_open = False
                     self._log = None
         finally:
             self._release()
@@ -262,7 +272,7 @@ class SessionLog:
                 # History changed shape before this append: compare the whole persisted view once.
                 self.reconcile(self._log)
             else:
-                self._store(item)
+                self._store([item])
         elif kind == "insert":
             _, message = item
             if role_of(message) != "system":
@@ -270,9 +280,9 @@ class SessionLog:
         else:
             self._dirty = True
 
-    def _store(self, message: Any) -> None:
-        st = append_lines(self.path, [message])
-        self._written.append(message)
+    def _store(self, messages: list[Any]) -> None:
+        st = append_lines(self.path, messages)
+        self._written.extend(messages)
         self._signature = _signature(st)
 
     def reconcile(self, messages: list[Any]) -> None:

@@ -188,3 +188,11 @@ def test_missing_trailing_newline_is_repaired_not_joined(tmp_path: Path) -> None
     path.write_text(Message("user", "hand edited").to_json())  # no newline at the end
     make(path, Scripted(["a"])).start("next")
     assert [m["content"] for m in lines(path)] == ["hand edited", "next", "a"]
+
+
+def test_an_open_call_in_a_hand_edited_file_is_still_closed(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    dangling = Message("assistant", "", tool_calls=[{"id": "old", "name": "shell", "arguments": {}}])
+    path.write_text(Message("user", "u0").to_json() + "\n" + dangling.to_json() + "\n")
+    make(path, Scripted(["a"])).start("next")
+    assert unanswered_calls(read_session(path)) == []
