@@ -34,7 +34,7 @@ import anyio.to_thread
 
 from brute_nb.errors import MiddlewareError
 from brute_nb.events import Callback, Events
-from brute_nb.message import Log, Message, Role
+from brute_nb.message import Log, Message
 from brute_nb.sync import run_sync
 
 Env = dict[str, Any]
@@ -217,10 +217,3 @@ def agent() -> Agent:
     """A new agent builder: ``brute_nb.agent().use(...).run(handler)``."""
     return Agent()
 
-
-def last_assistant(messages: list[Any]) -> Any:
-    """The last assistant message in a log, or None."""
-    for m in reversed(messages):
-        if getattr(m, "role", None) == Role.ASSISTANT:
-            return m
-    return None

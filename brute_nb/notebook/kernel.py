@@ -44,7 +44,6 @@ class NotebookAgent:
         self._agent: Agent | None = None
         self._key: tuple[Any, ...] | None = None
         self._state: dict[str, Any] = {}
-        self.listeners: list[Callable[[Agent], None]] = []
 
     @property
     def root(self) -> Path:
@@ -60,8 +59,6 @@ class NotebookAgent:
             self._agent = build_agent(self)
             self._agent.state = self._state
             self._key = key
-            for fn in self.listeners:
-                fn(self._agent)
         return self._agent
 
     def configure(self, **changes: Any) -> None:
@@ -69,10 +66,7 @@ class NotebookAgent:
 
     @property
     def replayed(self) -> bool:
-        return bool(getattr(self.agent_handler(), "replaying", False))
-
-    def agent_handler(self) -> Any:
-        return self.agent._handler
+        return bool(getattr(self.agent._handler, "replaying", False))
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
