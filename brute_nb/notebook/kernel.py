@@ -1,7 +1,9 @@
 """NotebookAgent: the kernel-resident agent behind ``%%brute``, the chat widget and ``brute_nb.current()``.
 
 One per (notebook, session). It owns the ``Agent`` and rebuilds its stack when settings change, handing the new
-stack the old ``agent.state`` so undo history and todos survive a ``--model`` switch. Everything it shows is
+stack the old ``agent.state`` so undo history and todos survive a ``--model`` switch, and the old model provider
+unless the model, replay or record setting changed (a replayed cassette goes on where it was; a recorded one is
+not started afresh). Event handlers added with ``on`` are carried to every rebuilt stack. Everything it shows is
 derived from the log (``log``, ``df``, ``usage``); it keeps no parallel copy.
 """
 
@@ -44,6 +46,8 @@ class NotebookAgent:
         self._agent: Agent | None = None
         self._key: tuple[Any, ...] | None = None
         self._state: dict[str, Any] = {}
+        self._model: tuple[tuple[Any, ...], Callable[[Env], Any]] | None = None
+        self._handlers: list[tuple[str, Callable[[dict[str, Any], Any], Any]]] = []
 
     @property
     def root(self) -> Path:
@@ -58,8 +62,42 @@ class NotebookAgent:
 
             self._agent = build_agent(self)
             self._agent.state = self._state
+            for event, fn in self._handlers:
+                self._agent.on(event, fn)
             self._key = key
         return self._agent
+
+    def model_provider(self) -> Callable[[Env], Any]:
+        """The model call: ``provider`` if set, else one made from the settings and kept while they hold."""
+        if self.provider is not None:
+            return self.provider
+        from brute_nb.providers import auto
+
+        s = self.settings
+        key = (s.model, s.replay, s.record)
+        if self._model is None or self._model[0] != key:
+            self._model = (key, auto(s.model, replay=s.replay, record=s.record))
+        return self._model[1]
+
+    def on(self, event: str, fn: Callable[[dict[str, Any], Any], Any]) -> NotebookAgent:
+        """Subscribe ``fn(env, payload)`` to an event (``brute_nb.EVENTS``) for every later turn of this session,
+        across settings changes (``agent.on`` lasts only until the stack is rebuilt)."""
+        from brute_nb.events import EVENTS
+
+        if event not in EVENTS:
+            raise BruteError(f"unknown event {event!r}; events: {', '.join(EVENTS)}")
+        self._handlers.append((event, fn))
+        if self._agent is not None:
+            self._agent.on(event, fn)
+        return self
+
+    def off(self, event: str, fn: Callable[[dict[str, Any], Any], Any]) -> NotebookAgent:
+        """Remove a handler added with ``on``."""
+        if (event, fn) in self._handlers:
+            self._handlers.remove((event, fn))
+        if self._agent is not None:
+            self._agent.off(event, fn)
+        return self
 
     def configure(self, **changes: Any) -> None:
         self.settings = self.settings.updated(**changes)
@@ -152,7 +190,10 @@ class NotebookAgent:
         if path.exists():
             raise BruteError(f"{path} already exists; pick another name for the fork")
         replace_atomically(path, [m for m in log if role_of(m) != "system"])
-        return NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
+        twin = NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
+        twin.provider = self.provider
+        twin._model = self._model  # the same model connection: a replayed cassette goes on in order
+        return twin
 
 
 def final_text(messages: list[Any]) -> str:

@@ -226,7 +226,9 @@ class BruteMagics(Magics):
         print(f"notebook:       {loc.path}  (from {loc.source})")
         print(f"session:        {nb.name}  ->  {nb.session_path}")
         print(f"root:           {nb.root}")
-        for key in ("model", "tools", "max_iterations", "window", "replay", "record", "approve", "budget"):
+        print(f"{'model:':<15} {s.model}")
+        print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
+        for key in ("max_iterations", "window", "replay", "record", "approve", "budget"):
             print(f"{key + ':':<15} {getattr(s, key)}")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
@@ -242,14 +244,15 @@ def _check_name(name: str) -> None:
 
 def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
-    changes = config_changes({k: str(v) for k, v in pairs.items()})
+    # A list of tools (names and the user's own tool objects) is the one setting that is not text.
+    changes = config_changes({k: v if k == "tools" and not isinstance(v, str) else str(v) for k, v in pairs.items()})
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
         reg.relocate()
     reg.current().configure(**changes)
 
 
-def config_changes(pairs: dict[str, str]) -> dict[str, Any]:
+def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     for key, value in pairs.items():
         key = key.replace("-", "_")
@@ -257,7 +260,9 @@ def config_changes(pairs: dict[str, str]) -> dict[str, Any]:
             changes[key] = value
         elif key == "model":
             changes[key] = st.parse_model(value)
-        elif key in ("tools", "system"):
+        elif key == "tools":
+            changes[key] = st.parse_tools(value)
+        elif key == "system":
             changes[key] = value
         elif key in ("max_iterations", "window"):
             changes[key] = st.parse_int(key, value)

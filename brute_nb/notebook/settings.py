@@ -7,6 +7,7 @@ message saying what is allowed.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,10 @@ from typing import Any
 from brute_nb.errors import BruteError
 
 TOOL_SETS = ("all", "read-only", "none")
+
+ToolSpec = str | tuple[Any, ...]
+"""A tool selection: a spec string (``all``, ``read-only``, ``none``, ``name,name``, ``+python``), or a tuple of
+such names and the user's own tools (already wrapped as ``Adapter``s, so a bad tool fails when configured)."""
 
 
 class SettingsError(BruteError, ValueError):
@@ -24,7 +29,7 @@ class SettingsError(BruteError, ValueError):
 class Settings:
     model: str | None = None
     system: str | None = None
-    tools: str = "all"
+    tools: ToolSpec = "all"
     max_iterations: int = 50
     root: Path | None = None
     replay: Path | None = None
@@ -44,12 +49,43 @@ class Settings:
         return dataclasses.replace(self, **clean)
 
 
-def parse_tools(spec: str) -> str:
-    """``all``, ``read-only``, ``none``, or a comma list of tool names (``+name`` adds to all)."""
-    spec = spec.strip()
-    if not spec:
-        raise SettingsError("--tools needs a value: all, read-only, none, or names like read,fs_search")
-    return spec
+def parse_tools(spec: str | Iterable[Any]) -> ToolSpec:
+    """``all``, ``read-only``, ``none``, or a comma list of tool names (``+name`` adds to all).
+
+    From Python it may also be a list mixing such names with tools in any shape ``Adapter.wrap`` takes
+    (``Tool`` subclasses, ``@tool`` functions, dicts, ``ToolPipeline``, ``SubAgent``):
+    ``configure(tools=["all", Weather, word_count])``. Each tool is checked now, every problem listed at once.
+    """
+    if isinstance(spec, str):
+        spec = spec.strip()
+        if not spec:
+            raise SettingsError("--tools needs a value: all, read-only, none, or names like read,fs_search")
+        return spec
+    from brute_nb.errors import ToolDefinitionError
+    from brute_nb.tools.adapter import Adapter
+
+    items: list[Any] = []
+    problems: list[str] = []
+    for item in spec:
+        if isinstance(item, str):
+            items.append(parse_tools(item))
+            continue
+        try:
+            items.append(Adapter.wrap(item))
+        except ToolDefinitionError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise SettingsError("tools: cannot use these tools:\n" + "\n".join(problems))
+    if not items:
+        raise SettingsError("tools needs at least one entry: 'all', 'none', tool names or your own tools")
+    return tuple(items)
+
+
+def describe_tools(spec: ToolSpec) -> str:
+    """The selection as text (``%brute config``): names as given, the user's tools by name."""
+    if isinstance(spec, str):
+        return spec
+    return ",".join(item if isinstance(item, str) else item.name for item in spec)
 
 
 def parse_int(name: str, value: str | int, minimum: int = 1) -> int:

@@ -16,8 +16,27 @@ if TYPE_CHECKING:
     from brute_nb.notebook.kernel import NotebookAgent
 
 
-def select_tools(spec: str) -> list[Any]:
-    """``all`` | ``read-only`` | ``none`` | ``name,name`` | ``all,python`` / ``+python``."""
+def select_tools(spec: str | tuple[Any, ...]) -> list[Any]:
+    """``all`` | ``read-only`` | ``none`` | ``name,name`` | ``all,python`` / ``+python``, or a tuple of such names
+    and the user's own tools (``Adapter``s): ``("all", weather)`` is every built-in plus ``weather``."""
+    if isinstance(spec, str):
+        return _named_tools(spec)
+    chosen: list[Any] = []
+    for item in spec:
+        chosen.extend(_named_tools(item) if isinstance(item, str) else [item])
+    names: dict[str, Any] = {}
+    clashes = []
+    for tool in chosen:
+        if tool.name in names and names[tool.name] is not tool:
+            clashes.append(tool.name)
+        names.setdefault(tool.name, tool)
+    if clashes:
+        raise SettingsError(f"tools: two different tools are named {', '.join(sorted(set(clashes)))}; rename "
+                            "yours (tool names must be unique, built-ins included)")
+    return list(names.values())
+
+
+def _named_tools(spec: str) -> list[Any]:
     from brute_nb import tools
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
@@ -53,12 +72,7 @@ def select_tools(spec: str) -> list[Any]:
 
 
 def make_provider(nb: NotebookAgent) -> Any:
-    if nb.provider is not None:
-        return nb.provider
-    from brute_nb.providers import auto
-
-    s = nb.settings
-    return auto(s.model, replay=s.replay, record=s.record)
+    return nb.model_provider()
 
 
 def build_agent(nb: NotebookAgent) -> Agent:
