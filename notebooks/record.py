@@ -57,6 +57,51 @@ SCRIPTS = {
         reply("Added `test_median_single`; all four tests pass, so the fix from before also holds for a "
               "one-element list."),
     ],
+    "tools": [
+        reply("I'll outline `stats.py` with the outline tool.", call("outline", {"file_path": "stats.py"})),
+        reply("It defines `mean` and `median`. Now the percentile:",
+              call("percentile", {"values": [120, 135, 150, 210, 480], "q": 90})),
+        reply("`stats.py` defines two functions:\n\n- `mean(values)`: the arithmetic mean of a non-empty list\n"
+              "- `median(values)`: the middle value (the mean of the two middle values for an even count)\n\n"
+              "The 90th percentile of your response times is **372 ms**: it falls 60% of the way between "
+              "210 ms and 480 ms, so the one slow request dominates it."),
+        reply("Let me read the README first.", call("read", {"file_path": "README.md"})),
+        reply("Counting its words:", call("word_count", {
+            "text": "# sample_project\n\nA tiny package the quickstart notebook's agent works on: `stats.py` and "
+                    "its tests (`python3 -m unittest`)."})),
+        reply("And the temperature:", call("convert_temperature", {"value": 98.6, "unit": "fahrenheit"})),
+        reply("The unit has to be `C` or `F`; trying again:",
+              call("convert_temperature", {"value": 98.6, "unit": "F"})),
+        reply("The README has **18 words** (counting the heading), and **98.6 °F is 37.0 °C**."),
+        reply("I'll hand this to the explore helper.", call("explore", {
+            "task": "In the project in the workspace root, find where the tests live and what each test checks. "
+                    "Report the file and one line per test."})),
+        reply("Listing the project first.", call("read", {"file_path": "."})),
+        reply("The tests are probably in `test_stats.py`:", call("read", {"file_path": "test_stats.py"})),
+        reply("The tests live in `test_stats.py` (a `unittest` case, `StatsTest`; `run_tests.py` runs them):\n"
+              "- `test_mean`: `mean([1, 2, 3, 4])` is 2.5\n"
+              "- `test_median_odd`: `median([3, 1, 2])` is 2\n"
+              "- `test_median_even`: `median([4, 1, 3, 2])` is 2.5"),
+        reply("The tests live in `test_stats.py`: one checks `mean([1, 2, 3, 4]) == 2.5`, and two check `median`, "
+              "for an odd-length list (`[3, 1, 2]` gives 2) and an even-length one (`[4, 1, 3, 2]` gives 2.5)."),
+        reply("I'll add `variance` just before `median`.", call("patch", {
+            "file_path": "stats.py", "old_string": "def median(values):",
+            "new_string": "def variance(values):\n    \"\"\"The population variance of a non-empty list of "
+                          "numbers.\"\"\"\n    m = mean(values)\n    return sum((v - m) ** 2 for v in values) / "
+                          "len(values)\n\n\ndef median(values):"})),
+        reply("Added `variance(values)` to `stats.py`, just before `median`: the mean of the squared deviations "
+              "from `mean(values)`."),
+        reply("Adding `variance` back before `median`:", call("patch", {
+            "file_path": "stats.py", "old_string": "def median(values):",
+            "new_string": "def variance(values):\n    \"\"\"The population variance of a non-empty list of "
+                          "numbers.\"\"\"\n    m = mean(values)\n    return sum((v - m) ** 2 for v in values) / "
+                          "len(values)\n\n\ndef median(values):"})),
+        reply("I couldn't: the approval policy denies file changes in this cell (`write=deny`), so `stats.py` is "
+              "unchanged. If you want the function back, run the cell again with `--approve write=allow`."),
+        reply("Running the tests:", call("shell", {"command": "python3 run_tests.py"})),
+        reply("I couldn't run them: shell commands need your approval (`shell=ask`), and nobody can answer an "
+              "approval prompt in this run. Allow them with `%%brute --approve shell=allow` and I'll try again."),
+    ],
 }
 
 
