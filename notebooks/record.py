@@ -102,6 +102,45 @@ SCRIPTS = {
         reply("I couldn't run them: shell commands need your approval (`shell=ask`), and nobody can answer an "
               "approval prompt in this run. Allow them with `%%brute --approve shell=allow` and I'll try again."),
     ],
+    "sessions_and_compaction": [
+        reply("Running the tests:", call("shell", {"command": "python3 run_tests.py"})),
+        reply("One of the three tests fails: `test_median_even` expects `median([4, 1, 3, 2])` to be 2.5 and gets "
+              "3.5. `test_mean` and `test_median_odd` pass. I haven't changed anything."),
+        reply("Let me look at `median`.", call("read", {"file_path": "stats.py"})),
+        reply("Line 15 of `stats.py`: `return (ordered[mid] + ordered[mid + 1]) / 2`. For an even count the two "
+              "middle values are `ordered[mid - 1]` and `ordered[mid]`; this averages the pair one place to the "
+              "right (for `[1, 2, 3, 4]`, 3 and 4, hence 3.5)."),
+        reply("Fixing line 15 as discussed, so it averages `ordered[mid - 1]` and `ordered[mid]`:",
+              call("patch", {"file_path": "stats.py",
+                             "old_string": "return (ordered[mid] + ordered[mid + 1]) / 2",
+                             "new_string": "return (ordered[mid - 1] + ordered[mid]) / 2"})),
+        reply("Running the tests:", call("shell", {"command": "python3 run_tests.py"})),
+        reply("Fixed: `median` now averages the two middle values, and all three tests pass."),
+        reply("Let me look at `median` as it is now.", call("read", {"file_path": "stats.py"})),
+        reply("The arithmetic is already fixed on disk (a change made outside this conversation), but I'll do what "
+              "you asked and hand the work to the standard library. First the import:",
+              call("patch", {"file_path": "stats.py",
+                             "old_string": "(it has a bug for the agent to find).\"\"\"\n",
+                             "new_string": "(it has a bug for the agent to find).\"\"\"\n\nimport statistics\n"})),
+        reply("Now the body of `median`:",
+              call("patch", {"file_path": "stats.py",
+                             "old_string": "    ordered = sorted(values)\n    mid = len(ordered) // 2\n"
+                                           "    if len(ordered) % 2:\n        return ordered[mid]\n"
+                                           "    return (ordered[mid - 1] + ordered[mid]) / 2",
+                             "new_string": "    return statistics.median(values)"})),
+        reply("Running the tests:", call("shell", {"command": "python3 run_tests.py"})),
+        reply("`median` now returns `statistics.median(values)` (with `import statistics` at the top of "
+              "`stats.py`), and all three tests pass."),
+        reply("I'll go through them one at a time, starting with the README.",
+              call("read", {"file_path": "README.md"})),
+        reply("Next, the test runner.", call("read", {"file_path": "run_tests.py"})),
+        reply("Now the module itself.", call("read", {"file_path": "stats.py"})),
+        reply("And the tests.", call("read", {"file_path": "test_stats.py"})),
+        reply("- `README.md`: says what the project is, a tiny package for the quickstart demo.\n"
+              "- `run_tests.py`: runs the unittest suite with one line a test and exits 1 on any failure.\n"
+              "- `stats.py`: `mean` and `median`, with the even-count fix to `median` from earlier.\n"
+              "- `test_stats.py`: three tests, one for `mean` and two for `median` (odd and even length)."),
+    ],
 }
 
 
