@@ -2,7 +2,9 @@
 
 No model API is called: the replies below are scripted and served by brute_nb's local fake provider
 (``brute_nb.testing.FakeProvider``), speaking Anthropic's wire format to the real ``anthropic`` SDK. The
-cassette holds that traffic; the notebooks replay it through the same SDK client.
+cassette holds that traffic; the notebooks replay it through the same SDK client. A cassette is one model
+connection's traffic in order, so a notebook with more than one (a sub-agent's, a second kernel life's) records
+``cassettes/<name>.<part>.jsonl`` beside ``cassettes/<name>.jsonl``; the script serves them all, in the order asked.
 
     .venv/bin/python notebooks/record.py            # all demos
     .venv/bin/python notebooks/record.py quickstart # one
