@@ -23,6 +23,7 @@ Waits are on selectors and page state with generous timeouts, never sleeps; sele
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -66,11 +67,13 @@ LAB_FLAGS = (
     "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.extension_manager=readonly",
     "--LabApp.news_url=None",
+    "--ServerApp.jpserver_extensions={'jupyter_lsp': False, 'jupyter_server_terminals': False}",
 )
-# The news toast would cover the notebook in screenshots.
-PAGE_CONFIG = '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}'
+# Quiet and quick: no news toast over the screenshots, no build check on page load, no language servers.
+PAGE_CONFIG = {"buildCheck": False, "buildAvailable": False,
+               "disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}
 # Every cell in the DOM and rendered, whatever Lab's default windowing does with cells out of view.
-NOTEBOOK_SETTINGS = '{"windowingMode": "none"}'
+NOTEBOOK_SETTINGS = {"windowingMode": "none"}
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -124,10 +127,10 @@ def server_env(base: Path) -> dict[str, str]:
         (base / name).mkdir(parents=True, exist_ok=True)
         env[key] = str(base / name)
     (base / "config" / "labconfig").mkdir()
-    (base / "config" / "labconfig" / "page_config.json").write_text(PAGE_CONFIG)
+    (base / "config" / "labconfig" / "page_config.json").write_text(json.dumps(PAGE_CONFIG))
     tracker = base / "lab-settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
-    tracker.write_text(NOTEBOOK_SETTINGS)
+    tracker.write_text(json.dumps(NOTEBOOK_SETTINGS))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     return env
 
