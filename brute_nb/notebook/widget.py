@@ -265,6 +265,7 @@ class ChatWidget:
         notice: tuple[str, str] | None = None
         try:
             agent = self.nb.agent
+            view.replayed = self.nb.replayed  # the footer says "replayed", as a %%brute cell's does
             self._sync_history()
             view.start()
             view.attach(agent)

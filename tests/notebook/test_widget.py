@@ -55,6 +55,14 @@ def test_send_button_runs_a_turn_and_renders_it(nb: NotebookAgent, chat: ChatWid
     assert users(nb) == ["hi <b>me</b>"]
 
 
+def test_footer_says_replayed_when_the_model_is_a_cassette(nb: NotebookAgent, chat: ChatWidget) -> None:
+    model(nb).add("from the tape")
+    model(nb).replaying = True  # what a replaying provider (record/replay cassette) reports
+    chat.send("hi")
+    assert chat.wait_idle(WAIT)
+    assert "replayed" in chat.transcript_html.split("brute-footer")[-1]
+
+
 def test_handler_returns_before_the_model_replies(nb: NotebookAgent, chat: ChatWidget) -> None:
     gate, entered = threading.Event(), threading.Event()
     model(nb).add(gated("late", gate, entered))
