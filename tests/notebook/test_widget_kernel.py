@@ -75,7 +75,9 @@ def run(kc: Any, code: str, *, answers: tuple[str, ...] = (),
 
     reply = kc.execute_interactive(code, allow_stdin=bool(answers), stdin_hook=on_input, output_hook=on_output,
                                    timeout=120)
-    assert not pending, f"the kernel asked for input {len(answers) - len(pending)} times, expected {len(answers)}"
+    asked = len(answers) - len(pending)
+    assert not pending, (f"the kernel asked for input {asked} times, expected {len(answers)}; the cell showed: "
+                         f"{text_of(outputs)}{html_of(outputs)[-2000:]}")
     return reply["content"], outputs
 
 
@@ -162,3 +164,19 @@ def test_headless_run_turns_ask_into_deny(workdir: Path, monkeypatch: pytest.Mon
     tool = next(m for m in saved if m["role"] == "tool")
     assert tool["meta"]["approval"] == "denied: no one can answer (no stdin)"
     assert saved[-1]["content"] == "I could not run it."
+
+
+def test_python_tool_sees_the_user_namespace_after_always_allow(kc: Any, workdir: Path) -> None:
+    ok(kc, PROVIDER.format(notebook="python.ipynb", approve="python=ask") + "secret = 41\n"
+       + 'fake.add(reply("", call("python", {"code": "secret + 1"})), '
+         'reply("", call("python", {"code": "print(secret)\\n1 / 0"})), "Done.")')
+    prompts: list[str] = []
+    reply, outputs = run(kc, "%%brute --tools +python\nlook at my variable", answers=("a",), prompts=prompts)
+    assert reply["status"] == "ok", reply
+    assert len(prompts) == 1 and "python(code=secret + 1)" in prompts[0]  # "always" covers the second call
+    saved = session(workdir / "python.brute" / "default.jsonl")
+    tools = [m for m in saved if m["role"] == "tool"]
+    assert tools[0]["content"] == "Out: 42"
+    assert tools[1]["content"].startswith("Error: ZeroDivisionError") and "stdout:\n41" in tools[1]["content"]
+    assert [t["meta"]["approval"] for t in tools] == ["allowed by user (always)"] * 2
+    assert "approval: allowed by user (always)" in html_of(outputs)
