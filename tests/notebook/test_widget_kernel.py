@@ -103,7 +103,7 @@ def ok(kc: Any, code: str) -> str:
 def test_widget_turn_leaves_the_kernel_responsive(kc: Any, workdir: Path) -> None:
     ok(kc, PROVIDER.format(notebook="widget.ipynb", approve="shell=allow")
        + f'fake.add(reply("Checking.", call("shell", {{"command": {HOLD!r}}})), "The widget reply")\n'
-       + "w = brute_nb.chat()\ndisplay(w)")
+       + "w = %brute widget\ndisplay(w)")
     # The Send path a click takes; the handler returns at once, with the turn running in the background.
     assert ok(kc, 'w.input.value = "hello from the widget"\nw.send_button.click()\nprint(w.running)') == "True\n"
     wait_for((workdir / "w_entered").exists, "the widget's shell tool to start")
