@@ -3,7 +3,6 @@ real tools) whose model is the loopback FakeProvider, reached through the real `
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,10 +14,9 @@ from brute_nb.testing import FakeProvider
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeProvider]:
+def fake(fake_provider: FakeProvider) -> FakeProvider:
     """The strict fake server: a request a real API would refuse gets HTTP 400 (and fails the turn)."""
-    with FakeProvider() as server:
-        yield server
+    return fake_provider
 
 
 @pytest.fixture
