@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
-from brute_nb.message import role_of
+from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.render import ToolView
 
@@ -169,7 +169,9 @@ class CellView:
                     view.meta = rmeta
                     view.duration_ms = rmeta.get("duration_ms", view.duration_ms)
                     err = rmeta.get("is_error", result.content.startswith("Error:"))
-                    view.status = "interrupted" if rmeta.get("synthetic") else ("error" if err else "ok")
+                    # The pipeline's own result for a cancelled call is not marked synthetic; its text tells.
+                    stopped = rmeta.get("synthetic") or result.content == INTERRUPTED_RESULT
+                    view.status = "interrupted" if stopped else ("error" if err else "ok")
                     if str(rmeta.get("approval", "")).startswith("denied"):
                         view.status = "denied"
                 out.append(view)

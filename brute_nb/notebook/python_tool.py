@@ -22,6 +22,7 @@ from typing import Any, ClassVar, TextIO
 import anyio.to_thread
 
 from brute_nb.errors import BruteError
+from brute_nb.tools.base import Tool
 
 OUTPUT_CAP = 20_000
 """Characters kept of stdout, stderr and the value each; the pipeline's universal truncation still applies."""
@@ -158,8 +159,11 @@ def _result(out: str, err: str, value: Any, error: str | None) -> str:
     return "\n\n".join(parts) if parts else "(no output)"
 
 
-class PythonTool:
-    """``python(code)``: runs in the kernel's user namespace (or ``namespace``), like a cell."""
+class PythonTool(Tool):
+    """``python(code)``: runs in the kernel's user namespace (or ``namespace``), like a cell.
+
+    A ``Tool`` like the built-ins, so the real pipeline wraps it (validation, risk class for the approvals).
+    """
 
     name = "python"
     risk = "python"
@@ -170,17 +174,11 @@ class PythonTool:
         "the user: do not overwrite their variables unless asked. Prefer short, read-only snippets."
     )
     params: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {"code": {"type": "string", "description": "Python source; the last expression is shown"}},
-        "required": ["code"],
+        "code": {"type": "string", "desc": "Python source; the last expression is shown", "required": True},
     }
 
     def __init__(self, namespace: Namespace | Callable[[], Namespace] | None = None) -> None:
         self._namespace = namespace
-
-    @property
-    def schema(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "parameters": self.params}
 
     def namespace(self) -> Namespace:
         ns = self._namespace
@@ -191,7 +189,8 @@ class PythonTool:
     async def execute(self, code: str, **_: Any) -> str:
         namespace = self.namespace()
         # A thread, so the turn's loop keeps delivering events (and Stop) while user code runs.
-        return await anyio.to_thread.run_sync(run_code, code, namespace)
+        # Abandoned on Stop: Python code cannot be cancelled, and the turn must not wait for a runaway loop.
+        return await anyio.to_thread.run_sync(run_code, code, namespace, abandon_on_cancel=True)
 
 
 NOTEBOOK_ONLY: dict[str, PythonTool] = {"python": PythonTool()}

@@ -126,16 +126,17 @@ def log_html(messages: list[Any]) -> str:
 
 
 def totals(messages: list[Any]) -> tuple[int, int, int]:
-    """(input tokens, output tokens, tool calls) of the given messages."""
+    """(input tokens, output tokens, tool calls) of the given messages.
+
+    Calls are counted as the model makes them (as the cell's footer counts them), so one still running shows.
+    """
     inp = out = tools = 0
     for m in messages:
-        role = role_of(m)
-        meta = getattr(m, "meta", None) or {}
-        if role == "assistant":
+        if role_of(m) == "assistant":
+            meta = getattr(m, "meta", None) or {}
             inp += int(meta.get("input_tokens") or 0)
             out += int(meta.get("output_tokens") or 0)
-        elif role == "tool":
-            tools += 1
+            tools += len(m.tool_calls or ())
     return inp, out, tools
 
 
@@ -240,8 +241,15 @@ class ChatWidget:
 
     @property
     def transcript_html(self) -> str:
+        """The transcript as shown, after writing any update the coalescer still holds."""
         self._out.flush()
         return str(self.transcript.value)
+
+    @property
+    def status_html(self) -> str:
+        """The status line as shown, after writing any update the coalescer still holds."""
+        self._out.flush()
+        return str(self.status.value)
 
     def _start_next(self) -> None:
         """Start the next queued turn, or go idle (called with the lock held)."""

@@ -1,26 +1,29 @@
-"""Notebook-layer fixtures: a NotebookAgent on a temp session file, built with the fake tool pipeline."""
+"""Notebook-layer fixtures: a NotebookAgent with the real default stack (``stack.build_agent``: real tool pipeline,
+real tools) whose model is the loopback FakeProvider, reached through the real ``openai`` SDK client."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from widget_fakes import EchoTool, HangTool, ShellTool, build_test_agent
 
-from brute_nb.notebook import stack
 from brute_nb.notebook.kernel import NotebookAgent
-from brute_nb.providers.scripted import Scripted
+from brute_nb.notebook.settings import Settings
+from brute_nb.providers.openai import OpenAIChat
+from brute_nb.testing import FakeProvider
 
 
 @pytest.fixture
-def tools() -> dict[str, Any]:
-    return {"echo": EchoTool(), "shell": ShellTool(), "hang": HangTool()}
+def fake(fake_provider: FakeProvider) -> FakeProvider:
+    """The strict fake server: a request a real API would refuse gets HTTP 400 (and fails the turn)."""
+    return fake_provider
 
 
 @pytest.fixture
-def nb(tmp_path: Path, tools: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> NotebookAgent:
-    monkeypatch.setattr(stack, "build_agent", lambda agent: build_test_agent(agent, list(tools.values())))
-    agent = NotebookAgent("chat", tmp_path / "chat.jsonl")
-    agent.provider = Scripted()
+def nb(tmp_path: Path, fake: FakeProvider) -> NotebookAgent:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    agent = NotebookAgent("chat", tmp_path / "chat.jsonl", settings=Settings(root=workspace))
+    agent.provider = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
     return agent
+

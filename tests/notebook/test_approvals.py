@@ -1,4 +1,5 @@
-"""Approvals: each mode, asked interactively (a fake asker) and headless (no one can answer: deny)."""
+"""Approvals: each mode, asked interactively (an asker) and headless (no one can answer: deny); the turns run the
+real default stack and real tools against the fake provider server."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from brute_nb.notebook import approvals
 from brute_nb.notebook.approvals import DEFAULT_POLICY, Approver, full_policy, input_asker, risk_of
 from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.settings import SettingsError, parse_approve
-from brute_nb.providers.scripted import call, reply
+from brute_nb.sync import run_sync
+from brute_nb.testing import FakeProvider, call, reply
 
 
 def tool(risk: str | None) -> Any:
@@ -116,28 +118,46 @@ def test_stdin_available_follows_the_kernel(monkeypatch: pytest.MonkeyPatch) -> 
         assert (approvals.default_asker() is not None) is allow
 
 
-def test_headless_turn_denies_and_records_the_decision(nb: NotebookAgent) -> None:
-    nb.provider.add(reply("", call("shell", {"text": "rm -rf x"})), "ok, I will not")  # type: ignore[union-attr]
-    env = nb.agent.start("clean up")
+def test_headless_turn_denies_and_records_the_decision(nb: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add(reply("", call("shell", {"command": "touch ran"})), "ok, I will not")
+    env = run_sync(lambda: nb.aask("make a file"))  # no asker and no stdin: ask becomes deny
     tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
-    assert tool_msg.content.startswith("Error: ApprovalDenied")
+    assert tool_msg.content.startswith("Error: ApprovalDenied") and "--approve shell=allow" in tool_msg.content
     assert tool_msg.meta["approval"] == "denied: no one can answer (no stdin)"
+    assert not (nb.root / "ran").exists()
+    assert fake.requests[-1]["json"]["messages"][-1]["content"] == tool_msg.content  # the model reads why
     saved = read_session(nb.session_path)
     assert unanswered_calls(saved) == [] and saved[-1].content == "ok, I will not"
+    assert saved[-2].meta["approval"] == tool_msg.meta["approval"]  # the decision is in the session file too
 
 
-def test_interactive_turn_with_policy_from_settings(nb: NotebookAgent) -> None:
+def test_policy_from_settings_allows(nb: NotebookAgent, fake: FakeProvider) -> None:
     nb.configure(approve={"shell": "allow"})
-    nb.provider.add(reply("", call("shell", {"text": "ls"})), "done")  # type: ignore[union-attr]
-    env = nb.agent.start("list")
+    fake.add(reply("", call("shell", {"command": "echo listed"})), "done")
+    env = run_sync(lambda: nb.aask("list"))
     tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
-    assert tool_msg.content == "ran: ls"
+    assert tool_msg.content.strip() == "listed"
     assert tool_msg.meta["approval"] == "allowed by policy"
 
 
-def test_turn_asker_from_env(nb: NotebookAgent) -> None:
-    nb.provider.add(reply("", call("shell", {"text": "ls"})), "done")  # type: ignore[union-attr]
-    env = nb.agent.start("list", approval_asker=lambda c, risk: "allow")
+def test_policy_from_settings_denies(nb: NotebookAgent, fake: FakeProvider) -> None:
+    nb.configure(approve={"read": "deny"})
+    (nb.root / "secret.txt").write_text("s3cret")
+    fake.add(reply("", call("read", {"file_path": "secret.txt"})), "denied")
+    env = run_sync(lambda: nb.aask("read it", approval_asker=lambda c, risk: "allow"))  # deny needs no asking
     tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
-    assert tool_msg.content == "ran: ls"
+    assert "s3cret" not in tool_msg.content and tool_msg.meta["approval"] == "denied by policy (read=deny)"
+
+
+def test_turn_asker_from_env(nb: NotebookAgent, fake: FakeProvider) -> None:
+    asked: list[str] = []
+
+    def asker(c: Any, risk: str) -> str:
+        asked.append(f"{c.name}:{risk}")
+        return "allow"
+
+    fake.add(reply("", call("shell", {"command": "echo asked"})), "done")
+    env = run_sync(lambda: nb.aask("list", approval_asker=asker))
+    tool_msg = next(m for m in env["messages"] if role_of(m) == "tool")
+    assert tool_msg.content.strip() == "asked" and asked == ["shell:shell"]
     assert tool_msg.meta["approval"] == "allowed by user"

@@ -1,114 +1,140 @@
-"""Budget: each ceiling, per turn and per session, stops the turn cleanly and leaves the session valid."""
+"""Budget: each ceiling, per turn and per session, stops a real turn cleanly and leaves the session valid.
+
+Turns run the notebook's real default stack (``--budget`` settings, real tool pipeline, the real ``shell`` tool)
+against the strict fake provider server, which refuses a request with an unanswered call.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from widget_fakes import EchoTool, FakeToolPipeline
+from notebook_helpers import WAIT
 
-from brute_nb.agent import Agent, Env
+from brute_nb.agent import Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import role_of, unanswered_calls
-from brute_nb.middleware import MaxIterations, SessionLog, ToolResultLoop
-from brute_nb.middleware import budget as budget_module
 from brute_nb.middleware.budget import Budget
 from brute_nb.middleware.session_log import read_session
+from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.settings import SettingsError, parse_budget
-from brute_nb.providers.scripted import Scripted, call, reply
+from brute_nb.notebook.widget import ChatWidget
+from brute_nb.sync import run_sync
+from brute_nb.testing import FakeProvider, call, reply
 
 
-def make(tmp_path: Path, model: Scripted, **limits: Any) -> Agent:
-    return (Agent().use(SessionLog, path=tmp_path / "s.jsonl").use(ToolResultLoop).use(MaxIterations, limit=50)
-            .use(Budget, **limits).use(FakeToolPipeline, tools=[EchoTool()]).run(model))
+@pytest.fixture
+def budgeted(nb: NotebookAgent) -> NotebookAgent:
+    nb.configure(approve={"shell": "allow"})
+    return nb
 
 
-def echo(n: int = 1, **meta: Any) -> Any:
-    return reply("", *(call("echo", {"text": str(i)}) for i in range(n)), **meta)
+def turn(nb: NotebookAgent, prompt: str = "go", **budget: float) -> Env:
+    if budget:
+        nb.configure(budget=budget)
+    return run_sync(lambda: nb.aask(prompt))
 
 
-def assert_clean_stop(env: Env, tmp_path: Path, kind: str) -> None:
+def echo(n: int = 1, command: str = "echo {i}") -> Any:
+    return reply("", *(call("shell", {"command": command.format(i=i)}) for i in range(n)))
+
+
+def assert_clean_stop(env: Env, nb: NotebookAgent, kind: str) -> None:
     assert env["should_exit"]["reason"] == "budget_exhausted"
     assert env["should_exit"]["source"] == "Budget"
     assert f"{kind} budget is reached" in env["should_exit"]["message"]
-    saved = read_session(tmp_path / "s.jsonl")
+    saved = read_session(nb.session_path)
     assert unanswered_calls(saved) == []
     assert role_of(saved[-1]) == "tool"  # stopped after a complete step, before the next model call
 
 
-def test_tokens(tmp_path: Path) -> None:
-    model = Scripted([echo(input_tokens=600, output_tokens=100), echo(input_tokens=700, output_tokens=100), "x"])
-    env = make(tmp_path, model, tokens=1000).start("go")
-    assert model.calls == 2
-    assert_clean_stop(env, tmp_path, "turn tokens")
-    assert "1,500 of 1,000 tokens" in env["should_exit"]["message"]
+def spent(nb: NotebookAgent) -> int:
+    return sum(m.meta["input_tokens"] + m.meta["output_tokens"]
+               for m in read_session(nb.session_path) if role_of(m) == "assistant")
 
 
-def test_tools_counts_every_result_of_a_step(tmp_path: Path) -> None:
-    model = Scripted([echo(2), echo(2), "x"])
-    env = make(tmp_path, model, tools=3).start("go")
-    assert model.calls == 2
-    assert_clean_stop(env, tmp_path, "turn tools")
+def test_tokens(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add(echo(), echo(), "x")
+    env = turn(budgeted, tokens=1)
+    assert len(fake.requests) == 1
+    assert_clean_stop(env, budgeted, "turn tokens")
+    assert f"({spent(budgeted):,} of 1 tokens)" in env["should_exit"]["message"]
 
 
-def test_iterations(tmp_path: Path) -> None:
-    model = Scripted([echo(), echo(), echo(), "x"])
-    env = make(tmp_path, model, iterations=2).start("go")
-    assert model.calls == 2
-    assert_clean_stop(env, tmp_path, "turn iterations")
+def test_tools_counts_every_result_of_a_step(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add(echo(2), echo(2), "x")
+    env = turn(budgeted, tools=3)
+    assert len(fake.requests) == 2
+    assert_clean_stop(env, budgeted, "turn tools")
+    assert "(4 of 3 tool calls)" in env["should_exit"]["message"]
 
 
-def test_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = [1000.0]
-    monkeypatch.setattr(budget_module, "monotonic", lambda: clock[0])
-
-    def slow(env: Env) -> Any:
-        clock[0] += 40  # the model "takes" 40 s
-        return echo()
-
-    model = Scripted([slow, slow, slow, "x"])
-    env = make(tmp_path, model, time=60).start("go")
-    assert model.calls == 2
-    assert_clean_stop(env, tmp_path, "turn time")
+def test_iterations(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add(echo(), echo(), echo(), "x")
+    env = turn(budgeted, iterations=2)
+    assert len(fake.requests) == 2
+    assert_clean_stop(env, budgeted, "turn iterations")
 
 
-def test_under_budget_the_turn_is_untouched(tmp_path: Path) -> None:
-    model = Scripted([echo(input_tokens=5), "done"])
-    env = make(tmp_path, model, tokens=1000, tools=5, iterations=5, time=3600).start("go")
+def test_time(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    # The first step's tool takes longer than the whole budget, so no second model call starts.
+    fake.add(echo(command="sleep 0.3"), echo(), "x")
+    env = turn(budgeted, time=0.2)
+    assert len(fake.requests) == 1
+    assert_clean_stop(env, budgeted, "turn time")
+
+
+def test_under_budget_the_turn_is_untouched(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add(echo(), "done")
+    env = turn(budgeted, tokens=100_000, tools=5, iterations=5, time=3600)
     assert env["should_exit"] is None
     assert env["messages"][-1].content == "done"
     assert env["metadata"]["budget"].tools == 1
 
 
-def test_session_tokens_span_turns_and_history(tmp_path: Path) -> None:
-    first = Scripted([reply("a", input_tokens=300, output_tokens=0)])
-    make(tmp_path, first).start("one")
-    model = Scripted([echo(input_tokens=300), echo(input_tokens=300), "x"])
-    agent = make(tmp_path, model, session_tokens=800)  # a fresh agent: history seeds the session count
-    env = agent.start("two")
-    assert model.calls == 2
-    assert_clean_stop(env, tmp_path, "session tokens")
+def test_session_tokens_span_turns_and_history(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add("a")
+    turn(budgeted, "one")
+    # A fresh kernel agent on the same file: the history seeds the session count.
+    nb = NotebookAgent("chat", budgeted.session_path, settings=budgeted.settings)
+    nb.provider = budgeted.provider
+    fake.add(echo(), echo(), "x")
+    env = turn(nb, "two", session_tokens=spent(budgeted) + 1)
+    assert len(fake.requests) == 2  # one call in this turn: the history had used all but one token
+    assert_clean_stop(env, nb, "session tokens")
     # The next turn stops before any model call; the session stays valid.
-    again = agent.start("three")
-    assert model.calls == 2
+    again = turn(nb, "three")
+    assert len(fake.requests) == 2
     assert again["should_exit"]["reason"] == "budget_exhausted"
-    assert unanswered_calls(read_session(tmp_path / "s.jsonl")) == []
+    assert unanswered_calls(read_session(nb.session_path)) == []
 
 
-def test_bad_options_fail_at_definition_listing_every_problem(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("kind", "limit"), [("tools", 2), ("iterations", 3)])
+def test_session_tools_and_iterations_span_turns(budgeted: NotebookAgent, fake: FakeProvider, kind: str,
+                                                  limit: int) -> None:
+    fake.add(echo(), "first done", echo(), echo(), "x")
+    assert turn(budgeted, "one", **{f"session_{kind}": limit})["should_exit"] is None  # 1 tool, 2 model calls
+    env = turn(budgeted, "two")
+    assert len(fake.requests) == 3  # one more step reached the session ceiling
+    assert_clean_stop(env, budgeted, f"session {kind}")
+
+
+def test_the_widget_says_which_budget_stopped_the_turn(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    budgeted.configure(budget={"tools": 1})
+    fake.add(echo(), echo(), "x")
+    chat = ChatWidget(budgeted)
+    chat.send("go")
+    assert chat.wait_idle(WAIT)
+    assert "the turn tools budget is reached (1 of 1 tool calls); raise it with --budget tools=N" in (
+        chat.transcript_html)
+    assert len(fake.requests) == 1 and unanswered_calls(read_session(budgeted.session_path)) == []
+
+
+def test_bad_options_fail_at_definition_listing_every_problem() -> None:
     with pytest.raises(MiddlewareError) as err:
-        make(tmp_path, Scripted(), tokns=5, tools=-1).start("x")
+        Budget(None, tokns=5, tools=-1)
     assert "tokns" in str(err.value) and "tools must be" in str(err.value)
     with pytest.raises(SettingsError, match="unknown budget 'cost'"):
         parse_budget("tokens=5,cost=3")
     assert parse_budget("tokens=50000,time=300,session_tools=9") == {
         "tokens": 50000.0, "time": 300.0, "session_tools": 9.0}
-
-
-def test_notebook_settings_build_the_budget(nb: Any) -> None:
-    nb.configure(budget={"tools": 1})
-    nb.provider.add(echo(), echo(), "x")
-    env = nb.agent.start("go")
-    assert env["should_exit"]["reason"] == "budget_exhausted"
-    assert nb.provider.calls == 1

@@ -79,7 +79,16 @@ async def test_execute_uses_the_given_namespace() -> None:
     assert await tool.execute(code="n + 1") == "Out: 4"
     assert tool.risk == "python"
     assert NOTEBOOK_ONLY["python"].name == "python"
-    assert tool.params["required"] == ["code"]
+    assert PythonTool.parameters_schema()["required"] == ["code"]
+
+
+def test_the_real_pipeline_accepts_it() -> None:
+    from brute_nb.notebook.stack import select_tools
+    from brute_nb.tools.adapter import wrap_all
+
+    adapter = wrap_all(select_tools("read,+python"))["python"]
+    assert adapter.risk == "python"  # so the approvals ask before it runs
+    assert adapter.to_dict()["parameters"]["properties"]["code"]["type"] == "string"
 
 
 def test_without_ipython_it_says_what_to_do() -> None:

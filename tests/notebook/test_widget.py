@@ -1,34 +1,45 @@
-"""The chat widget, driven from Python as a person would (type, click, wait), over a scripted model."""
+"""The chat widget, driven from Python as a person would (type, click Send, wait for idle), over the real default
+stack (real tool pipeline, real tools) and the strict fake provider server reached through the real SDK."""
 
 from __future__ import annotations
 
+import ast
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_helpers import WAIT, wait_for
 
-from brute_nb.message import role_of, unanswered_calls
+from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import widget as widget_module
+from brute_nb.notebook.display import CellView
 from brute_nb.notebook.kernel import NotebookAgent
-from brute_nb.notebook.widget import ChatWidget, Coalescer
-from brute_nb.providers.scripted import Scripted, call, reply
+from brute_nb.notebook.widget import ChatWidget, Coalescer, markdown_html
+from brute_nb.testing import FakeProvider, call, reply
 
-WAIT = 10.0
-
-
-def gated(text: str, gate: threading.Event, entered: threading.Event | None = None) -> Any:
-    """A reply the model gives only once ``gate`` is set (the test holds the model back)."""
-    def fn(env: Any) -> str:
-        if entered is not None:
-            entered.set()
-        gate.wait(WAIT)
-        return text
-    return fn
+HOLD = "touch entered && while [ ! -e gate ]; do sleep 0.02; done && echo released"
+"""A real shell command that runs until the test creates ``gate`` (the test holds the turn in a tool)."""
 
 
 def users(nb: NotebookAgent) -> list[str]:
     return [m.content for m in read_session(nb.session_path) if role_of(m) == "user"]
+
+
+def sent_prompts(fake: FakeProvider) -> list[str]:
+    """The last user message of each request the fake server received."""
+    return [[m for m in r["json"]["messages"] if m["role"] == "user"][-1]["content"] for r in fake.requests]
+
+
+def tokens(nb: NotebookAgent) -> tuple[int, int]:
+    meta = [m.meta for m in read_session(nb.session_path) if role_of(m) == "assistant"]
+    return sum(m["input_tokens"] for m in meta), sum(m["output_tokens"] for m in meta)
+
+
+def click_send(chat: ChatWidget, text: str) -> None:
+    chat.input.value = text
+    chat.send_button.click()
 
 
 @pytest.fixture
@@ -36,82 +47,135 @@ def chat(nb: NotebookAgent) -> ChatWidget:
     return ChatWidget(nb)
 
 
-def model(nb: NotebookAgent) -> Scripted:
-    assert isinstance(nb.provider, Scripted)
-    return nb.provider
+@pytest.fixture
+def shell_allowed(nb: NotebookAgent) -> None:
+    nb.configure(approve={"shell": "allow"})
 
 
-def test_send_button_runs_a_turn_and_renders_it(nb: NotebookAgent, chat: ChatWidget) -> None:
-    model(nb).add(reply("Hello **there**", input_tokens=12, output_tokens=3))
-    chat.input.value = "hi <b>me</b>"
-    chat.send_button.click()
+def test_send_button_runs_a_turn_and_renders_it(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    fake.add("Hello **there**")
+    click_send(chat, "hi <b>me</b>")
     assert chat.wait_idle(WAIT)
     html = chat.transcript_html
     assert "hi &lt;b&gt;me&lt;/b&gt;" in html  # the prompt, escaped
     assert "<strong>there</strong>" in html  # assistant markdown rendered
     assert "brute-footer" in html
-    assert "idle" in chat.status.value and "12 in / 3 out tokens" in chat.status.value
     assert chat.input.value == ""
-    assert users(nb) == ["hi <b>me</b>"]
+    assert users(nb) == ["hi <b>me</b>"] and sent_prompts(fake) == ["hi <b>me</b>"]
 
 
-def test_footer_says_replayed_when_the_model_is_a_cassette(nb: NotebookAgent, chat: ChatWidget) -> None:
-    model(nb).add("from the tape")
-    model(nb).replaying = True  # what a replaying provider (record/replay cassette) reports
-    chat.send("hi")
+def test_footer_says_replayed_when_the_model_is_a_cassette(nb: NotebookAgent, chat: ChatWidget,
+                                                          fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake.add("from the tape")
+    monkeypatch.setattr(type(nb), "replayed", property(lambda self: True))  # what a cassette replay reports
+    click_send(chat, "hi")
     assert chat.wait_idle(WAIT)
     assert "replayed" in chat.transcript_html.split("brute-footer")[-1]
 
 
-def test_handler_returns_before_the_model_replies(nb: NotebookAgent, chat: ChatWidget) -> None:
-    gate, entered = threading.Event(), threading.Event()
-    model(nb).add(gated("late", gate, entered))
-    chat.send("go")  # returns at once: the kernel is free for other cells
-    assert entered.wait(WAIT)
-    assert not gate.is_set() and chat.running and not chat.wait_idle(0)
-    assert "running" in chat.status.value and not chat.stop_button.disabled
-    gate.set()
+def test_transcript_renders_like_the_cell(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
+                                          shell_allowed: None) -> None:
+    fake.add(reply("Let me *look*.", call("shell", {"command": "echo hi"}), call("read", {"file_path": "missing.txt"})),
+             "Done: `hi`.")
+    click_send(chat, "look around")
     assert chat.wait_idle(WAIT)
-    assert "late" in chat.transcript_html
+    html = chat.transcript_html
+    # What a %%brute cell publishes for the same messages, built by the cell's own view.
+    published: list[dict[str, str]] = []
+    cell = CellView(publish=lambda bundle, *a, **k: published.append(dict(bundle)), update=lambda *a, **k: None)
+    cell.messages = list(read_session(nb.session_path))
+    cell.finish()
+    blocks = [b["text/html"] for b in published if "brute-tool" in b.get("text/html", "")]
+    texts = [b["text/markdown"] for b in published if "text/html" not in b]
+    assert len(blocks) == 2 and texts == ["Let me *look*.", "Done: `hi`."]
+    for block in blocks:
+        assert block in html  # the same collapsible block, byte for byte
+    for text in texts:
+        assert markdown_html(text) in html
+    assert html.count('<details class="brute-tool">') == 2  # collapsed until clicked
+    assert html.index("Let me") < html.index("echo hi") < html.index("missing.txt") < html.index("Done")
+    assert "error" in blocks[1] and "ok" in blocks[0]
 
 
-def test_messages_typed_meanwhile_are_sent_in_order(nb: NotebookAgent, chat: ChatWidget) -> None:
-    gate, entered = threading.Event(), threading.Event()
-    model(nb).add(gated("r1", gate, entered), "r2", "r3")
-    chat.send("one")
-    assert entered.wait(WAIT)
-    chat.send("two")
-    chat.send("three")
+def test_status_line_running_then_idle(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
+                                       shell_allowed: None) -> None:
+    root = nb.root
+    fake.add(reply("", call("shell", {"command": HOLD})), "all done")
+    chat.send("go")  # returns at once: the kernel is free for other cells
+    wait_for((root / "entered").exists, "the shell tool to start")
+    assert chat.running and not chat.wait_idle(0)
+    status = chat.status_html
+    assert "gpt-fake" in status and "running" in status and "1 tool call" in status
+    assert not chat.stop_button.disabled
+    (root / "gate").touch()
+    assert chat.wait_idle(WAIT)
+    inp, out = tokens(nb)
+    status = chat.status_html
+    assert "idle" in status and f"{inp:,} in / {out:,} out tokens" in status and "1 tool call" in status
+    assert inp > 0 and chat.stop_button.disabled
+    assert "released" in chat.transcript_html
+
+
+def test_messages_typed_meanwhile_are_sent_in_order(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
+                                                    shell_allowed: None) -> None:
+    fake.add(reply("", call("shell", {"command": HOLD})), "r1", "r2", "r3")
+    click_send(chat, "one")
+    wait_for((nb.root / "entered").exists, "the shell tool to start")
+    click_send(chat, "two")
+    click_send(chat, "three")
     assert list(chat.queue) == ["two", "three"]
-    assert "2 queued" in chat._status_text(None)
-    gate.set()
+    assert "2 queued" in chat.status_html
+    (nb.root / "gate").touch()
     assert chat.wait_idle(WAIT)
     assert users(nb) == ["one", "two", "three"]
+    assert sent_prompts(fake) == ["one", "one", "two", "three"]  # "one" twice: before and after its tool call
     html = chat.transcript_html
     assert html.index("r1") < html.index("two") < html.index("r2") < html.index("three") < html.index("r3")
 
 
-def test_stop_cancels_and_leaves_a_valid_session(nb: NotebookAgent, chat: ChatWidget, tools: dict[str, Any]) -> None:
-    model(nb).add(reply("working", call("hang", {"text": "x"})))
+def test_stop_cancels_cleanly_and_the_next_turn_is_accepted(nb: NotebookAgent, chat: ChatWidget,
+                                                            fake: FakeProvider, shell_allowed: None) -> None:
+    fake.add(reply("working", call("shell", {"command": "touch entered; sleep 30; touch finished"})))
     chat.send("long job")
-    assert tools["hang"].started.wait(WAIT)
+    wait_for((nb.root / "entered").exists, "the shell tool to start")
     chat.send("queued after")
-    chat.stop()
+    chat.stop_button.click()
     assert chat.wait_idle(WAIT)
     saved = read_session(nb.session_path)
-    assert unanswered_calls(saved) == []
-    assert saved[-1].meta.get("synthetic") is True
-    assert "stopped" in chat.transcript_html and "interrupted" in chat.transcript_html
+    assert [role_of(m) for m in saved] == ["user", "assistant", "tool"]
+    assert unanswered_calls(saved) == [] and saved[-1].content == INTERRUPTED_RESULT
+    html = chat.transcript_html
+    assert "stopped: the turn was cancelled" in html
+    assert '<span style="color:#8a6d00">interrupted</span>' in html  # the tool block says so, not "error"
     assert chat.input.value == "queued after"  # nothing typed is lost
-    # The session goes on.
-    model(nb).add("back")
+    assert not (nb.root / "finished").exists()  # the command was killed, not waited for
+    # The strict server accepts the next request (it refuses a call without its result).
+    fake.add("back")
     chat.send("again")
     assert chat.wait_idle(WAIT)
     assert read_session(nb.session_path)[-1].content == "back"
+    assert len(fake.requests) == 2 and "back" in chat.transcript_html
 
 
-def test_enter_at_the_end_sends_and_backslash_enter_is_a_newline(nb: NotebookAgent, chat: ChatWidget) -> None:
-    model(nb).add("ok")
+def test_stop_while_asking_for_approval(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    fake.add(reply("", call("shell", {"command": "touch ran"})))
+    chat.send("do it")
+    assert chat.approval_asked.wait(WAIT)
+    chat.stop()
+    assert chat.wait_idle(WAIT)
+    assert chat.approval_box.layout.display == "none"
+    saved = read_session(nb.session_path)
+    assert unanswered_calls(saved) == [] and not (nb.root / "ran").exists()
+    chat.allow_button.click()  # a late click answers nothing
+    fake.add("ok")
+    chat.send("next")
+    assert chat.wait_idle(WAIT)
+    assert read_session(nb.session_path)[-1].content == "ok"
+
+
+def test_enter_at_the_end_sends_and_backslash_enter_is_a_newline(nb: NotebookAgent, chat: ChatWidget,
+                                                                 fake: FakeProvider) -> None:
+    fake.add("ok")
     chat.input.value = "line one\\"
     chat.input.value = "line one\\\n"  # \ then Enter
     assert chat.input.value == "line one\n" and not chat.running
@@ -122,41 +186,45 @@ def test_enter_at_the_end_sends_and_backslash_enter_is_a_newline(nb: NotebookAge
     assert chat.input.value == ""
 
 
-def test_tool_calls_show_as_blocks_with_approval_buttons(nb: NotebookAgent, chat: ChatWidget) -> None:
-    model(nb).add(reply("", call("shell", {"text": "ls"})), reply("", call("shell", {"text": "pwd"})),
-                  reply("", call("shell", {"text": "rm"})), "done")
+def test_allow_then_always_allow_a_real_shell_call(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    fake.add(*(reply("", call("shell", {"command": f"echo {word}"})) for word in ("one", "two", "three")), "done")
     chat.send("do things")
-    for choice in (chat.allow_button, chat.always_button):
+    for button in (chat.allow_button, chat.always_button):
         assert chat.approval_asked.wait(WAIT)
         assert "shell" in chat.approval_text.value and chat.approval_box.layout.display == "flex"
-        choice.click()
+        button.click()
     assert chat.wait_idle(WAIT)  # the third call was allowed by "Always allow" without asking
-    tools_msgs = [m for m in read_session(nb.session_path) if role_of(m) == "tool"]
-    assert [m.content for m in tools_msgs] == ["ran: ls", "ran: pwd", "ran: rm"]
-    assert [m.meta["approval"] for m in tools_msgs] == [
+    tool_msgs = [m for m in read_session(nb.session_path) if role_of(m) == "tool"]
+    assert [m.content.strip() for m in tool_msgs] == ["one", "two", "three"]
+    assert [m.meta["approval"] for m in tool_msgs] == [
         "allowed by user", "allowed by user (always)", "allowed by user (always)"]
     html = chat.transcript_html
-    assert html.count('class="brute-tool"') == 3 and "allowed by user" in html
+    assert html.count('class="brute-tool"') == 3 and "approval: allowed by user (always)" in html
     assert chat.approval_box.layout.display == "none"
 
 
-def test_deny_button(nb: NotebookAgent, chat: ChatWidget) -> None:
-    model(nb).add(reply("", call("shell", {"text": "rm"})), "fine")
-    chat.send("delete")
+def test_deny_button(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    fake.add(reply("", call("shell", {"command": "touch ran"})), "fine")
+    chat.send("make a file")
     assert chat.approval_asked.wait(WAIT)
     chat.deny_button.click()
     assert chat.wait_idle(WAIT)
+    assert not (nb.root / "ran").exists()
     tool_msg = next(m for m in read_session(nb.session_path) if role_of(m) == "tool")
     assert tool_msg.content.startswith("Error: ApprovalDenied") and tool_msg.meta["approval"] == "denied by user"
+    sent = fake.requests[-1]["json"]["messages"][-1]
+    assert sent["role"] == "tool" and sent["content"].startswith("Error: ApprovalDenied")  # the model is told
+    html = chat.transcript_html
+    assert "denied" in html and "approval: denied by user" in html
 
 
-def test_history_and_cell_turns_show_up(nb: NotebookAgent) -> None:
-    model(nb).add("from before")
-    nb.agent.start("earlier question")
+def test_history_and_cell_turns_show_up(nb: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add("from before")
+    nb.ask("earlier question", display=False)
     chat = ChatWidget(nb)
     assert "earlier question" in chat.transcript_html and "from before" in chat.transcript_html
-    model(nb).add("from a cell", "from the widget")
-    nb.agent.start("cell question")  # a %%brute cell between widget turns
+    fake.add("from a cell", "from the widget")
+    nb.ask("cell question", display=False)  # a %%brute cell between widget turns
     chat.send("widget question")
     assert chat.wait_idle(WAIT)
     html = chat.transcript_html
@@ -164,21 +232,44 @@ def test_history_and_cell_turns_show_up(nb: NotebookAgent) -> None:
     assert html.count("from before") == 1
 
 
-def test_errors_are_shown_and_the_widget_goes_on(nb: NotebookAgent, chat: ChatWidget) -> None:
-    chat.send("no reply scripted")
+def test_errors_are_shown_and_the_widget_goes_on(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    chat.send("no reply scripted")  # the fake server answers 500
     assert chat.wait_idle(WAIT)
-    assert "ScriptExhaustedError" in chat.transcript_html
-    model(nb).add("ok now")
+    assert "ProviderError" in chat.transcript_html and "idle" in chat.status_html
+    fake.add("ok now")
     chat.send("retry")
     assert chat.wait_idle(WAIT)
     assert "ok now" in chat.transcript_html
 
 
-def test_model_text_cannot_inject_markup(nb: NotebookAgent, chat: ChatWidget) -> None:
-    model(nb).add("<script>alert(1)</script>")
+def test_model_text_cannot_inject_markup(chat: ChatWidget, fake: FakeProvider) -> None:
+    fake.add("<script>alert(1)</script>")
     chat.send("x")
     assert chat.wait_idle(WAIT)
     assert "<script>" not in chat.transcript_html
+
+
+def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    # Every turn is the kernel agent's own turn ...
+    turns: list[tuple[str, Any]] = []
+    run_turn = nb.aask
+
+    async def recording(prompt: str, **extra: Any) -> Any:
+        turns.append((prompt, extra))
+        return await run_turn(prompt, **extra)
+
+    nb.aask = recording  # type: ignore[method-assign]
+    fake.add("one")
+    chat.send("hello")
+    assert chat.wait_idle(WAIT)
+    assert turns == [("hello", {"approval_asker": chat._ask_approval})]
+    # ... and the module imports no stack, middleware, tool or provider: it is a view over the agent's events.
+    tree = ast.parse(Path(widget_module.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    ours = {m for m in imported if m.startswith("brute_nb")}
+    assert ours <= {"brute_nb.message", "brute_nb.sync", "brute_nb.notebook", "brute_nb.notebook.render",
+                    "brute_nb.notebook.display", "brute_nb.notebook.kernel", "brute_nb.notebook.registry",
+                    "brute_nb.notebook.settings"}, ours
 
 
 def test_coalescer_limits_writes_and_keeps_the_last() -> None:
