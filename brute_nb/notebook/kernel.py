@@ -26,9 +26,16 @@ arguments and result, as a collapsible block. Prefer small, verifiable steps: re
 tests after you change code, and say plainly what you did and what is left."""
 
 
-def default_system_prompt(notebook: Path | None, root: Path) -> str:
+def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = True) -> str:
+    """The notebook setting and workspace root, then the skills under the root (when the skill tool is on)."""
     where = f" ({notebook})" if notebook else ""
-    return SYSTEM_PROMPT.format(notebook=where, root=root)
+    text = SYSTEM_PROMPT.format(notebook=where, root=root)
+    if not skills:
+        return text
+    from brute_nb.tools.skill import skills_section
+
+    section = skills_section(root)
+    return f"{text}\n\n{section}" if section else text
 
 
 class NotebookAgent:
