@@ -145,7 +145,11 @@ class NotebookAgent:
         return render(result).text
 
     def load(self, df: Any, name: str | None = None) -> NotebookAgent:
-        """Continue from an edited frame, saved as a fork in a new session file (the original is untouched)."""
+        """Continue from an edited frame, saved as a fork in a new session file (the original is untouched).
+
+        The fork keeps this session's settings and provider and, when this session is the kernel's, becomes
+        the current session, so the next ``%%brute`` continues from the edited history.
+        """
         from brute_nb.message import close_unanswered
         from brute_nb.middleware.session_log import replace_atomically
         from brute_nb.notebook.paths import fork_name
@@ -159,7 +163,17 @@ class NotebookAgent:
         if path.exists():
             raise BruteError(f"{path} already exists; pick another name for the fork")
         replace_atomically(path, [m for m in log if role_of(m) != "system"])
-        return NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
+        forked = NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
+        forked.provider = self.provider
+        from brute_nb.notebook.registry import registry
+
+        reg = registry()
+        if any(nb is self for nb in reg.agents.values()):
+            reg.adopt(forked)
+        return forked
+
+    def __repr__(self) -> str:
+        return f"NotebookAgent(session={self.name!r}, path={str(self.session_path)!r})"
 
 
 def final_text(messages: list[Any]) -> str:

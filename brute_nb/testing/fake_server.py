@@ -16,6 +16,7 @@ The server is a ``ThreadingHTTPServer`` on 127.0.0.1:0 with Nagle disabled (stre
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import threading
@@ -271,6 +272,11 @@ def _handler_class(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
             if outcome.headers.get("content-type") == "application/json" and outcome.stall_after is None:
                 self.send_header("content-length", str(sum(len(c) for c in outcome.chunks)))
             self.end_headers()
+            # The client may hang up mid-stream (an interrupted turn): not the server's error.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(outcome)
+
+        def _send(self, outcome: Outcome) -> None:
             for i, chunk in enumerate(outcome.chunks):
                 if outcome.stall_after is not None and i >= outcome.stall_after:
                     fake._closing.wait()
