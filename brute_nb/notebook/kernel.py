@@ -88,9 +88,13 @@ class NotebookAgent:
 
     @property
     def log(self) -> Log:
-        """The whole conversation: the last turn's log, or the session file before any turn in this kernel."""
-        if self.agent.last_env is not None:
-            return Log(m for m in self.agent.last_env["messages"])
+        """The whole conversation: the last turn's log, or the session file before any turn in this kernel.
+
+        Reading never builds the agent, so the log of a saved session can be inspected with no provider set up.
+        """
+        env = self._agent.last_env if self._agent is not None else None
+        if env is not None:
+            return Log(m for m in env["messages"])
         return Log(read_session(self.session_path))
 
     @property
@@ -112,7 +116,7 @@ class NotebookAgent:
         assistant = df[df["role"] == "assistant"]
         per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens"]].sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
-        per_turn.loc["total"] = per_turn.sum(numeric_only=True)
+        per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
 
     def reset(self) -> Path | None:
