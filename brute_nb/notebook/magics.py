@@ -7,6 +7,7 @@ cells; ``--new``, ``--quiet`` and ``--raw`` apply to one cell.
 
 from __future__ import annotations
 
+import shlex
 import string
 from pathlib import Path
 from typing import Any
@@ -160,7 +161,10 @@ class BruteMagics(Magics):
         return nb
 
     def _line(self, line: str) -> Any:
-        words = line.split()
+        try:
+            words = shlex.split(line)  # quotes keep a value with spaces whole: config system="be brief"
+        except ValueError as exc:
+            raise UsageError(f"%brute {line.strip()}: {exc}") from None
         if not words:
             return self._help()
         cmd, rest = words[0], words[1:]
@@ -202,7 +206,12 @@ class BruteMagics(Magics):
         print(f"session {nb.name} starts afresh" + (f"; the old file is kept as {backup}" if backup else ""))
 
     def _cmd_undo(self, rest: list[str]) -> None:
-        print(self.registry.current().undo(rest[0] if rest else None))
+        if len(rest) > 1:
+            raise UsageError("usage: %brute undo [PATH] (quote a path with spaces)")
+        try:
+            print(self.registry.current().undo(rest[0] if rest else None))
+        except LookupError as exc:  # nothing recorded for that path
+            raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
@@ -217,7 +226,7 @@ class BruteMagics(Magics):
         nb = reg.current()
         if rest:
             try:
-                apply_config(reg, st.parse_pairs("%brute config", ",".join(rest)))
+                apply_config(reg, config_pairs(rest))
             except st.SettingsError as exc:
                 raise UsageError(str(exc)) from None
             nb = reg.current()
@@ -240,6 +249,18 @@ def _check_name(name: str) -> None:
         raise UsageError(str(exc)) from None
 
 
+def config_pairs(words: list[str]) -> dict[str, str]:
+    """``%brute config`` words, one ``key=value`` each; a value may hold commas and ``=`` (tools=read,fs_search)."""
+    pairs = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise st.SettingsError(f"%brute config takes key=value words; {word!r} is not one "
+                                   "(quote a value with spaces: system=\"be brief\")")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
     changes = config_changes({k: str(v) for k, v in pairs.items()})
@@ -257,7 +278,12 @@ def config_changes(pairs: dict[str, str]) -> dict[str, Any]:
             changes[key] = value
         elif key == "model":
             changes[key] = st.parse_model(value)
-        elif key in ("tools", "system"):
+        elif key == "tools":
+            from brute_nb.notebook.stack import select_tools
+
+            select_tools(st.parse_tools(value))  # an unknown name is refused now, not at the next turn
+            changes[key] = value
+        elif key == "system":
             changes[key] = value
         elif key in ("max_iterations", "window"):
             changes[key] = st.parse_int(key, value)

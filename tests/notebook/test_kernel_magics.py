@@ -133,16 +133,26 @@ def test_undo_reverts_the_agents_file_changes(bench: Bench) -> None:
     assert target.read_text() == "old\n" and (bench.folder / "made.txt").exists()
     assert "deleted" in text_of(ok(bench.kc, "%brute undo"))  # the last change left: made.txt was new
     assert not (bench.folder / "made.txt").exists()
+    for line, needle in (("undo never-touched.txt", "%brute undo with no path"), ("undo a b", "usage: %brute undo")):
+        reply_, _ = run(bench.kc, f"%brute {line}")
+        assert reply_["ename"] == "UsageError" and needle in reply_["evalue"]
 
 
 def test_config_shows_where_the_notebook_path_came_from_and_sets_keys(bench: Bench) -> None:
     text = text_of(ok(bench.kc, "%brute config"))
     assert f"{bench.folder / 'demo.ipynb'}  (from BRUTE_NB_NOTEBOOK)" in text
     assert "session:        main" in text and "max_iterations: 50" in text
-    text = text_of(ok(bench.kc, "%brute config max_iterations=7 notebook=demo.ipynb"))
-    assert "max_iterations: 7" in text and "(from setting)" in text
-    reply_, _ = run(bench.kc, "%brute config colour=blue")
-    assert reply_["ename"] == "UsageError" and "unknown setting 'colour'" in reply_["evalue"]
+    ok(bench.kc, "%brute use cfg")
+    text = text_of(ok(bench.kc, '%brute config max_iterations=7 notebook=demo.ipynb tools=read,fs_search '
+                                'system="Be brief." approve=shell=deny,write=ask'))
+    assert "max_iterations: 7" in text and "(from setting)" in text and "session:        cfg" in text
+    assert "tools:          read,fs_search" in text and "system:         Be brief." in text
+    assert "'shell': 'deny'" in text and "'write': 'ask'" in text
+    for line, needle in (("colour=blue", "unknown setting 'colour'"), ("tools=read,nope", "unknown tool nope"),
+                         ("system=be brief", "'brief' is not one"), ('system="be', "No closing quotation")):
+        reply_, _ = run(bench.kc, f"%brute config {line}")
+        assert reply_["ename"] == "UsageError" and needle in reply_["evalue"]
+    ok(bench.kc, "%brute use main")
 
 
 def test_help_and_the_cell_magics_usage(bench: Bench) -> None:
