@@ -225,6 +225,8 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     saved = read_session(bench.sessions / "stream.jsonl")
     assert [m.content for m in saved if m.role == "user"] == ["talk slowly\n"]
     assert not unanswered_calls(saved)
+    notice = [c for c in shown(outputs) if "interrupted" in c["data"].get("text/html", "")]
+    assert notice and notice[0]["metadata"]["brute"]["message_ids"] == [m.meta["id"] for m in saved]
 
     bench.fake.add("I am still here.")
     outputs = ok(bench.kc, "%%brute\nare you still there?")
