@@ -53,7 +53,11 @@ def summarize_value(value: Any) -> str:
 
 
 def expand(template: str, namespace: dict[str, Any]) -> str:
-    """Fill ``{expr}`` from the user's namespace; anything that does not evaluate is left as written."""
+    """Fill ``{expr}`` from the user's namespace (``!r``/``!s``/``!a`` and ``:spec`` work as in ``str.format``).
+
+    A prompt is often about code, so a field is filled only when it evaluates, reads at least one name and
+    formats cleanly; anything else (a JSON object, a set literal, a typo) is left exactly as written.
+    """
     out = []
     try:
         parsed = list(string.Formatter().parse(template))
@@ -64,13 +68,21 @@ def expand(template: str, namespace: dict[str, Any]) -> str:
         if field is None:
             continue
         original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
-        try:
-            value = eval(field, namespace)  # the user's own expression in the user's own kernel
-        except Exception:
-            out.append(original)
-            continue
-        out.append(summarize_value(value) if not spec else format(value, spec))
+        out.append(_fill(field, spec, conv, namespace, original))
     return "".join(out)
+
+
+def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str) -> str:
+    try:
+        code = compile(field.strip(), "<prompt>", "eval")
+        if not code.co_names:
+            return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
+        value = eval(code, namespace)  # the user's own expression in the user's own kernel
+        if conv:
+            value = {"r": repr, "s": str, "a": ascii}[conv](value)
+        return format(value, spec) if spec else (value if conv else summarize_value(value))
+    except Exception:
+        return original
 
 
 @magics_class
