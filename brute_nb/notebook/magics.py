@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ SUBCOMMANDS = """\
 %brute help              this text"""
 
 SUMMARY_ROWS = 5
+CONVERSIONS: dict[str, Callable[[Any], str]] = {"r": repr, "s": str, "a": ascii}
 
 
 def summarize_value(value: Any) -> str:
@@ -79,7 +81,7 @@ def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, A
             return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
         value = eval(code, namespace)  # the user's own expression in the user's own kernel
         if conv:
-            value = {"r": repr, "s": str, "a": ascii}[conv](value)
+            value = CONVERSIONS[conv](value)
         return format(value, spec) if spec else (value if conv else summarize_value(value))
     except Exception:
         return original
