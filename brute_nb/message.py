@@ -5,7 +5,9 @@ They know no wire format, no file and no notebook. The invariant they keep is th
 file (one ``to_json()`` line per message) reloads losslessly, tool calls included.
 
 A ``Log`` is a plain list with role sugar. It also lets observers (SessionLog, the agent's ``message`` event)
-hear about every change, so appends can be persisted and shown the moment they happen.
+hear about every change, so appends can be persisted and shown the moment they happen. An agent's turn log
+(``Log(ids=True)``) gives each message it receives a stable ``meta["id"]`` first, so the id that is saved is the
+id every observer and every cell output sees.
 """
 
 from __future__ import annotations
