@@ -141,7 +141,7 @@ class Agent:
         return None
 
     def new_env(self, prompt: str | Message | None = None, **extra: Any) -> Env:
-        messages = Log()
+        messages = Log(ids=True)
         if isinstance(prompt, str):
             messages.user(prompt)
         elif prompt is not None:

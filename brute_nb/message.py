@@ -5,12 +5,17 @@ They know no wire format, no file and no notebook. The invariant they keep is th
 file (one ``to_json()`` line per message) reloads losslessly, tool calls included.
 
 A ``Log`` is a plain list with role sugar. It also lets observers (SessionLog, the agent's ``message`` event)
-hear about every change, so appends can be persisted and shown the moment they happen.
+hear about every change, so appends can be persisted and shown the moment they happen. An agent's turn log
+(``Log(ids=True)``) gives each message it receives a stable ``meta["id"]`` first, so the id that is saved is the
+id every observer and every cell output sees.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import secrets
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -200,6 +205,25 @@ class Message:
         return self.replace(meta={**self.meta, **meta})
 
 
+_sequence = itertools.count()
+
+
+def new_message_id() -> str:
+    """A ULID-like id in hex: milliseconds since the epoch, a per-process counter (so ids made in the same
+    millisecond still sort in creation order), then random bits (so two kernels never collide)."""
+    return f"{time.time_ns() // 1_000_000:012x}{next(_sequence) % 0x10000:04x}{secrets.token_hex(4)}"
+
+
+def with_id(message: Any) -> Any:
+    """``message`` with a stable ``meta["id"]`` (kept if it has one).
+
+    System messages (rebuilt every turn, never saved) and duck-typed messages pass through unchanged.
+    """
+    if isinstance(message, Message) and message.role is not Role.SYSTEM and "id" not in message.meta:
+        return message.with_meta(id=new_message_id())
+    return message
+
+
 def dumps(value: JSON) -> str:
     """Compact JSON as Brute writes it: no spaces, non-ASCII kept."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -229,13 +253,17 @@ class Log(list[Any]):
 
     Observers get ``("append", message)`` for each message added at the end, ``("insert", (index, message))``
     for ``insert``, and ``("rewrite", None)`` for any other change (slice assignment, deletion, sort...).
+
+    With ``ids=True`` (an agent's turn log) every message appended or inserted without ``meta["id"]`` gets one
+    first, so the id is in the session file, in what observers hear and in what the cell shows.
     """
 
-    __slots__ = ("_observers",)
+    __slots__ = ("_observers", "ids")
 
-    def __init__(self, messages: Iterable[Any] = ()) -> None:
+    def __init__(self, messages: Iterable[Any] = (), *, ids: bool = False) -> None:
         super().__init__(messages)
         self._observers: list[Observer] = []
+        self.ids = ids
 
     def observe(self, fn: Observer, *, first: bool = False) -> None:
         """Add an observer; ``first=True`` puts it before the others (persistence runs before views hear)."""
@@ -253,6 +281,8 @@ class Log(list[Any]):
             fn(kind, item)
 
     def append(self, message: Any) -> None:
+        if self.ids:
+            message = with_id(message)
         super().append(message)
         if self._observers:
             self._notify("append", message)
@@ -270,6 +300,8 @@ class Log(list[Any]):
         if at >= len(self):
             self.append(message)
             return
+        if self.ids:
+            message = with_id(message)
         super().insert(index, message)
         if self._observers:
             self._notify("insert", (at if at >= 0 else max(len(self) - 1 + at, 0), message))
@@ -322,7 +354,8 @@ class Log(list[Any]):
 
     def _add(self, message: Message) -> Message:
         self.append(message)
-        return message
+        added: Message = self[-1]
+        return added
 
     def user(self, text: str, **meta: JSON) -> Message:
         return self._add(Message(Role.USER, text, meta=meta))

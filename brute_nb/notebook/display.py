@@ -130,25 +130,35 @@ class CellView:
                extra_stats: Mapping[str, Any] | None = None) -> None:
         """Reset the live display to its placeholder, then publish the final transcript from the log."""
         self._update(PLACEHOLDER, self.display_id)
-        meta_base = {"session": self.session}
-        tool_calls = 0
-        for item in self.final_segments():
+        segments = self.final_segments()
+        tool_calls = sum(isinstance(item, ToolView) for item in segments)
+        stats = {**self.stats(tool_calls), **(extra_stats or {})}
+        base = self.output_meta(stats)
+        for item in segments:
             if isinstance(item, ToolView):
-                tool_calls += 1
                 if not self.quiet:
-                    self._publish(render.tool_bundle(item), {"brute": {**meta_base, "tool": item.name,
+                    self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name,
                                                                        "call_id": item.call_id,
                                                                        "status": item.status}})
             else:
                 text, meta = item
-                self._publish(render.text_bundle(text), {"brute": {**meta_base, **meta}})
+                self._publish(render.text_bundle(text), {"brute": {**base, **meta}})
         if self.stopped and not self.quiet:
-            self._publish(render.notice_bundle(self.stopped, "interrupted"))
+            self._publish(render.notice_bundle(self.stopped, "interrupted"), {"brute": base})
         if notice:
-            self._publish(render.notice_bundle(notice, kind))
+            self._publish(render.notice_bundle(notice, kind), {"brute": base})
         if not self.quiet:
-            stats = {**self.stats(tool_calls), **(extra_stats or {})}
-            self._publish(render.footer_bundle(stats), {"brute": {**meta_base, "usage": stats}})
+            self._publish(render.footer_bundle(stats), {"brute": base})
+
+    def output_meta(self, stats: Mapping[str, Any]) -> dict[str, Any]:
+        """What every final output carries: the session, the ids of the messages this turn added, model, usage.
+
+        The ids are the ``meta["id"]`` of the lines this turn wrote to the session file, so a saved notebook's
+        output can be traced back to the exact messages behind it.
+        """
+        ids = [str(m.meta["id"]) for m in self.messages if "id" in (getattr(m, "meta", None) or {})]
+        usage = {k: stats.get(k) for k in ("input_tokens", "output_tokens", "tool_calls")}
+        return {"session": self.session, "message_ids": ids, "model": stats.get("model"), "usage": usage}
 
     def final_segments(self) -> list[Any]:
         """Assistant texts and tool calls of this turn, in log order, with results joined."""
@@ -159,7 +169,10 @@ class CellView:
                 continue
             meta = dict(getattr(m, "meta", {}) or {})
             if m.content:
-                out.append((m.content, {k: meta[k] for k in ("model", "input_tokens", "output_tokens") if k in meta}))
+                own = {k: meta[k] for k in ("input_tokens", "output_tokens") if k in meta}
+                if "id" in meta:
+                    own["message_id"] = meta["id"]
+                out.append((m.content, own))
             for call in m.tool_calls or ():
                 result = results.get(call.id)
                 view = self.tools.get(call.id) or ToolView(call_id=call.id, name=call.name, arguments=call.arguments)

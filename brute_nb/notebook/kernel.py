@@ -28,9 +28,16 @@ arguments and result, as a collapsible block. Prefer small, verifiable steps: re
 tests after you change code, and say plainly what you did and what is left."""
 
 
-def default_system_prompt(notebook: Path | None, root: Path) -> str:
+def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = True) -> str:
+    """The notebook setting and workspace root, then the skills under the root (when the skill tool is on)."""
     where = f" ({notebook})" if notebook else ""
-    return SYSTEM_PROMPT.format(notebook=where, root=root)
+    text = SYSTEM_PROMPT.format(notebook=where, root=root)
+    if not skills:
+        return text
+    from brute_nb.tools.skill import skills_section
+
+    section = skills_section(root)
+    return f"{text}\n\n{section}" if section else text
 
 
 class NotebookAgent:
@@ -119,9 +126,13 @@ class NotebookAgent:
 
     @property
     def log(self) -> Log:
-        """The whole conversation: the last turn's log, or the session file before any turn in this kernel."""
-        if self.agent.last_env is not None:
-            return Log(m for m in self.agent.last_env["messages"])
+        """The whole conversation: the last turn's log, or the session file before any turn in this kernel.
+
+        Reading never builds the agent, so the log of a saved session can be inspected with no provider set up.
+        """
+        env = self._agent.last_env if self._agent is not None else None
+        if env is not None:
+            return Log(m for m in env["messages"])
         return Log(read_session(self.session_path))
 
     @property
@@ -143,7 +154,7 @@ class NotebookAgent:
         assistant = df[df["role"] == "assistant"]
         per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens"]].sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
-        per_turn.loc["total"] = per_turn.sum(numeric_only=True)
+        per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
 
     def reset(self) -> Path | None:
@@ -176,7 +187,11 @@ class NotebookAgent:
         return render(result).text
 
     def load(self, df: Any, name: str | None = None) -> NotebookAgent:
-        """Continue from an edited frame, saved as a fork in a new session file (the original is untouched)."""
+        """Continue from an edited frame, saved as a fork in a new session file (the original is untouched).
+
+        The fork keeps this session's settings and provider and, when this session is the kernel's, becomes
+        the current session, so the next ``%%brute`` continues from the edited history.
+        """
         from brute_nb.message import close_unanswered
         from brute_nb.middleware.session_log import replace_atomically
         from brute_nb.notebook.paths import fork_name
@@ -190,10 +205,18 @@ class NotebookAgent:
         if path.exists():
             raise BruteError(f"{path} already exists; pick another name for the fork")
         replace_atomically(path, [m for m in log if role_of(m) != "system"])
-        twin = NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
-        twin.provider = self.provider
-        twin._model = self._model  # the same model connection: a replayed cassette goes on in order
-        return twin
+        forked = NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
+        forked.provider = self.provider
+        forked._model = self._model  # the same model connection: a replayed cassette goes on in order
+        from brute_nb.notebook.registry import registry
+
+        reg = registry()
+        if any(nb is self for nb in reg.agents.values()):
+            reg.adopt(forked)
+        return forked
+
+    def __repr__(self) -> str:
+        return f"NotebookAgent(session={self.name!r}, path={str(self.session_path)!r})"
 
 
 def final_text(messages: list[Any]) -> str:

@@ -7,7 +7,9 @@ cells; ``--new``, ``--quiet`` and ``--raw`` apply to one cell.
 
 from __future__ import annotations
 
+import shlex
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ SUBCOMMANDS = """\
 %brute help              this text"""
 
 SUMMARY_ROWS = 5
+CONVERSIONS: dict[str, Callable[[Any], str]] = {"r": repr, "s": str, "a": ascii}
 
 
 def summarize_value(value: Any) -> str:
@@ -52,7 +55,11 @@ def summarize_value(value: Any) -> str:
 
 
 def expand(template: str, namespace: dict[str, Any]) -> str:
-    """Fill ``{expr}`` from the user's namespace; anything that does not evaluate is left as written."""
+    """Fill ``{expr}`` from the user's namespace (``!r``/``!s``/``!a`` and ``:spec`` work as in ``str.format``).
+
+    A prompt is often about code, so a field is filled only when it evaluates, reads at least one name and
+    formats cleanly; anything else (a JSON object, a set literal, a typo) is left exactly as written.
+    """
     out = []
     try:
         parsed = list(string.Formatter().parse(template))
@@ -63,13 +70,21 @@ def expand(template: str, namespace: dict[str, Any]) -> str:
         if field is None:
             continue
         original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
-        try:
-            value = eval(field, namespace)  # the user's own expression in the user's own kernel
-        except Exception:
-            out.append(original)
-            continue
-        out.append(summarize_value(value) if not spec else format(value, spec))
+        out.append(_fill(field, spec, conv, namespace, original))
     return "".join(out)
+
+
+def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str) -> str:
+    try:
+        code = compile(field.strip(), "<prompt>", "eval")
+        if not code.co_names:
+            return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
+        value = eval(code, namespace)  # the user's own expression in the user's own kernel
+        if conv:
+            value = CONVERSIONS[conv](value)
+        return format(value, spec) if spec else (value if conv else summarize_value(value))
+    except Exception:
+        return original
 
 
 @magics_class
@@ -160,7 +175,10 @@ class BruteMagics(Magics):
         return nb
 
     def _line(self, line: str) -> Any:
-        words = line.split()
+        try:
+            words = shlex.split(line)  # quotes keep a value with spaces whole: config system="be brief"
+        except ValueError as exc:
+            raise UsageError(f"%brute {line.strip()}: {exc}") from None
         if not words:
             return self._help()
         cmd, rest = words[0], words[1:]
@@ -202,7 +220,12 @@ class BruteMagics(Magics):
         print(f"session {nb.name} starts afresh" + (f"; the old file is kept as {backup}" if backup else ""))
 
     def _cmd_undo(self, rest: list[str]) -> None:
-        print(self.registry.current().undo(rest[0] if rest else None))
+        if len(rest) > 1:
+            raise UsageError("usage: %brute undo [PATH] (quote a path with spaces)")
+        try:
+            print(self.registry.current().undo(rest[0] if rest else None))
+        except LookupError as exc:  # nothing recorded for that path
+            raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
@@ -217,7 +240,7 @@ class BruteMagics(Magics):
         nb = reg.current()
         if rest:
             try:
-                apply_config(reg, st.parse_pairs("%brute config", ",".join(rest)))
+                apply_config(reg, config_pairs(rest))
             except st.SettingsError as exc:
                 raise UsageError(str(exc)) from None
             nb = reg.current()
@@ -242,6 +265,18 @@ def _check_name(name: str) -> None:
         raise UsageError(str(exc)) from None
 
 
+def config_pairs(words: list[str]) -> dict[str, str]:
+    """``%brute config`` words, one ``key=value`` each; a value may hold commas and ``=`` (tools=read,fs_search)."""
+    pairs = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise st.SettingsError(f"%brute config takes key=value words; {word!r} is not one "
+                                   "(quote a value with spaces: system=\"be brief\")")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
 def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
     # A list of tools (names and the user's own tool objects) is the one setting that is not text.
@@ -261,7 +296,10 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
         elif key == "model":
             changes[key] = st.parse_model(value)
         elif key == "tools":
+            from brute_nb.notebook.stack import select_tools
+
             changes[key] = st.parse_tools(value)
+            select_tools(changes[key])  # an unknown name is refused now, not at the next turn
         elif key == "system":
             changes[key] = value
         elif key in ("max_iterations", "window"):

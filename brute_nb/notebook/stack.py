@@ -84,9 +84,11 @@ def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.notebook.kernel import default_system_prompt
 
     s = nb.settings
+    tools = select_tools(s.tools)
+    skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
 
     def system(env: Env) -> str:
-        return s.system if s.system is not None else default_system_prompt(nb.notebook, nb.root)
+        return s.system if s.system is not None else default_system_prompt(nb.notebook, nb.root, skills=skills)
 
     provider = make_provider(nb)
     agent = (
@@ -101,6 +103,6 @@ def build_agent(nb: NotebookAgent) -> Agent:
         agent.use(Budget, **s.budget)
     return (
         agent.use(DefaultCompactionPipeline, window=s.window)
-        .use(DefaultToolPipeline, tools=select_tools(s.tools))
+        .use(DefaultToolPipeline, tools=tools)
         .run(provider)
     )

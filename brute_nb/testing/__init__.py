@@ -9,6 +9,7 @@ from brute_nb.testing.script import (
     rate_limit,
     reply,
     server_error,
+    slow,
     stall,
     truncated,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "rate_limit",
     "reply",
     "server_error",
+    "slow",
     "stall",
     "truncated",
 ]

@@ -3,7 +3,8 @@
 It lets the real ``openai`` and ``anthropic`` SDK clients run for real, offline. Like the real APIs it refuses a
 request that breaks their rules (see ``rules``) with HTTP 400 and a readable error, so a test that passes here
 sends requests a real provider would accept. Replies come from a script, one item per request, in order; faults
-(429 with retry-after, 500, a stalled stream, malformed JSON, a truncated stream) are script items too.
+(429 with retry-after, 500, a stalled stream, malformed JSON, a truncated stream) are script items too, and
+``slow(reply, delay)`` streams a reply one event every ``delay`` seconds.
 
     with FakeProvider(["hello", reply("", call("read", {"file_path": "a"}))]) as fake:
         OpenAIChat("gpt-x", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
@@ -15,8 +16,11 @@ The server is a ``ThreadingHTTPServer`` on 127.0.0.1:0 with Nagle disabled (stre
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,6 +47,8 @@ class Outcome:
     headers: dict[str, str]
     chunks: list[bytes] = field(default_factory=list)
     stall_after: int | None = None
+    delay: float = 0.0
+    """Seconds before each chunk after the first (a slow stream)."""
 
 
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:
@@ -157,7 +163,7 @@ def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> O
 def _with_ids(api: str, reply: Reply, n: int) -> Reply:
     calls = tuple(c if c.id else ToolCall(f"{ID_PREFIX[api]}{n}_{i}", c.name, c.arguments)
                   for i, c in enumerate(reply.calls))
-    return Reply(reply.text, calls, reply.thinking, reply.cached_tokens, reply.finish)
+    return dataclasses.replace(reply, calls=calls)
 
 
 def _events(api: str, body: dict[str, Any], reply: Reply, n: int) -> list[str]:
@@ -172,7 +178,7 @@ def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
     headers = {"x-request-id": f"req_{n}", "request-id": f"req_{n}"}
     if body.get("stream"):
         chunks = [e.encode() for e in _events(api, body, reply, n)]
-        return Outcome(200, {"content-type": "text/event-stream", **headers}, chunks)
+        return Outcome(200, {"content-type": "text/event-stream", **headers}, chunks, delay=reply.delay)
     if api == "anthropic":
         return _json(200, wire.anthropic_json(body, reply, n), headers)
     if api == "openai_responses":
@@ -230,10 +236,17 @@ class _MockStream:
             yield chunk
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._chunks()
+        for i, chunk in enumerate(self._chunks()):
+            if i and self.outcome.delay:
+                time.sleep(self.outcome.delay)
+            yield chunk
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._chunks():
+        import anyio
+
+        for i, chunk in enumerate(self._chunks()):
+            if i and self.outcome.delay:
+                await anyio.sleep(self.outcome.delay)
             yield chunk
 
     def close(self) -> None:
@@ -259,10 +272,17 @@ def _handler_class(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
             if outcome.headers.get("content-type") == "application/json" and outcome.stall_after is None:
                 self.send_header("content-length", str(sum(len(c) for c in outcome.chunks)))
             self.end_headers()
+            # The client may hang up mid-stream (an interrupted turn): not the server's error.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(outcome)
+
+        def _send(self, outcome: Outcome) -> None:
             for i, chunk in enumerate(outcome.chunks):
                 if outcome.stall_after is not None and i >= outcome.stall_after:
                     fake._closing.wait()
                     return
+                if i and outcome.delay and fake._closing.wait(outcome.delay):
+                    return  # the server is closing: stop a slow stream at once
                 self.wfile.write(chunk)
                 self.wfile.flush()
 

@@ -23,6 +23,8 @@ class Reply:
     cached_tokens: int = 0
     finish: str | None = None
     """Override the finish reason (e.g. "length"); by default it follows from the calls."""
+    delay: float = 0.0
+    """Seconds to wait before each stream event after the first: a slow model, for interrupting mid-stream."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,16 @@ def call(name: str, arguments: dict[str, Any] | str | None = None, id: str | Non
 
     args = {INVALID_ARGUMENTS_KEY: arguments} if isinstance(arguments, str) else dict(arguments or {})
     return ToolCall(id=id or "", name=name, arguments=args)
+
+
+def slow(item: object, delay: float = 0.5) -> Reply:
+    """A reply (text, ``reply(...)`` or Message) that streams one event every ``delay`` seconds."""
+    import dataclasses
+
+    base = as_reply(item)
+    if isinstance(base, Fault):
+        raise TypeError("slow() takes a reply, not a fault")
+    return dataclasses.replace(base, delay=delay)
 
 
 def rate_limit(retry_after: float = 1, message: str = "Rate limit reached; please slow down.") -> Fault:

@@ -21,7 +21,7 @@ from brute_nb.tools.fs_search import FSSearch
 from brute_nb.tools.pipeline import ToolPipeline, ValidateParams
 from brute_nb.tools.question import Question
 from brute_nb.tools.shell import Shell
-from brute_nb.tools.skill import Skill, SkillLoad, SkillWarning, discover_skills, skills_prompt
+from brute_nb.tools.skill import Skill, SkillLoad, SkillWarning, discover_skills, skills_prompt, skills_section
 from brute_nb.tools.stores import FileMutationQueue, SnapshotStore, TodoStore
 from brute_nb.tools.subagent import SubAgent
 from brute_nb.tools.todo import TodoRead, TodoWrite
@@ -79,6 +79,7 @@ __all__ = [
     "current_env",
     "discover_skills",
     "skills_prompt",
+    "skills_section",
     "tool",
     "toolset",
     "truncate",

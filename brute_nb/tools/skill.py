@@ -4,7 +4,8 @@ body) that the model loads by name when it needs them.
 Discovery, first name wins: ``<root>/.brute/skills/**/SKILL.md`` (project) then ``~/.config/brute/skills/**``
 (global), each root's paths in sorted order. ``name`` defaults to the folder's name; a file without a
 description, or with bad front matter, is skipped with a ``SkillWarning``. ``skills_prompt`` renders the
-``<available_skills>`` block for the system prompt.
+``<available_skills>`` block and ``skills_section`` the system prompt's Skills section (Brute's: two lines saying
+when to load a skill, then the block; empty when there are no skills, so the prompt does not mention them).
 """
 
 from __future__ import annotations
@@ -96,6 +97,18 @@ def skills_prompt(skills: list[Skill]) -> str:
                  "  </skill>"]
     rows.append("</available_skills>")
     return "\n".join(rows)
+
+
+SKILLS_INTRO = """\
+# Skills
+Skills hold specialised instructions and workflows for particular kinds of task. When a task matches a skill's \
+description, load that skill with the `skill` tool before you start, and follow it."""
+
+
+def skills_section(workspace: Path | None = None) -> str:
+    """The system prompt's Skills section for the skills visible from ``workspace`` ("" when there are none)."""
+    listing = skills_prompt(discover_skills(workspace))
+    return f"{SKILLS_INTRO}\n\n{listing}" if listing else ""
 
 
 class SkillLoad(Tool):

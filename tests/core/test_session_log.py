@@ -85,7 +85,7 @@ def test_history_rewrite_is_atomic_and_archives_what_left(tmp_path: Path) -> Non
     agent.start("u2")
     agent.start("u3")
     assert [m["content"] for m in lines(path)] == ["u2", "a2", "u3", "a3"]
-    assert lines(path)[0]["meta"] == {"compacted": True}
+    assert lines(path)[0]["meta"]["compacted"] is True
     archive = tmp_path / "s.archive.jsonl"
     assert [m["content"] for m in lines(archive)] == ["u1", "a1", "u2"]  # dropped + the rewritten original
     assert not list(tmp_path.glob(".*.tmp"))
@@ -196,3 +196,17 @@ def test_an_open_call_in_a_hand_edited_file_is_still_closed(tmp_path: Path) -> N
     path.write_text(Message("user", "u0").to_json() + "\n" + dangling.to_json() + "\n")
     make(path, Scripted(["a"])).start("next")
     assert unanswered_calls(read_session(path)) == []
+
+
+def test_every_saved_message_has_a_stable_id_that_survives_reload(tmp_path: Path) -> None:
+    path = tmp_path / "ids.jsonl"
+    fake = Scripted([reply("Looking.", call("nope", {}, id="c1")), "Done."])
+    env = make(path, fake).start("hi")
+    ids = [m.meta["id"] for m in env["messages"] if m.role != "system"]
+    assert [line["meta"]["id"] for line in lines(path)] == ids  # user, assistant, closed call
+    assert len(set(ids)) == 3 and ids == sorted(ids)  # unique, and in creation order
+    assert "id" not in env["messages"][0].meta  # the system prompt is rebuilt each turn, never saved
+    env2 = make(path, Scripted(["Again."])).start("more")
+    assert [m.meta["id"] for m in read_session(path)][:3] == ids  # a reload keeps them
+    assert [m.meta["id"] for m in env2["messages"][1:4]] == ids
+    assert "id" not in brute_nb.log([Message("user", "x")])[0].meta  # a plain Log assigns none

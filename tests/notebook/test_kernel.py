@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client.manager import start_new_kernel
+from kernel_helpers import html_of, run
+from kernel_helpers import kernel as start_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -26,36 +27,8 @@ brute_nb.current().provider = Scripted([
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
-    try:
+    with start_kernel(tmp_path) as (km, kc):
         yield km, kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def run(kc: Any, code: str, timeout: float = 60, on_output: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    msg_id = kc.execute(code)
-    outputs = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind = msg["msg_type"]
-        if kind in ("display_data", "execute_result", "stream", "error", "update_display_data"):
-            outputs.append(msg)
-            if on_output is not None:
-                on_output(msg)
-        if kind == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    reply_msg = kc.get_shell_msg(timeout=timeout)
-    return reply_msg["content"], outputs
-
-
-def html_of(outputs: list[dict[str, Any]]) -> str:
-    shown = [o["content"].get("data", {}) for o in outputs if o["msg_type"] == "display_data"]
-    return "".join(d.get("text/html", "") for d in shown)
 
 
 def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tmp_path: Path) -> None:

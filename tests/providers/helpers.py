@@ -74,11 +74,11 @@ def tool_agent(provider: Provider, deltas: list[str] | None = None, reasoning: l
     return a
 
 
-TIMING = ("duration_ms", "created_at", "replayed")
+TIMING = ("duration_ms", "created_at", "replayed", "id")
 
 
 def shape(messages: list[Any]) -> list[dict[str, Any]]:
-    """Messages without the meta that differs run to run (timing)."""
+    """Messages without the meta that differs run to run (timing, ids)."""
     out = []
     for m in messages:
         d = m.to_dict()

@@ -7,7 +7,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from brute_nb.testing import FakeProvider, call, malformed_json, rate_limit, reply, server_error, truncated
+from brute_nb.testing import FakeProvider, call, malformed_json, rate_limit, reply, server_error, slow, truncated
 
 
 def openai_client(fake: FakeProvider, **kw: Any) -> Any:
@@ -114,6 +114,18 @@ def test_a_truncated_stream_has_no_finish(fake_provider: FakeProvider) -> None:
         model="m", messages=[{"role": "user", "content": "x"}], stream=True)
     chunks = list(stream)
     assert chunks and all(c.choices[0].finish_reason is None for c in chunks)
+
+
+def test_a_slow_stream_waits_between_events_until_the_server_closes() -> None:
+    with FakeProvider([slow("one two three four five six", delay=60)]) as fake:
+        stream = openai_client(fake).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+        first = next(iter(stream))
+        fake.close()  # ends the 60 s wait before the second event: the client sees the stream cut short
+        rest = list(stream)
+    assert first.choices[0].delta.role == "assistant"
+    assert all(c.choices[0].finish_reason is None for c in rest)
+    assert "".join(c.choices[0].delta.content or "" for c in rest) != "one two three four five six"
 
 
 def test_exhausted_script_says_how_to_fix(fake_provider: FakeProvider) -> None:

@@ -1,0 +1,84 @@
+"""Driving a real kernel from a test: start one on this source tree, run a cell, read what it showed.
+
+The kernel gets ``PYTHONPATH`` set to this checkout, so it imports the brute_nb under test rather than whatever
+the venv has installed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+Output = dict[str, Any]
+
+
+@contextmanager
+def kernel(cwd: Path, **env: str) -> Iterator[tuple[Any, Any]]:
+    """A started kernel (manager, client) in ``cwd`` with extra environment variables; shut down after."""
+    from jupyter_client.manager import start_new_kernel
+
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(cwd), env={**os.environ, "PYTHONPATH": path, **env})
+    try:
+        yield km, kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run(kc: Any, code: str, timeout: float = 60,
+        on_output: Callable[[Output], Any] | None = None) -> tuple[dict[str, Any], list[Output]]:
+    """Execute ``code``; return the execute_reply content and the cell's output messages, in order."""
+    msg_id = kc.execute(code)
+    outputs = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind = msg["msg_type"]
+        if kind in ("display_data", "execute_result", "stream", "error", "update_display_data"):
+            outputs.append(msg)
+            if on_output is not None:
+                on_output(msg)
+        if kind == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    while True:  # the reply to this cell (skipping replies to cells an earlier failure left behind)
+        reply = kc.get_shell_msg(timeout=timeout)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], outputs
+
+
+def ok(kc: Any, code: str, **kw: Any) -> list[Output]:
+    """Run a cell that must succeed; its outputs."""
+    reply, outputs = run(kc, code, **kw)
+    assert reply["status"] == "ok", f"{code!r} failed: {reply.get('ename')}: {reply.get('evalue')}"
+    return outputs
+
+
+def shown(outputs: list[Output]) -> list[Output]:
+    """The final (display_data / execute_result) outputs' content: data and metadata."""
+    return [o["content"] for o in outputs if o["msg_type"] in ("display_data", "execute_result")]
+
+
+def html_of(outputs: list[Output]) -> str:
+    return "".join(c.get("data", {}).get("text/html", "") for c in shown(outputs))
+
+
+def text_of(outputs: list[Output]) -> str:
+    """What the cell printed (stream output)."""
+    return "".join(o["content"]["text"] for o in outputs if o["msg_type"] == "stream")
+
+
+def value_of(kc: Any, expr: str) -> Any:
+    """A Python value from the kernel, through its repr (``expr`` must evaluate to a literal)."""
+    import ast
+
+    text = text_of(ok(kc, f"print(repr({expr}))"))
+    return ast.literal_eval(text.strip())

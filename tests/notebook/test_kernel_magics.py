@@ -1,0 +1,235 @@
+"""Every ``%brute`` subcommand and ``%%brute`` option in one real kernel, against the strict fake provider.
+
+One kernel for the module (tests run in file order and each works in its own session where it can), talking to
+a ``FakeProvider`` in this process through the real ``anthropic`` SDK (``ANTHROPIC_BASE_URL``): every request
+the kernel sends is checked against the API's rules, and nothing reaches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_helpers import html_of, kernel, ok, run, shown, text_of, value_of
+
+from brute_nb.message import unanswered_calls
+from brute_nb.middleware.session_log import read_session
+from brute_nb.testing import API_KEY, FakeProvider, call, reply, slow
+
+pytestmark = pytest.mark.kernel
+
+MODEL = "claude-sonnet-4-20250514"  # auto()'s default for an ANTHROPIC_API_KEY
+LOG_COLUMNS = ("turn", "role", "content", "tool_calls", "tool_call_id", "tool_names", "n_tool_calls", "chars",
+               "model", "input_tokens", "output_tokens", "finish_reason", "created_at", "duration_ms")
+TOOL_COLUMNS = ("turn", "call_id", "name", "arguments", "result", "is_error", "result_chars", "duration_ms")
+SESSION_COLUMNS = ("name", "messages", "tool_calls", "last_modified", "size")
+
+
+class Bench:
+    def __init__(self, km: Any, kc: Any, fake: FakeProvider, folder: Path) -> None:
+        self.km, self.kc, self.fake, self.folder = km, kc, fake, folder
+        self.sessions = folder / "demo.brute"
+
+    def lines(self, session: str) -> list[dict[str, Any]]:
+        path = self.sessions / f"{session}.jsonl"
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+    def sent(self, index: int = -1) -> str:
+        """What one request sent as its conversation (JSON text, for substring checks)."""
+        return json.dumps(self.fake.requests[index]["json"]["messages"])
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
+    folder = tmp_path_factory.mktemp("magics")
+    with FakeProvider() as fake:
+        env = {"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "",
+               "OLLAMA_HOST": "", "BRUTE_MODEL": "", "BRUTE_NB_NOTEBOOK": "demo.ipynb"}
+        with kernel(folder, **env) as (km, kc):
+            ok(kc, "%load_ext brute_nb\nimport brute_nb")
+            yield Bench(km, kc, fake, folder)
+
+
+def header_cells(html: str) -> list[str]:
+    import re
+
+    return re.findall(r"<th>([^<]*)</th>", html)
+
+
+def test_a_turn_fills_braces_and_its_outputs_name_the_session_lines(bench: Bench) -> None:
+    (bench.folder / "notes.txt").write_text("remember the milk\n")
+    bench.fake.add(reply("Reading.", call("read", {"file_path": "notes.txt"})), "The notes say: milk.")
+    ok(bench.kc, "n = 41")
+    outputs = ok(bench.kc, "%%brute -s main\nread notes.txt, then say {n + 1}")
+    assert "then say 42" in bench.sent(-2) and "remember the milk" in bench.sent(-1)
+
+    lines = bench.lines("main")
+    assert [m["role"] for m in lines] == ["user", "assistant", "tool", "assistant"]
+    finals = [c for c in shown(outputs) if c["data"].get("text/plain")]  # all but the emptied live display
+    assert len(finals) == 4  # the two texts, the tool block, the footer
+    for content in finals:
+        meta = content["metadata"]["brute"]
+        assert meta["session"] == "main"
+        assert meta["message_ids"] == [m["meta"]["id"] for m in lines]
+        assert meta["model"] == MODEL
+        assert meta["usage"]["input_tokens"] == sum(m["meta"]["input_tokens"] for m in lines[1::2])
+        assert meta["usage"]["tool_calls"] == 1
+    texts = [c["metadata"]["brute"] for c in finals if "message_id" in c["metadata"]["brute"]]
+    assert [t["message_id"] for t in texts] == [lines[1]["meta"]["id"], lines[3]["meta"]["id"]]
+
+
+def test_raw_leaves_braces_alone(bench: Bench) -> None:
+    bench.fake.add("Braces kept.")
+    ok(bench.kc, "%%brute --raw --quiet\nliteral {n + 1}")
+    assert "literal {n + 1}" in bench.sent()
+
+
+def test_log_tools_and_usage_are_tables(bench: Bench) -> None:
+    log_html = html_of(ok(bench.kc, "%brute log"))
+    assert "<table" in log_html and set(LOG_COLUMNS) <= set(header_cells(log_html))
+    assert "remember the milk" in log_html and "Braces kept." in log_html
+
+    tools_html = html_of(ok(bench.kc, "%brute tools"))
+    assert "<table" in tools_html and set(TOOL_COLUMNS) <= set(header_cells(tools_html))
+    assert "notes.txt" in tools_html
+
+    usage_html = html_of(ok(bench.kc, "%brute usage"))
+    assert {"input_tokens", "output_tokens", "model_calls"} <= set(header_cells(usage_html))
+    usage = value_of(bench.kc, "brute_nb.current().usage.astype(int).to_dict('index')")
+    lines = bench.lines("main")
+    assert usage["total"]["model_calls"] == 3 and usage[1]["model_calls"] == 2 and usage[2]["model_calls"] == 1
+    assert usage["total"]["output_tokens"] == sum(m["meta"]["output_tokens"] for m in lines if m["role"] != "user"
+                                                  and m["role"] != "tool")
+
+
+def test_use_switches_session_and_sessions_lists_them(bench: Bench) -> None:
+    assert "session side (new)" in text_of(ok(bench.kc, "%brute use side"))
+    bench.fake.add("Hello from the side.")
+    ok(bench.kc, "%%brute --quiet\nhi, side")
+    assert [m["content"] for m in bench.lines("side")] == ["hi, side\n", "Hello from the side."]
+    assert "hi, side" in bench.sent() and "remember the milk" not in bench.sent()  # a session of its own
+
+    html = html_of(ok(bench.kc, "%brute sessions"))
+    assert set(SESSION_COLUMNS) <= set(header_cells(html))
+    table = value_of(bench.kc, "get_ipython().run_line_magic('brute', 'sessions')"
+                               ".set_index('name')[['messages', 'tool_calls']].to_dict('index')")
+    assert table == {"main": {"messages": 6, "tool_calls": 1}, "side": {"messages": 2, "tool_calls": 0}}
+    assert "nothing to undo" in text_of(ok(bench.kc, "%brute undo"))
+    assert "session main (continuing)" in text_of(ok(bench.kc, "%brute use main"))
+
+
+def test_undo_reverts_the_agents_file_changes(bench: Bench) -> None:
+    target = bench.folder / "out.txt"
+    target.write_text("old\n")
+    bench.fake.add(reply("Writing.", call("write", {"file_path": "out.txt", "content": "new\n"}),
+                         call("write", {"file_path": "made.txt", "content": "made\n"})), "Both written.")
+    ok(bench.kc, "%%brute --quiet\nchange out.txt and make made.txt")
+    assert target.read_text() == "new\n" and (bench.folder / "made.txt").read_text() == "made\n"
+    assert "restored" in text_of(ok(bench.kc, "%brute undo out.txt"))
+    assert target.read_text() == "old\n" and (bench.folder / "made.txt").exists()
+    assert "deleted" in text_of(ok(bench.kc, "%brute undo"))  # the last change left: made.txt was new
+    assert not (bench.folder / "made.txt").exists()
+    for line, needle in (("undo never-touched.txt", "%brute undo with no path"), ("undo a b", "usage: %brute undo")):
+        reply_, _ = run(bench.kc, f"%brute {line}")
+        assert reply_["ename"] == "UsageError" and needle in reply_["evalue"]
+
+
+def test_config_shows_where_the_notebook_path_came_from_and_sets_keys(bench: Bench) -> None:
+    text = text_of(ok(bench.kc, "%brute config"))
+    assert f"{bench.folder / 'demo.ipynb'}  (from BRUTE_NB_NOTEBOOK)" in text
+    assert "session:        main" in text and "max_iterations: 50" in text
+    ok(bench.kc, "%brute use cfg")
+    text = text_of(ok(bench.kc, '%brute config max_iterations=7 notebook=demo.ipynb tools=read,fs_search '
+                                'system="Be brief." approve=shell=deny,write=ask'))
+    assert "max_iterations: 7" in text and "(from setting)" in text and "session:        cfg" in text
+    assert "tools:          read,fs_search" in text and "system:         Be brief." in text
+    assert "'shell': 'deny'" in text and "'write': 'ask'" in text
+    for line, needle in (("colour=blue", "unknown setting 'colour'"), ("tools=read,nope", "unknown tool nope"),
+                         ("system=be brief", "'brief' is not one"), ('system="be', "No closing quotation")):
+        reply_, _ = run(bench.kc, f"%brute config {line}")
+        assert reply_["ename"] == "UsageError" and needle in reply_["evalue"]
+    ok(bench.kc, "%brute use main")
+
+
+def test_help_and_the_cell_magics_usage(bench: Bench) -> None:
+    text = text_of(ok(bench.kc, "%brute help"))
+    for sub in ("log", "tools", "sessions", "use NAME", "reset", "undo [PATH]", "usage", "config", "help"):
+        assert f"%brute {sub}" in text
+    assert text_of(ok(bench.kc, "%brute")) == text
+    reply_, _ = run(bench.kc, "%brute frobnicate")
+    assert reply_["ename"] == "UsageError" and "%brute sessions" in reply_["evalue"]
+    reply_, _ = run(bench.kc, "%%brute?")
+    page = reply_["payload"][0]["data"]["text/plain"]
+    for option in ("-s SESSION, --session SESSION", "--new", "-m MODEL, --model MODEL", "--tools TOOLS", "--raw",
+                   "--quiet", "--max-iterations MAX_ITERATIONS", "--replay REPLAY"):
+        assert option in page
+
+
+def test_reset_and_new_keep_the_old_file_timestamped(bench: Bench) -> None:
+    before = (bench.sessions / "main.jsonl").read_text()
+    text = text_of(ok(bench.kc, "%brute reset"))
+    backup = Path(text.rsplit("kept as ", 1)[1].strip())
+    assert backup.parent == bench.sessions and backup.name.startswith("main.2") and backup.read_text() == before
+    assert not (bench.sessions / "main.jsonl").exists()
+    assert value_of(bench.kc, "len(brute_nb.current().df)") == 0
+
+    bench.fake.add("Starting over.")
+    ok(bench.kc, "%%brute --quiet\nstart again")
+    assert "remember the milk" not in bench.sent()
+    first_new = (bench.sessions / "main.jsonl").read_text()
+    bench.fake.add("Once more.")
+    ok(bench.kc, "%%brute --new --quiet\nonce more")
+    assert "start again" not in bench.sent()
+    assert [m["content"] for m in bench.lines("main")] == ["once more\n", "Once more."]
+    backups = [p for p in bench.sessions.glob("main.2*.jsonl") if not p.name.endswith(".archive.jsonl")]
+    assert sorted(p.read_text() for p in backups) == sorted([before, first_new])
+
+
+def test_load_forks_a_session_from_an_edited_frame(bench: Bench) -> None:
+    original = (bench.sessions / "main.jsonl").read_text()
+    code = ("df = brute_nb.current().df.copy()\n"
+            "df.loc[df.index[df.role == 'user'][0], 'content'] = 'an edited question'\n"
+            "fork = brute_nb.current().load(df)\n"
+            "print(fork.name, brute_nb.current().name)")
+    assert text_of(ok(bench.kc, code)).split() == ["main-fork-1", "main-fork-1"]  # the fork is now current
+    assert [m["content"] for m in bench.lines("main-fork-1")] == ["an edited question", "Once more."]
+    bench.fake.add("Continuing the fork.")
+    ok(bench.kc, "%%brute --quiet\ngo on")
+    assert "an edited question" in bench.sent() and "once more" not in bench.sent()
+    assert (bench.sessions / "main.jsonl").read_text() == original  # the original is untouched
+    assert [m["content"] for m in bench.lines("main-fork-1")][2:] == ["go on\n", "Continuing the fork."]
+
+
+def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(bench: Bench) -> None:
+    words = " ".join(f"word{i}" for i in range(40))  # ~45 stream events a second apart: most of a minute
+    bench.fake.add(slow(reply(words, call("read", {"file_path": "notes.txt"})), delay=1))
+    interrupted: list[tuple[str, float]] = []
+
+    def interrupt_on_first_text(msg: dict[str, Any]) -> None:
+        html = msg["content"].get("data", {}).get("text/html", "")
+        if not interrupted and msg["msg_type"] == "update_display_data" and "word0" in html:
+            interrupted.append((html, time.monotonic()))
+            bench.km.interrupt_kernel()
+
+    reply_, outputs = run(bench.kc, "%%brute -s stream\ntalk slowly", on_output=interrupt_on_first_text)
+    assert interrupted, "no streamed text was shown before the reply ended"
+    assert "word39" not in interrupted[0][0]  # it really was mid-stream
+    assert reply_["status"] == "error" and reply_["ename"] == "KeyboardInterrupt"
+    assert time.monotonic() - interrupted[0][1] < 10  # the stream was cut, not waited out
+    assert "interrupted" in html_of(outputs)
+
+    saved = read_session(bench.sessions / "stream.jsonl")
+    assert [m.content for m in saved if m.role == "user"] == ["talk slowly\n"]
+    assert not unanswered_calls(saved)
+    notice = [c for c in shown(outputs) if "interrupted" in c["data"].get("text/html", "")]
+    assert notice and notice[0]["metadata"]["brute"]["message_ids"] == [m.meta["id"] for m in saved]
+
+    bench.fake.add("I am still here.")
+    outputs = ok(bench.kc, "%%brute\nare you still there?")
+    assert any("I am still here." in c["data"].get("text/markdown", "") for c in shown(outputs))
+    assert "talk slowly" in bench.sent() and "are you still there?" in bench.sent()  # accepted by the strict rules
+    assert [m["role"] for m in bench.lines("stream")][-2:] == ["user", "assistant"]
