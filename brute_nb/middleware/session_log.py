@@ -6,6 +6,9 @@ It owns the file and keeps the brief's promise that nothing a user made is ever 
   file's (size, mtime, inode), so a turn reads the file again only when someone else changed it.
 * During the turn every appended message is written at once as one whole line (a crash mid-turn keeps what
   happened); the cost of a turn is O(new messages), not O(history).
+* History is not copied into each turn's fresh log: ``env["messages"]`` becomes the session's own ``Log``, kept
+  from turn to turn (the turn's prompt appended to it, the agent's observers shared for the turn). So an
+  earlier turn's ``env["messages"]`` is the same object as the next turn's; copy it to keep a snapshot.
 * When history itself changed (compaction, edits) the file is rewritten atomically (temp file in the same
   folder, fsync, ``os.replace``) and every message that left the file is first appended to
   ``<stem>.archive.jsonl``, so the session file may get shorter but nothing is ever dropped.
