@@ -276,6 +276,19 @@ class Log(list[Any]):
         if fn in self._observers:
             self._observers.remove(fn)
 
+    def share_observers(self, other: Log) -> None:
+        """Use ``other``'s observer list (one list, so ``observe``/``unobserve`` on either reach both).
+
+        SessionLog hands a turn its long-lived session log instead of copying history into the turn's fresh log;
+        sharing keeps every observer the agent put on the fresh log hearing the turn. ``stop_sharing`` ends it.
+        """
+        self._observers = other._observers
+        self.ids = self.ids or other.ids  # it stands in for the turn's log, which stamps ids
+
+    def stop_sharing(self) -> None:
+        """Forget the shared observer list (the other log keeps it)."""
+        self._observers = []
+
     def _notify(self, kind: ChangeKind, item: Any) -> None:
         for fn in tuple(self._observers):
             fn(kind, item)

@@ -6,6 +6,9 @@ It owns the file and keeps the brief's promise that nothing a user made is ever 
   file's (size, mtime, inode), so a turn reads the file again only when someone else changed it.
 * During the turn every appended message is written at once as one whole line (a crash mid-turn keeps what
   happened); the cost of a turn is O(new messages), not O(history).
+* History is not copied into each turn's fresh log: ``env["messages"]`` becomes the session's own ``Log``, kept
+  from turn to turn (the turn's prompt appended to it, the agent's observers shared for the turn). So an
+  earlier turn's ``env["messages"]`` is the same object as the next turn's; copy it to keep a snapshot.
 * When history itself changed (compaction, edits) the file is rewritten atomically (temp file in the same
   folder, fsync, ``os.replace``) and every message that left the file is first appended to
   ``<stem>.archive.jsonl``, so the session file may get shorter but nothing is ever dropped.
@@ -28,7 +31,7 @@ import filelock
 
 from brute_nb.agent import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
-from brute_nb.message import Message, close_unanswered, dumps, role_of, unanswered_calls
+from brute_nb.message import Log, Message, close_unanswered, dumps, role_of, unanswered_calls
 
 Signature = tuple[int, int, int]
 
@@ -189,6 +192,9 @@ class SessionLog:
         self._dirty = False
         self._history_open = False  # the file's history holds a call with no result (a hand-edited file)
         self._log: Any = None
+        self._session: Log | None = None  # the log handed to each turn; history plus the last turn's system lead
+        self._session_of: list[Any] | None = None  # the cached history the session log matches
+        self._reusable = False
 
     def history(self) -> list[Any]:
         """The messages in the file, read again only if the file changed since this layer last saw it."""
@@ -235,38 +241,75 @@ class SessionLog:
     async def __call__(self, env: Env) -> Any:
         await self._acquire()
         try:
-            messages = env["messages"]
-            history = self.history()
-            fresh = [m for m in messages if role_of(m) != "system"]  # this turn's prompt: a few messages
-            at = next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
-            messages[at:at] = history
-            turn_start = at + len(history)
-            self._written = list(history)
-            self._dirty = False
-            self._log = messages
+            turn = env["messages"]
+            messages = self._turn_log(turn)
+            turn_start = len(messages)
+            fresh = [m for m in turn if role_of(m) != "system"]  # this turn's prompt: a few messages
+            lead = next((i for i, m in enumerate(turn) if role_of(m) != "system"), len(turn))
+            if lead:
+                messages[0:0] = turn[:lead]  # the turn's own system messages stay first (a memmove, no copy)
+                turn_start += lead
             if fresh:
                 self._store(fresh)
+            list.extend(messages, turn[lead:])  # no observer yet: stored just above
+            self._reusable = len(fresh) == len(turn) - lead  # a system message after the prompt is not in the file
+            self._dirty = False
+            self._log = messages
+            messages.share_observers(turn)  # the agent's observers (message events) hear the session log
+            env["messages"] = messages
             messages.observe(self._on_change, first=True)
             try:
                 return await self.app(env)
             finally:
                 with anyio.CancelScope(shield=True):  # noqa: ASYNC100 - shields the cleanup from cancellation
-                    # While history is unchanged and was complete, only this turn's messages can hold an
-                    # unanswered call; otherwise look at the whole log.
-                    whole = self._dirty or self._history_open
-                    close_unanswered(messages, start=0 if whole else turn_start)
-                    messages.unobserve(self._on_change)
-                    if self._dirty:
-                        self.reconcile(messages)
-                    self._history = self._written
-                    self._history_open = False
-                    self._log = None
+                    self._end_turn(messages, turn_start)
         finally:
             self._release()
+
+    def _turn_log(self, turn: Any) -> Log:
+        """The log this turn runs on: the session's own ``Log`` (history, kept from turn to turn), not a copy.
+
+        Copying history into each turn's fresh log costs O(history) a turn; the session log is handed over
+        instead, minus the system messages the last turn put first. It is rebuilt (O(history), once) only when
+        the file changed under it or the last turn left it holding something the file does not.
+        """
+        history = self.history()
+        log = self._session
+        if log is None or not self._reusable or self._session_of is not history or log is turn:
+            log = Log(history)
+        else:
+            lead = 0
+            while lead < len(log) and role_of(log[lead]) == "system":
+                lead += 1
+            if len(log) - lead != len(history) or (history and log[-1] is not history[-1]):
+                log = Log(history)
+            elif lead:
+                list.__delitem__(log, slice(0, lead))  # not a change to tell observers about: it never was saved
+        self._session, self._session_of = log, history
+        self._written = history  # SessionLog's own cache: extended in place as lines reach the file
+        return log
+
+    def _end_turn(self, messages: Log, turn_start: int) -> None:
+        # While history is unchanged and was complete, only this turn's messages can hold an unanswered call;
+        # otherwise look at the whole log.
+        whole = self._dirty or self._history_open
+        close_unanswered(messages, start=0 if whole else turn_start)
+        messages.unobserve(self._on_change)
+        messages.stop_sharing()
+        if self._dirty:
+            self.reconcile(messages)
+            lead = next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
+            tail = messages[lead:]
+            self._reusable = len(tail) == len(self._written) and all(
+                a is b for a, b in zip(tail, self._written, strict=True))
+        self._history = self._session_of = self._written
+        self._history_open = False
+        self._log = None
 
     def _on_change(self, kind: str, item: Any) -> None:
         if kind == "append":
             if role_of(item) == "system":
+                self._reusable = False  # the session log would hold a line the file lacks
                 return
             if self._dirty:
                 # History changed shape before this append: compare the whole persisted view once.
@@ -274,9 +317,11 @@ class SessionLog:
             else:
                 self._store([item])
         elif kind == "insert":
-            _, message = item
+            at, message = item
             if role_of(message) != "system":
                 self._dirty = True
+            elif at:
+                self._reusable = False  # a system message inside the log: the next turn starts from a copy
         else:
             self._dirty = True
 

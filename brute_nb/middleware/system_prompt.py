@@ -34,7 +34,9 @@ class SystemPrompt:
 
     async def __call__(self, env: Env) -> Any:
         messages = env["messages"]
-        if not any(role_of(m) == "system" for m in messages):
+        # System messages lead the log (SessionLog keeps a turn's first), so only the first one is looked at:
+        # scanning the whole log would make every turn O(history).
+        if not (messages and role_of(messages[0]) == "system"):
             text = await self.render(env)
             if text:
                 messages.insert(0, Message(Role.SYSTEM, text))

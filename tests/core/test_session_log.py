@@ -210,3 +210,46 @@ def test_every_saved_message_has_a_stable_id_that_survives_reload(tmp_path: Path
     assert [m.meta["id"] for m in read_session(path)][:3] == ids  # a reload keeps them
     assert [m.meta["id"] for m in env2["messages"][1:4]] == ids
     assert "id" not in brute_nb.log([Message("user", "x")])[0].meta  # a plain Log assigns none
+
+
+def test_a_later_turn_never_copies_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.middleware import session_log
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(Message("user" if i % 2 == 0 else "assistant", f"m{i}").to_json() + "\n"
+                            for i in range(200)))
+    prompts = iter(["first system", "second system"])
+    agent = brute_nb.agent().use(SessionLog, path=path).use(SystemPrompt, text=lambda env: next(prompts))
+    fake = Scripted(["a1", "a2"])
+    agent.run(fake).start("u1")  # the first turn builds the session log from the file
+    copies: list[int] = []
+
+    def counting_log(messages: Any = ()) -> brute_nb.Log:
+        built = brute_nb.Log(messages)
+        copies.append(len(built))
+        return built
+
+    monkeypatch.setattr(session_log, "Log", counting_log)
+    env = agent.start("u2")
+    assert copies == []  # the second turn extended the session's own log: O(new messages), not O(history)
+    sent = [m["content"] for m in fake.requests[1]["messages"]]
+    assert sent[0] == "second system" and "first system" not in sent  # last turn's system message is gone
+    assert sent[1:] == [f"m{i}" for i in range(200)] + ["u1", "a1", "u2"]
+    assert [m.content for m in env["messages"]][-2:] == ["u2", "a2"]
+    assert [m["content"] for m in lines(path)][-4:] == ["u1", "a1", "u2", "a2"]
+
+
+def test_a_system_message_added_mid_turn_does_not_reach_the_next_turn(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    seen: list[list[str]] = []
+
+    def model(env: dict[str, Any]) -> None:
+        seen.append([m.content for m in env["messages"]])
+        env["messages"].system("only for this turn")
+        env["messages"].assistant(f"a{len(seen)}")
+
+    agent = brute_nb.agent().use(SessionLog, path=path).run(model)
+    agent.start("u1")
+    agent.start("u2")
+    assert seen == [["u1"], ["u1", "a1", "u2"]]  # the file is the truth; the stray system line is not in it
+    assert [m["content"] for m in lines(path)] == ["u1", "a1", "u2", "a2"]
