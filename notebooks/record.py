@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -57,7 +58,37 @@ SCRIPTS = {
         reply("Added `test_median_single`; all four tests pass, so the fix from before also holds for a "
               "one-element list."),
     ],
+    "transports": [
+        # Chat Completions through the openai SDK, a hand-written handler
+        reply("I'll check both items.", call("stock", {"item": "apples"}), call("stock", {"item": "pears"})),
+        reply("You have **19** altogether: 12 apples and 7 pears."),
+        # Responses API through the same client
+        reply("", call("stock", {"item": "apples"}), call("stock", {"item": "pears"})),
+        reply("19 in total (12 apples + 7 pears)."),
+        # Anthropic Messages through the anthropic SDK
+        reply("I'll look up both items in the stock.", call("stock", {"item": "apples"}),
+              call("stock", {"item": "pears"})),
+        reply("Together there are 19: 12 apples and 7 pears."),
+        # the ready-made providers, streamed: OpenAIChat, OpenAIResponses, AnthropicMessages
+        reply("Let me check.", call("stock", {"item": "plums"})),
+        reply("No, plums are sold out: the stock shows 0."),
+        reply("", call("stock", {"item": "plums"})),
+        reply("We're out of plums (0 in stock)."),
+        reply("I'll check the plum stock.", call("stock", {"item": "plums"})),
+        reply("Sorry, no plums left: the stock tool reports 0."),
+    ],
 }
+
+
+def openai_env(fake: FakeProvider) -> dict[str, str]:
+    """For notebooks that also talk to OpenAI: the openai SDK reads these, as the anthropic SDK reads its own."""
+    return {"OPENAI_API_KEY": fake.api_key or "fake", "OPENAI_BASE_URL": fake.openai_base_url}
+
+
+EXTRA_ENV: dict[str, Callable[[FakeProvider], dict[str, str]]] = {
+    "transports": openai_env,
+}
+"""Environment a notebook needs in record mode beyond the Anthropic variables every notebook gets."""
 
 
 def run(name: str, mode: str, env: dict[str, str]) -> nbformat.NotebookNode:
@@ -80,8 +111,9 @@ def record(name: str) -> None:
     cassette = HERE / "cassettes" / f"{name}.jsonl"
     cassette.unlink(missing_ok=True)
     with FakeProvider(SCRIPTS[name]) as fake:
+        extra = EXTRA_ENV[name](fake) if name in EXTRA_ENV else {}
         run(name, "record", {"BRUTE_NB_DEMO": "record", "ANTHROPIC_API_KEY": fake.api_key or "fake",
-                             "ANTHROPIC_BASE_URL": fake.base_url})
+                             "ANTHROPIC_BASE_URL": fake.base_url, **extra})
         left = len(fake.script)
     if left:
         raise SystemExit(f"{name}: {left} scripted replies were not used; the notebook and script disagree")
