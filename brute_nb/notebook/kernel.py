@@ -82,8 +82,9 @@ class NotebookAgent:
     @property
     def log(self) -> Log:
         """The whole conversation: the last turn's log, or the session file before any turn in this kernel."""
-        if self.agent.last_env is not None:
-            return Log(m for m in self.agent.last_env["messages"])
+        # The built agent, not ``self.agent``: reading the log must not need a provider (no key set yet).
+        if self._agent is not None and self._agent.last_env is not None:
+            return Log(m for m in self._agent.last_env["messages"])
         return Log(read_session(self.session_path))
 
     @property
