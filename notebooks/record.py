@@ -77,6 +77,24 @@ SCRIPTS = {
         reply("I'll check the plum stock.", call("stock", {"item": "plums"})),
         reply("Sorry, no plums left: the stock tool reports 0."),
     ],
+    "widget": [
+        # turn 1, sent from the chat panel
+        reply("I'll read it.", call("read", {"file_path": "stats.py"})),
+        reply(
+            "`stats.py` has two helpers: `mean`, the arithmetic mean, and `median`, the middle value (for an even "
+            "count, the mean of the two middle values).\n\nOne thing stands out: for an even count `median` averages "
+            "`ordered[mid]` and `ordered[mid + 1]`, one place too far to the right. It should average "
+            "`ordered[mid - 1]` and `ordered[mid]`."
+        ),
+        # turn 2, a %%brute cell
+        reply("Line 15:\n\n```python\nreturn (ordered[mid] + ordered[mid + 1]) / 2\n```"),
+        # turn 3, the panel again
+        reply("Let me look at the tests.", call("read", {"file_path": "test_stats.py"})),
+        reply(
+            "Yes: `test_median_even` expects `median([4, 1, 3, 2])` to be 2.5. With the bug it returns 3.5, so "
+            "that test fails until line 15 is fixed."
+        ),
+    ],
 }
 
 
