@@ -72,6 +72,7 @@ class Worker:
 
     def _work(self) -> None:
         try:
+            _forget_async_library()
             anyio.run(self._main)
         except BaseException as exc:  # handed to the waiting thread, which re-raises it
             self.error = exc
@@ -99,6 +100,17 @@ class Worker:
         if self.error is not None:
             raise self.error
         return self.result
+
+
+def _forget_async_library() -> None:
+    """Clear the running-library mark a copied context may carry (anyio sets sniffio's context variable), so a
+    worker started from code under anyio (an async test, an anyio app, another worker) can start its own loop
+    instead of failing with "Already running asyncio in this thread"."""
+    try:
+        import sniffio
+    except ImportError:  # anyio then looks for a running loop in this thread, and this new thread has none
+        return
+    sniffio.current_async_library_cvar.set(None)
 
 
 def run_in_worker(fn: Callable[[], Awaitable[T]]) -> T:

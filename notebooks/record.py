@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -143,7 +144,55 @@ SCRIPTS = {
               "- `stats.py`: `mean` and `median`, with the even-count fix to `median` from earlier.\n"
               "- `test_stats.py`: three tests, one for `mean` and two for `median` (odd and even length)."),
     ],
+    "transports": [
+        # Chat Completions through the openai SDK, a hand-written handler
+        reply("I'll check both items.", call("stock", {"item": "apples"}), call("stock", {"item": "pears"})),
+        reply("You have **19** altogether: 12 apples and 7 pears."),
+        # Responses API through the same client
+        reply("", call("stock", {"item": "apples"}), call("stock", {"item": "pears"})),
+        reply("19 in total (12 apples + 7 pears)."),
+        # Anthropic Messages through the anthropic SDK
+        reply("I'll look up both items in the stock.", call("stock", {"item": "apples"}),
+              call("stock", {"item": "pears"})),
+        reply("Together there are 19: 12 apples and 7 pears."),
+        # the ready-made providers, streamed: OpenAIChat, OpenAIResponses, AnthropicMessages
+        reply("Let me check.", call("stock", {"item": "plums"})),
+        reply("No, plums are sold out: the stock shows 0."),
+        reply("", call("stock", {"item": "plums"})),
+        reply("We're out of plums (0 in stock)."),
+        reply("I'll check the plum stock.", call("stock", {"item": "plums"})),
+        reply("Sorry, no plums left: the stock tool reports 0."),
+    ],
+    "widget": [
+        # turn 1, sent from the chat panel
+        reply("I'll read it.", call("read", {"file_path": "stats.py"})),
+        reply(
+            "`stats.py` has two helpers: `mean`, the arithmetic mean, and `median`, the middle value (for an even "
+            "count, the mean of the two middle values).\n\nOne thing stands out: for an even count `median` averages "
+            "`ordered[mid]` and `ordered[mid + 1]`, one place too far to the right. It should average "
+            "`ordered[mid - 1]` and `ordered[mid]`."
+        ),
+        # turn 2, a %%brute cell
+        reply("Line 15:\n\n```python\nreturn (ordered[mid] + ordered[mid + 1]) / 2\n```"),
+        # turn 3, the panel again
+        reply("Let me look at the tests.", call("read", {"file_path": "test_stats.py"})),
+        reply(
+            "Yes: `test_median_even` expects `median([4, 1, 3, 2])` to be 2.5. With the bug it returns 3.5, so "
+            "that test fails until line 15 is fixed."
+        ),
+    ],
 }
+
+
+def openai_env(fake: FakeProvider) -> dict[str, str]:
+    """For notebooks that also talk to OpenAI: the openai SDK reads these, as the anthropic SDK reads its own."""
+    return {"OPENAI_API_KEY": fake.api_key or "fake", "OPENAI_BASE_URL": fake.openai_base_url}
+
+
+EXTRA_ENV: dict[str, Callable[[FakeProvider], dict[str, str]]] = {
+    "transports": openai_env,
+}
+"""Environment a notebook needs in record mode beyond the Anthropic variables every notebook gets."""
 
 
 def run(name: str, mode: str, env: dict[str, str]) -> nbformat.NotebookNode:
@@ -166,8 +215,9 @@ def record(name: str) -> None:
     cassette = HERE / "cassettes" / f"{name}.jsonl"
     cassette.unlink(missing_ok=True)
     with FakeProvider(SCRIPTS[name]) as fake:
+        extra = EXTRA_ENV[name](fake) if name in EXTRA_ENV else {}
         run(name, "record", {"BRUTE_NB_DEMO": "record", "ANTHROPIC_API_KEY": fake.api_key or "fake",
-                             "ANTHROPIC_BASE_URL": fake.base_url})
+                             "ANTHROPIC_BASE_URL": fake.base_url, **extra})
         left = len(fake.script)
     if left:
         raise SystemExit(f"{name}: {left} scripted replies were not used; the notebook and script disagree")

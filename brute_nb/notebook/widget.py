@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import anyio.to_thread
 
+from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.display import MAX_UPDATES_PER_S, CellView
@@ -235,6 +237,11 @@ class ChatWidget:
         """Block until no turn runs and none is queued; False on timeout."""
         return self._idle.wait(timeout)
 
+    async def idle(self) -> None:
+        """``await panel.idle()`` in a cell: ``wait_idle`` that leaves the kernel's event loop free meanwhile
+        (bound it with ``anyio.fail_after`` or ``asyncio.timeout``)."""
+        await anyio.to_thread.run_sync(self._idle.wait, abandon_on_cancel=True)
+
     @property
     def running(self) -> bool:
         return self._worker is not None
@@ -378,12 +385,22 @@ class ChatWidget:
         if view is not None:
             t_in, t_out, t_tools = totals([m for m in view.messages if role_of(m) != "user"])
             inp, out, tools = inp + t_in, out + t_out, tools + t_tools
-        model = self.nb.settings.model or getattr(self.nb.provider, "model", None) or "default model"
-        bits = [str(model), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
+        bits = [self._model(), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
                 f"{tools} tool call{'s' if tools != 1 else ''}"]
         if self.queue:
             bits.append(f"{len(self.queue)} queued")
         return " · ".join(bits)
+
+    def _model(self) -> str:
+        """The model the status line names: as configured, else the one the session's provider picked (a replayed
+        session's comes from its cassette)."""
+        if self.nb.settings.model:
+            return str(self.nb.settings.model)
+        try:
+            handler = self.nb.agent._handler
+        except BruteError:  # nothing configured yet; the first turn's error says what to set
+            return "default model"
+        return str(getattr(handler, "model", None) or "default model")
 
     def _write(self, value: tuple[str, str, bool]) -> None:
         html, status, running = value

@@ -4,10 +4,12 @@ stack (real tool pipeline, real tools) and the strict fake provider server reach
 from __future__ import annotations
 
 import ast
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from notebook_helpers import WAIT, wait_for
 
@@ -16,6 +18,7 @@ from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import widget as widget_module
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.widget import ChatWidget, Coalescer, markdown_html
 from brute_nb.testing import FakeProvider, call, reply
 
@@ -301,3 +304,39 @@ def test_chat_entry_point_and_display(nb: NotebookAgent, monkeypatch: pytest.Mon
     assert "application/vnd.jupyter.widget-view+json" in bundle
     with pytest.raises(SettingsError, match="unknown option colour"):
         widget_module.chat("chat", colour="red")
+
+
+@pytest.mark.anyio
+async def test_awaiting_idle_leaves_the_event_loop_free(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
+                                                        shell_allowed: None) -> None:
+    # The turn is released by a task on this loop, which runs only if ``await chat.idle()`` does not block it
+    # (as a notebook cell awaiting the panel must leave the kernel's loop free).
+    fake.add(reply("", call("shell", {"command": HOLD})), "done")
+    chat.send("go")
+    wait_for((nb.root / "entered").exists, "the shell tool to start")
+
+    async def release() -> None:
+        (nb.root / "gate").touch()
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(release)
+            await chat.idle()
+    assert chat.wait_idle(0) and "done" in chat.transcript_html
+
+
+def test_status_names_the_model_a_replayed_session_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No --model and no provider set by hand: the model comes from the cassette, and the status line says so.
+    monkeypatch.delenv("BRUTE_MODEL", raising=False)
+    cassette = tmp_path / "s.jsonl"
+    cassette.write_text(json.dumps({"method": "POST", "path": "/v1/messages", "request": {"model": "claude-x"},
+                                    "status": 200, "body": "{}"}) + "\n")
+    nb = NotebookAgent("chat", tmp_path / "chat.jsonl", settings=Settings(replay=cassette))
+    assert "claude-x · idle" in ChatWidget(nb).status.value
+
+
+def test_status_without_any_provider_still_renders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST"):
+        monkeypatch.delenv(key, raising=False)
+    nb = NotebookAgent("chat", tmp_path / "chat.jsonl")
+    assert "default model · idle" in ChatWidget(nb).status.value
