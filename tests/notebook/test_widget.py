@@ -270,7 +270,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
     tree = ast.parse(Path(widget_module.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     ours = {m for m in imported if m.startswith("brute_nb")}
-    assert ours <= {"brute_nb.message", "brute_nb.sync", "brute_nb.notebook", "brute_nb.notebook.render",
+    assert ours <= {"brute_nb.errors", "brute_nb.message", "brute_nb.sync", "brute_nb.notebook", "brute_nb.notebook.render",
                     "brute_nb.notebook.display", "brute_nb.notebook.kernel", "brute_nb.notebook.registry",
                     "brute_nb.notebook.settings"}, ours
 
