@@ -61,8 +61,11 @@ def steps(draw: st.DrawFn, ids: list[int]) -> list[Message]:
     calls = []
     for _ in range(n_calls):
         ids[0] += 1
-        calls.append(ToolCall(id=f"c{ids[0]}", name=draw(st.sampled_from(["read", "shell", "fetch"])),
-                              arguments={"arg": draw(st.text(alphabet="ab/", max_size=10))}))
+        name = draw(st.sampled_from(["read", "shell", "fetch", "write"]))
+        arguments: dict[str, Any] = {"arg": draw(st.text(alphabet="ab/", max_size=10))}
+        if name == "write":  # sometimes a large argument, which ToolResults shortens in old steps
+            arguments["content"] = draw(texts)
+        calls.append(ToolCall(id=f"c{ids[0]}", name=name, arguments=arguments))
     text = draw(texts) if not calls or draw(st.booleans()) else ""
     meta = {"input_tokens": draw(st.integers(min_value=0, max_value=200_000))} if draw(st.booleans()) else None
     out = [Message(Role.ASSISTANT, text, tool_calls=calls or None, meta=meta)]

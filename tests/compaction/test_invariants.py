@@ -64,6 +64,9 @@ def test_every_layer_keeps_the_invariants(log: list[Any], layer: str, keep: int,
     assert sorted(map(id, accounted)) == sorted(map(id, log)), "an original is neither kept nor reported"
     for old, new in outcome["rewritten"]:
         assert new.tool_call_id == old.tool_call_id and new.meta["compacted"] == "tool_results"
+        before, after_calls = old.tool_calls or (), new.tool_calls or ()
+        assert [(c.id, c.name, list(c.arguments)) for c in before] == [
+            (c.id, c.name, list(c.arguments)) for c in after_calls]
     assert all(is_summary(m) for m in outcome["added"])
 
 
