@@ -13,9 +13,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from compaction_helpers import AnswerTools, check_valid
 
 from brute_nb.agent import agent
+from brute_nb.errors import ProviderError
 from brute_nb.message import Log, Message, dumps
 from brute_nb.middleware import DefaultCompactionPipeline, SessionLog, SystemPrompt, ToolResultLoop
 from brute_nb.middleware.session_log import archive_path, read_session
@@ -98,3 +100,11 @@ def assert_accepted_by_both_providers(log: list[Message]) -> None:
         sent = [(r["api"], len(r["json"]["messages"])) for r in fake.requests]
     assert [api for api, _ in sent] == ["openai_chat", "anthropic"]
     assert all(n >= 3 for _, n in sent)
+
+
+def test_the_fake_server_refuses_a_broken_conversation_through_the_sdks() -> None:
+    read = call("read", {"file_path": "a.py"}, id="c1")
+    separated = [Message("user", "go"), reply("", read), Message("user", "wait"),
+                 Message("tool", "out", tool_call_id="c1")]
+    with pytest.raises(ProviderError, match="tool_call_ids did not have response messages"):
+        assert_accepted_by_both_providers(separated)
