@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 
 @pytest.fixture
@@ -17,3 +18,9 @@ def fake_provider():  # type: ignore[no-untyped-def]
 
     with FakeProvider() as fake:
         yield fake
+
+
+# The fault suite's hypothesis properties (issue 8) at full strength: 10,000 examples each. The everyday run uses
+# fewer; run `python -m pytest tests/faults tests/transports -p no:nbval --hypothesis-profile=fault-suite` for this.
+# A property opts in with `settings(max_examples=max(everyday, settings.default.max_examples))`.
+settings.register_profile("fault-suite", max_examples=10_000, deadline=None)

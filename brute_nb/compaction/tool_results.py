@@ -1,8 +1,11 @@
-"""ToolResults: the free first rung of the ladder. Older tool output becomes a one-line stub.
+"""ToolResults: the free first rung of the ladder. Older tool traffic becomes short stubs, in both directions.
 
-The stub keeps the result's ``tool_call_id`` (so the call stays answered for every provider) and says what was
-elided: the tool, its arguments in brief, and the size. The most recent ``keep`` steps stay intact, and the
-oldest output goes first, stopping as soon as the conversation is under target.
+Old tool output becomes a one-line stub that keeps the result's ``tool_call_id`` (so the call stays answered for
+every provider) and says what was elided: the tool, its arguments in brief, and the size. Old tool-call arguments
+that carry a large string (a ``write`` of 50 KB) keep every key and the call's id and name, so they stay a valid
+JSON object the provider accepts; only the big string values become a stub naming the argument and its size. The
+most recent ``keep`` steps stay intact, the oldest step goes first, and it stops as soon as the conversation is
+under target. Every rewrite is reported to the context, so the ``compacted`` event carries the originals.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 from brute_nb.compaction.pipeline import Compaction, CompactionApp, Layer
 from brute_nb.compaction.steps import recent_start, split
 from brute_nb.errors import MiddlewareError
-from brute_nb.message import Message, Role, dumps, role_of
+from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, role_of
 
 ARGS_PREVIEW = 80
 
@@ -42,10 +45,10 @@ class ToolResults(Layer):
             if unit.kind != "step" or tokens <= ctx.target:
                 continue
             for i in unit.indices:
-                old = messages[i]
-                if not self._elidable(old):
+                new = self._rewrite(messages[i], calls)
+                if new is None:
                     continue
-                new = stub(old, calls.get(old.tool_call_id))
+                old = messages[i]
                 tokens -= ctx.cost(old) - ctx.cost(new)
                 messages[i] = new
                 rewritten.append((old, new))
@@ -54,9 +57,16 @@ class ToolResults(Layer):
         if rewritten:
             ctx.update(self.name, messages, rewritten)
 
-    def _elidable(self, message: Any) -> bool:
-        meta = getattr(message, "meta", None) or {}
-        return role_of(message) == "tool" and "compacted" not in meta and len(message.content) >= self.min_chars
+    def _rewrite(self, message: Any, calls: dict[str, Any]) -> Message | None:
+        """The stubbed message, or None when there is nothing worth eliding (or it was compacted before)."""
+        if "compacted" in (getattr(message, "meta", None) or {}):
+            return None
+        role = role_of(message)
+        if role == "tool" and len(message.content) >= self.min_chars:
+            return stub(message, calls.get(message.tool_call_id))
+        if role == "assistant" and message.tool_calls:
+            return shorten_arguments(message, self.min_chars)
+        return None
 
 
 def stub(message: Any, call: Any) -> Message:
@@ -72,3 +82,53 @@ def stub(message: Any, call: Any) -> Message:
     content = f"[tool output elided to save context: {what} returned {len(text):,} chars, {lines:,} lines]"
     meta.update(compacted="tool_results", elided_chars=len(text))
     return Message(Role.TOOL, content, tool_call_id=message.tool_call_id, meta=meta)
+
+
+def argument_stub(name: str, value: str) -> str:
+    """What a large string argument becomes: its name and size, so the model knows what it once sent."""
+    return f"[elided to save context: {name} was {len(value):,} chars, {value.count(chr(10)) + 1:,} lines]"
+
+
+def shorten_arguments(message: Any, min_chars: int) -> Message | None:
+    """``message`` with every string argument of at least ``min_chars`` stubbed, or None if none was."""
+    elided: list[str] = []
+    saved = 0
+    calls = []
+    for raw in message.tool_calls:
+        call = ToolCall.coerce(raw)
+        arguments: dict[str, JSON] = {}
+        for key, value in call.arguments.items():
+            label = "arguments" if key == INVALID_ARGUMENTS_KEY else key  # raw text a model sent as arguments
+            arguments[key], found = _shorten(value, label, min_chars)
+            elided.extend(f"{call.name}.{path}" for path, _ in found)
+            saved += sum(size for _, size in found)
+        calls.append(ToolCall(call.id, call.name, arguments))
+    if not elided:
+        return None
+    meta = dict(getattr(message, "meta", None) or {})
+    meta.update(compacted="tool_results", elided_chars=saved, elided_arguments=elided)
+    return Message(Role.ASSISTANT, message.content, tool_calls=calls, meta=meta)
+
+
+def _shorten(value: JSON, path: str, min_chars: int) -> tuple[JSON, list[tuple[str, int]]]:
+    """The value with big strings stubbed (nested objects and arrays keep their shape), and what was elided."""
+    if isinstance(value, str):
+        short = argument_stub(path, value)
+        if len(value) >= min_chars and len(short) < len(value):
+            return short, [(path, len(value))]
+        return value, []
+    found: list[tuple[str, int]] = []
+    if isinstance(value, dict):
+        out: dict[str, JSON] = {}
+        for k, v in value.items():
+            out[k], inner = _shorten(v, f"{path}.{k}", min_chars)
+            found.extend(inner)
+        return out, found
+    if isinstance(value, list):
+        items: list[JSON] = []
+        for n, v in enumerate(value):
+            item, inner = _shorten(v, f"{path}.{n}", min_chars)
+            items.append(item)
+            found.extend(inner)
+        return items, found
+    return value, []

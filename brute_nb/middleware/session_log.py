@@ -222,8 +222,8 @@ class SessionLog:
                 if anyio.current_time() >= deadline:
                     self._turn_lock.release()
                     raise SessionLockedError(
-                        f"{self.path} is locked by another writer (probably another kernel) - "
-                        f"close that session or pick another session name"
+                        f"{self.path} is locked by another writer (probably another kernel running a turn on "
+                        f"this session): wait for that turn to finish and run this again, or use another session file"
                     ) from None
             except BaseException:
                 self._turn_lock.release()

@@ -34,8 +34,6 @@ API_KEY = "sk-fake-0123456789abcdef"
 """The key tests give the SDKs; recorded cassettes are checked never to contain it."""
 
 APIS = {"/chat/completions": "openai_chat", "/responses": "openai_responses", "/messages": "anthropic"}
-CHECKS = {"openai_chat": rules.openai_chat_problems, "openai_responses": rules.openai_responses_problems,
-          "anthropic": rules.anthropic_problems}
 ID_PREFIX = {"openai_chat": "call_", "openai_responses": "call_", "anthropic": "toolu_"}
 
 
@@ -142,7 +140,7 @@ class FakeProvider:
             return _json(401, error_body(api, 401, "Incorrect API key provided."))
         if not isinstance(body, dict):
             return _json(400, error_body(api, 400, "the request body must be a JSON object"))
-        problems = CHECKS[api](body) if self.enforce_rules else []
+        problems = rules.request_problems(api, body) if self.enforce_rules else []
         if problems:
             return _json(400, error_body(api, 400, "; ".join(problems)))
         return None

@@ -3,6 +3,7 @@
 Each function takes a request body (the JSON an SDK sent) and returns the list of problems, worded like the real
 API's 400 errors, empty when the request is valid. The invariant they guard is the one every provider shares:
 every tool call is answered before the conversation goes on, and every answer belongs to a call.
+``request_problems(api, body)`` runs the same checks without a server (tests validate a built request with it).
 """
 
 from __future__ import annotations
@@ -113,7 +114,24 @@ def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
             problems.append(f"messages.{i}: roles must alternate between \"user\" and \"assistant\"")
         problems.extend(_block_problems(i, m, previous_uses))
         previous_uses = [str(b.get("id")) for b in _blocks(m) if b.get("type") == "tool_use"]
+    if previous_uses:
+        # A final assistant turn is a prefill, but one that ends in tool_use has no turn left to answer it.
+        problems.append(f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` blocks "
+                        f"immediately after: {', '.join(previous_uses)}. Each `tool_use` block must have a "
+                        "corresponding `tool_result` block in the next message.")
     return problems + _tool_problems(body.get("tools"), "input_schema", wrapped=False)
+
+
+CHECKS = {"openai_chat": openai_chat_problems, "openai_responses": openai_responses_problems,
+          "anthropic": anthropic_problems}
+"""The rules per API, by the names the fake server routes requests to."""
+
+
+def request_problems(api: str, body: Mapping[str, Any]) -> list[str]:
+    """The problems the fake server would refuse ``body`` for on ``api`` (one of ``CHECKS``), empty when valid."""
+    if api not in CHECKS:
+        raise ValueError(f"unknown API {api!r}; expected one of {', '.join(CHECKS)}")
+    return CHECKS[api](body)
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -6,7 +6,8 @@ Inbound, ``wrap_each(result)`` (on the class or an instance) turns whatever the 
 network, and it imports its library lazily (inside the methods) so ``import brute_nb`` stays fast.
 
 A subclass overrides ``dump`` (one message out) and ``_wrap`` (one library item in); this base flattens the
-result (a single item, a list, or anything with ``.messages``) and does the iteration.
+result (a single item, a list, or anything with ``.messages``) and does the iteration. Inbound, a payload of the
+wrong shape is a ``TypeError`` or ``ValueError``, never another exception.
 """
 
 from __future__ import annotations
@@ -104,11 +105,15 @@ class MessageTransport:
             if isinstance(item, Message):
                 yield item
                 continue
-            wrapped = self._wrap(item)
-            if isinstance(wrapped, Message):
-                yield wrapped
-            else:
-                yield from wrapped
+            try:
+                wrapped = self._wrap(item)
+                produced = [wrapped] if isinstance(wrapped, Message) else list(wrapped)
+            except (AttributeError, KeyError, IndexError) as exc:
+                # A payload of the wrong shape (a string where a block belongs) is the caller's input error, not
+                # a crash: one clean TypeError whatever part of it was malformed.
+                raise TypeError(f"{type(self).__name__} transport cannot read this payload ({type(exc).__name__}: "
+                                f"{exc}); expected a response or message as the provider's SDK returns it") from exc
+            yield from produced
 
     @classmethod
     def wrap_one(cls, result: Any) -> Message:

@@ -64,6 +64,9 @@ def test_every_layer_keeps_the_invariants(log: list[Any], layer: str, keep: int,
     assert sorted(map(id, accounted)) == sorted(map(id, log)), "an original is neither kept nor reported"
     for old, new in outcome["rewritten"]:
         assert new.tool_call_id == old.tool_call_id and new.meta["compacted"] == "tool_results"
+        before, after_calls = old.tool_calls or (), new.tool_calls or ()
+        assert [(c.id, c.name, list(c.arguments)) for c in before] == [
+            (c.id, c.name, list(c.arguments)) for c in after_calls]
     assert all(is_summary(m) for m in outcome["added"])
 
 
@@ -100,16 +103,52 @@ def test_split_merges_units_when_a_result_is_separated_from_its_call() -> None:
     assert [m.content for m in ctx.messages] == ["go", "latest"]
 
 
-def test_the_validator_catches_what_providers_reject() -> None:
-    call = ToolCall("c1", "read", {})
-    a = Message(Role.ASSISTANT, "", tool_calls=[call])
-    t = Message(Role.TOOL, "out", tool_call_id="c1")
-    u = Message(Role.USER, "hi")
-    assert problems([u, a, t]) == []
-    assert problems([u, a])  # unanswered
-    assert problems([u, t])  # orphan result
-    assert problems([u, a, u, t])  # separated
-    assert problems([a, t, u])  # starts with assistant
-    assert problems([u, Message(Role.ASSISTANT, "")])  # empty turn
-    with pytest.raises(AssertionError):
-        check_valid([u, a])
+CALL = ToolCall("c1", "read", {"file_path": "a.py"})
+U, U2 = Message(Role.USER, "hi"), Message(Role.USER, "wait")
+A = Message(Role.ASSISTANT, "", tool_calls=[CALL])
+T = Message(Role.TOOL, "out", tool_call_id="c1")
+
+
+@pytest.mark.parametrize("log, caught_by", [
+    ([U, A, T], set()),
+    ([Message(Role.SYSTEM, "sys"), U, A, T, U2], set()),
+    ([U, A], {"openai_chat", "anthropic"}),  # a call never answered
+    ([U, T], {"openai_chat", "anthropic"}),  # an orphan result
+    ([U, A, U2, T], {"openai_chat"}),  # separated (the Anthropic transport folds the result in first: valid there)
+    ([U, T, A], {"openai_chat", "anthropic"}),  # the result before its call
+    ([A, T, U], {"log"}),  # no first user message (Anthropic's transport inserts a placeholder turn)
+], ids=["valid", "valid-with-system", "unanswered", "orphan", "separated", "reversed", "no-first-user"])
+def test_the_check_rejects_what_providers_reject(log: list[Any], caught_by: set[str]) -> None:
+    found = problems(log)
+    assert {p.split(":")[0] for p in found} == caught_by, found
+    if caught_by:
+        with pytest.raises(AssertionError, match="invalid log"):
+            check_valid(log)
+
+
+class DropOldestResult:
+    """A deliberately broken layer: drops the first tool result, leaving its call unanswered."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, ctx: Compaction) -> None:
+        first = next(i for i, m in enumerate(ctx.messages) if role_of(m) == "tool")
+        ctx.update("broken", ctx.messages[:first] + ctx.messages[first + 1:])
+
+
+class DropFirstUser(DropOldestResult):
+    """A deliberately broken layer: drops the first user message."""
+
+    async def __call__(self, ctx: Compaction) -> None:
+        first = next(i for i, m in enumerate(ctx.messages) if role_of(m) == "user")
+        ctx.update("broken", ctx.messages[:first] + ctx.messages[first + 1:])
+
+
+@pytest.mark.parametrize("layer", [DropOldestResult, DropFirstUser])
+def test_a_broken_layer_is_caught(layer: Any) -> None:
+    log = [Message(Role.SYSTEM, "sys"), U, A, T, U2]
+    ctx = Compaction(log, target=0, window=1)
+    anyio.run(CompactionPipeline().use(layer), ctx)
+    with pytest.raises(AssertionError, match="invalid log"):
+        check_valid(ctx.messages)

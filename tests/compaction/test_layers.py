@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -21,7 +22,7 @@ from brute_nb.compaction import (
 from brute_nb.compaction.summary import SUMMARY_HEADER, transcript
 from brute_nb.compaction.tokens import chars_per_four
 from brute_nb.errors import CompactionError, MiddlewareError
-from brute_nb.message import Message, Role, ToolCall
+from brute_nb.message import Message, Role, ToolCall, dumps
 from brute_nb.providers import Scripted
 
 
@@ -63,6 +64,47 @@ def test_tool_results_keeps_the_recent_steps_and_small_outputs() -> None:
     ctx = run(ToolResults(keep=2), log, target=0)
     kept = {m.tool_call_id for m in ctx.messages if m.role == "tool" and "compacted" not in m.meta}
     assert kept == {"c0", "c3", "c4"}  # c0 is under min_chars; c3, c4 are the two recent steps
+
+
+def write_step(n: int, content: str) -> list[Message]:
+    call = ToolCall(f"w{n}", "write", {"file_path": f"f{n}.py", "content": content, "mode": "w"})
+    return [Message(Role.ASSISTANT, f"writing f{n}", tool_calls=[call]),
+            Message(Role.TOOL, "ok", tool_call_id=f"w{n}", meta={"tool_name": "write"})]
+
+
+def test_tool_results_shortens_big_arguments_of_old_calls_and_keeps_them_valid_json() -> None:
+    big = "line\n" * 10_240  # 50 KB
+    log = [Message(Role.USER, "first"), *write_step(0, big), *write_step(1, big), *write_step(2, big),
+           Message(Role.USER, "latest")]
+    ctx = run(ToolResults(keep=1), log, target=0)
+    old, recent = ctx.messages[1], ctx.messages[5]
+    (call,) = old.tool_calls
+    assert (call.id, call.name, list(call.arguments)) == ("w0", "write", ["file_path", "content", "mode"])
+    assert call.arguments["file_path"] == "f0.py" and call.arguments["mode"] == "w"
+    assert call.arguments["content"] == "[elided to save context: content was 51,200 chars, 10,241 lines]"
+    assert json.loads(dumps(call.arguments)) == call.arguments
+    assert old.content == "writing f0" and old.meta["compacted"] == "tool_results"
+    assert old.meta["elided_chars"] == 51_200 and old.meta["elided_arguments"] == ["write.content"]
+    assert ctx.messages[3].tool_calls[0].arguments["content"].startswith("[elided")
+    assert recent is log[5] and recent.tool_calls[0].arguments["content"] == big  # the recent step is intact
+    originals = {id(o): n for o, n in ctx.outcome()["rewritten"]}
+    assert set(originals) == {id(log[1]), id(log[3])}  # the event carries the originals
+    assert TokenCounter().estimate(ctx.messages) < TokenCounter().estimate(log) // 2
+
+
+def test_tool_results_shortens_nested_and_invalid_arguments_but_not_small_ones() -> None:
+    nested = ToolCall("e0", "edit", {"edits": [{"old": "a", "new": "y" * 500}], "n": 3})
+    invalid = ToolCall("e1", "edit", "{not json" + "z" * 500)
+    small = ToolCall("e2", "read", {"file_path": "x" * 50})
+    log = [Message(Role.USER, "first"), Message(Role.ASSISTANT, "", tool_calls=[nested, invalid, small]),
+           *[Message(Role.TOOL, "ok", tool_call_id=c) for c in ("e0", "e1", "e2")], Message(Role.USER, "latest")]
+    ctx = run(ToolResults(keep=0), log, target=0)
+    a, b, c = ctx.messages[1].tool_calls
+    stubbed = "[elided to save context: edits.0.new was 500 chars, 1 lines]"
+    assert a.arguments == {"edits": [{"old": "a", "new": stubbed}], "n": 3}
+    assert not b.arguments_valid and "arguments was 509 chars" in next(iter(b.arguments.values()))
+    assert c == small
+    assert ctx.messages[1].meta["elided_arguments"] == ["edit.edits.0.new", "edit.arguments"]
 
 
 def test_sliding_window_drops_whole_old_steps_but_never_pinned_ones() -> None:

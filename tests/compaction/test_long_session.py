@@ -2,7 +2,9 @@
 
 The fake model reports ``input_tokens`` on a yardstick of its own (chars/3.5 plus a fixed tool-schema overhead),
 the way a real provider's tokenizer differs from our chars/4 estimate; the test checks every request it was sent
-against that yardstick.
+against that yardstick. Every compacted log, and every request the model was sent, is checked against the strict
+fake server's rules for both providers; the final conversation is then really sent, through the ``openai`` and
+``anthropic`` SDKs, to a FakeProvider, which must accept it.
 """
 
 from __future__ import annotations
@@ -11,13 +13,18 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from compaction_helpers import AnswerTools, check_valid
 
 from brute_nb.agent import agent
-from brute_nb.message import Message, dumps
+from brute_nb.errors import ProviderError
+from brute_nb.message import Log, Message, dumps
 from brute_nb.middleware import DefaultCompactionPipeline, SessionLog, SystemPrompt, ToolResultLoop
 from brute_nb.middleware.session_log import archive_path, read_session
 from brute_nb.providers import Scripted, call, reply
+from brute_nb.providers.anthropic import AnthropicMessages
+from brute_nb.providers.openai import OpenAIChat
+from brute_nb.testing import FakeProvider
 
 WINDOW = 20_000
 SCHEMA_TOKENS = 300
@@ -68,7 +75,7 @@ def test_hundreds_of_tool_calls_stay_under_the_window_through_all_three_layers(t
 
     assert model.calls == 303 and not model.replies
     assert max(true_tokens(r["messages"]) for r in model.requests) <= WINDOW
-    for request in model.requests[::10]:
+    for request in model.requests:
         check_valid([Message.from_dict(m) for m in request["messages"]])
     layers = {p["layer"] for p in events}
     assert layers == {"tool_results", "sliding_window", "summary"}, layers
@@ -78,3 +85,26 @@ def test_hundreds_of_tool_calls_stay_under_the_window_through_all_three_layers(t
     prompts = [m.content for m in final if m.role == "user" and not m.meta.get("summary")]
     assert prompts[0] == "read the first hundred" and prompts[-1] == "and read the last hundred"
     assert archive_path(path).read_bytes().count(b"\n") > 300
+    assert_accepted_by_both_providers(final)
+
+
+def assert_accepted_by_both_providers(log: list[Message]) -> None:
+    """Send the compacted conversation plus a next prompt through the real SDK clients to the strict fake server."""
+    conversation = [Message("system", "You read files."), *log, Message("user", "what next?")]
+    with FakeProvider(["next: nothing", "next: nothing"]) as fake:
+        handlers = [OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0),
+                    AnthropicMessages("claude-fake", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)]
+        for handler in handlers:
+            env = agent().run(handler).start(None, messages=Log(conversation))
+            assert env["messages"][-1].content == "next: nothing"
+        sent = [(r["api"], len(r["json"]["messages"])) for r in fake.requests]
+    assert [api for api, _ in sent] == ["openai_chat", "anthropic"]
+    assert all(n >= 3 for _, n in sent)
+
+
+def test_the_fake_server_refuses_a_broken_conversation_through_the_sdks() -> None:
+    read = call("read", {"file_path": "a.py"}, id="c1")
+    separated = [Message("user", "go"), reply("", read), Message("user", "wait"),
+                 Message("tool", "out", tool_call_id="c1")]
+    with pytest.raises(ProviderError, match="tool_call_ids did not have response messages"):
+        assert_accepted_by_both_providers(separated)

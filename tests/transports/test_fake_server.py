@@ -56,6 +56,9 @@ def test_openai_rejects_an_orphan_tool_message(fake_provider: FakeProvider) -> N
           {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
           {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}]}],
          "unexpected `tool_use_id`"),
+        ([{"role": "user", "content": "a"},
+          {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}],
+         "`tool_use` ids were found without `tool_result` blocks immediately after: t1"),
     ],
 )
 def test_anthropic_rules(fake_provider: FakeProvider, messages: list[Any], needle: str) -> None:
@@ -65,6 +68,16 @@ def test_anthropic_rules(fake_provider: FakeProvider, messages: list[Any], needl
         anthropic_client(fake_provider).messages.create(model="c", max_tokens=5, messages=messages)
     assert needle in str(info.value)
     assert fake_provider.script == []  # nothing consumed from the script by a refused request
+
+
+def test_request_problems_checks_a_body_without_a_server() -> None:
+    from brute_nb.testing import rules
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "a"}]}
+    assert rules.request_problems("openai_chat", body) == []
+    assert rules.request_problems("anthropic", body) == ["max_tokens: Field required"]
+    with pytest.raises(ValueError, match="unknown API 'gemini'"):
+        rules.request_problems("gemini", body)
 
 
 def test_responses_rejects_a_call_without_output(fake_provider: FakeProvider) -> None:

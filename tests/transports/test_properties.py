@@ -1,4 +1,8 @@
-"""Property tests: any valid log survives dump_all then wrap_each of the echo, and satisfies the API's rules."""
+"""Property tests: any valid log survives dump_all then wrap_each of the echo, and satisfies the API's rules.
+
+200 examples each in the everyday run; the fault suite's 10,000 (about 2 minutes per property here) with
+``python -m pytest tests/transports/test_properties.py --hypothesis-profile=fault-suite`` (see tests/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from brute_nb.message import Log, Message, Role, ToolCall
 from brute_nb.testing import rules
 from brute_nb.transports import Anthropic, OpenAI, OpenAIResponses
 
-EXAMPLES = settings(max_examples=200, deadline=None)
+EXAMPLES = settings(max_examples=max(200, settings.default.max_examples), deadline=None)
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
 arguments = st.dictionaries(st.text(min_size=1, max_size=6), st.one_of(scalars, st.lists(scalars, max_size=3)),
