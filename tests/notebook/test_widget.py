@@ -67,8 +67,9 @@ def test_send_button_runs_a_turn_and_renders_it(nb: NotebookAgent, chat: ChatWid
     assert users(nb) == ["hi <b>me</b>"] and sent_prompts(fake) == ["hi <b>me</b>"]
 
 
-def test_footer_says_replayed_when_the_model_is_a_cassette(nb: NotebookAgent, chat: ChatWidget,
-                                                          fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_footer_says_replayed_when_the_model_is_a_cassette(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake.add("from the tape")
     monkeypatch.setattr(type(nb), "replayed", property(lambda self: True))  # what a cassette replay reports
     click_send(chat, "hi")
@@ -76,10 +77,13 @@ def test_footer_says_replayed_when_the_model_is_a_cassette(nb: NotebookAgent, ch
     assert "replayed" in chat.transcript_html.split("brute-footer")[-1]
 
 
-def test_transcript_renders_like_the_cell(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
-                                          shell_allowed: None) -> None:
-    fake.add(reply("Let me *look*.", call("shell", {"command": "echo hi"}), call("read", {"file_path": "missing.txt"})),
-             "Done: `hi`.")
+def test_transcript_renders_like_the_cell(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, shell_allowed: None
+) -> None:
+    fake.add(
+        reply("Let me *look*.", call("shell", {"command": "echo hi"}), call("read", {"file_path": "missing.txt"})),
+        "Done: `hi`.",
+    )
     click_send(chat, "look around")
     assert chat.wait_idle(WAIT)
     html = chat.transcript_html
@@ -100,8 +104,9 @@ def test_transcript_renders_like_the_cell(nb: NotebookAgent, chat: ChatWidget, f
     assert "error" in blocks[1] and "ok" in blocks[0]
 
 
-def test_status_line_running_then_idle(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
-                                       shell_allowed: None) -> None:
+def test_status_line_running_then_idle(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, shell_allowed: None
+) -> None:
     root = nb.root
     fake.add(reply("", call("shell", {"command": HOLD})), "all done")
     chat.send("go")  # returns at once: the kernel is free for other cells
@@ -119,8 +124,9 @@ def test_status_line_running_then_idle(nb: NotebookAgent, chat: ChatWidget, fake
     assert "released" in chat.transcript_html
 
 
-def test_messages_typed_meanwhile_are_sent_in_order(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
-                                                    shell_allowed: None) -> None:
+def test_messages_typed_meanwhile_are_sent_in_order(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, shell_allowed: None
+) -> None:
     fake.add(reply("", call("shell", {"command": HOLD})), "r1", "r2", "r3")
     click_send(chat, "one")
     wait_for((nb.root / "entered").exists, "the shell tool to start")
@@ -136,8 +142,9 @@ def test_messages_typed_meanwhile_are_sent_in_order(nb: NotebookAgent, chat: Cha
     assert html.index("r1") < html.index("two") < html.index("r2") < html.index("three") < html.index("r3")
 
 
-def test_stop_cancels_cleanly_and_the_next_turn_is_accepted(nb: NotebookAgent, chat: ChatWidget,
-                                                            fake: FakeProvider, shell_allowed: None) -> None:
+def test_stop_cancels_cleanly_and_the_next_turn_is_accepted(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, shell_allowed: None
+) -> None:
     fake.add(reply("working", call("shell", {"command": "touch entered; sleep 30; touch finished"})))
     chat.send("long job")
     wait_for((nb.root / "entered").exists, "the shell tool to start")
@@ -176,8 +183,9 @@ def test_stop_while_asking_for_approval(nb: NotebookAgent, chat: ChatWidget, fak
     assert read_session(nb.session_path)[-1].content == "ok"
 
 
-def test_enter_at_the_end_sends_and_backslash_enter_is_a_newline(nb: NotebookAgent, chat: ChatWidget,
-                                                                 fake: FakeProvider) -> None:
+def test_enter_at_the_end_sends_and_backslash_enter_is_a_newline(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider
+) -> None:
     fake.add("ok")
     chat.input.value = "line one\\"
     chat.input.value = "line one\\\n"  # \ then Enter
@@ -200,7 +208,10 @@ def test_allow_then_always_allow_a_real_shell_call(nb: NotebookAgent, chat: Chat
     tool_msgs = [m for m in read_session(nb.session_path) if role_of(m) == "tool"]
     assert [m.content.strip() for m in tool_msgs] == ["one", "two", "three"]
     assert [m.meta["approval"] for m in tool_msgs] == [
-        "allowed by user", "allowed by user (always)", "allowed by user (always)"]
+        "allowed by user",
+        "allowed by user (always)",
+        "allowed by user (always)",
+    ]
     html = chat.transcript_html
     assert html.count('class="brute-tool"') == 3 and "approval: allowed by user (always)" in html
     assert chat.approval_box.layout.display == "none"
@@ -270,9 +281,17 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
     tree = ast.parse(Path(widget_module.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     ours = {m for m in imported if m.startswith("brute_nb")}
-    assert ours <= {"brute_nb.errors", "brute_nb.message", "brute_nb.sync", "brute_nb.notebook", "brute_nb.notebook.render",
-                    "brute_nb.notebook.display", "brute_nb.notebook.kernel", "brute_nb.notebook.registry",
-                    "brute_nb.notebook.settings"}, ours
+    assert ours <= {
+        "brute_nb.errors",
+        "brute_nb.message",
+        "brute_nb.sync",
+        "brute_nb.notebook",
+        "brute_nb.notebook.render",
+        "brute_nb.notebook.display",
+        "brute_nb.notebook.kernel",
+        "brute_nb.notebook.registry",
+        "brute_nb.notebook.settings",
+    }, ours
 
 
 def test_coalescer_limits_writes_and_keeps_the_last() -> None:
@@ -307,8 +326,9 @@ def test_chat_entry_point_and_display(nb: NotebookAgent, monkeypatch: pytest.Mon
 
 
 @pytest.mark.anyio
-async def test_awaiting_idle_leaves_the_event_loop_free(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider,
-                                                        shell_allowed: None) -> None:
+async def test_awaiting_idle_leaves_the_event_loop_free(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, shell_allowed: None
+) -> None:
     # The turn is released by a task on this loop, which runs only if ``await chat.idle()`` does not block it
     # (as a notebook cell awaiting the panel must leave the kernel's loop free).
     fake.add(reply("", call("shell", {"command": HOLD})), "done")
@@ -329,8 +349,12 @@ def test_status_names_the_model_a_replayed_session_uses(tmp_path: Path, monkeypa
     # No --model and no provider set by hand: the model comes from the cassette, and the status line says so.
     monkeypatch.delenv("BRUTE_MODEL", raising=False)
     cassette = tmp_path / "s.jsonl"
-    cassette.write_text(json.dumps({"method": "POST", "path": "/v1/messages", "request": {"model": "claude-x"},
-                                    "status": 200, "body": "{}"}) + "\n")
+    cassette.write_text(
+        json.dumps(
+            {"method": "POST", "path": "/v1/messages", "request": {"model": "claude-x"}, "status": 200, "body": "{}"}
+        )
+        + "\n"
+    )
     nb = NotebookAgent("chat", tmp_path / "chat.jsonl", settings=Settings(replay=cassette))
     assert "claude-x · idle" in ChatWidget(nb).status.value
 
