@@ -2,27 +2,25 @@
 sets one), the agent records a cassette, overflows a big tool output, hits a provider error, and shows its log,
 usage, config and provider; the key is then searched for in every cell output and every file the run wrote.
 
-The kernel gets ``PYTHONPATH`` set to this checkout so it imports this ``brute_nb``, not another installed one.
+Part of the fault suite (issue 8), kept here beside the kernel helpers it drives the kernel with.
 (``test_provider_faults.py`` checks the same for a plain agent with an explicit ``api_key``.)
 """
 
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_client.manager import start_new_kernel
+from kernel_helpers import kernel as start_kernel
+from kernel_helpers import run
 
 from brute_nb.testing import FakeProvider, call, rate_limit, reply
 
 pytestmark = pytest.mark.kernel
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-fake-NOTEBOOK-SECRET-never-shown-7731"
 BIG = "python3 -c \"print('line ' * 40000)\""
 
@@ -36,32 +34,11 @@ def fake() -> Iterator[FakeProvider]:
 
 @pytest.fixture
 def kernel(tmp_path: Path, fake: FakeProvider) -> Iterator[Any]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "BRUTE_MODEL", "OLLAMA_HOST")}
-    env.update(OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=fake.openai_base_url,
-               BRUTE_NB_OVERFLOW_DIR=str(tmp_path / "overflow"),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
-    try:
+    # The key comes from the environment, the way a user sets one; no other provider may be picked instead.
+    with start_kernel(tmp_path, OPENAI_API_KEY=SECRET, OPENAI_BASE_URL=fake.openai_base_url,
+                      BRUTE_NB_OVERFLOW_DIR=str(tmp_path / "overflow"),
+                      ANTHROPIC_API_KEY="", BRUTE_MODEL="", OLLAMA_HOST="") as (_, kc):
         yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def run(kc: Any, code: str, timeout: float = 60) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Execute one cell; its reply and every output message it produced (what a saved notebook would hold)."""
-    msg_id = kc.execute(code)
-    outputs = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        msg = kc.get_iopub_msg(timeout=timeout)
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] in ("display_data", "execute_result", "stream", "error", "update_display_data"):
-            outputs.append(msg["content"])
-        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    return kc.get_shell_msg(timeout=timeout)["content"], outputs
 
 
 def test_the_api_key_is_in_no_output_and_no_file(kernel: Any, tmp_path: Path, fake: FakeProvider) -> None:
@@ -77,7 +54,8 @@ def test_the_api_key_is_in_no_output_and_no_file(kernel: Any, tmp_path: Path, fa
     ]
     shown: list[Any] = []
     for cell in cells:
-        reply_content, outputs = run(kernel, cell)
+        reply_content, messages = run(kernel, cell)
+        outputs = [m["content"] for m in messages]
         shown.append({"cell": cell, "reply": reply_content, "outputs": outputs})
     statuses = [s["reply"]["status"] for s in shown]
     assert statuses == ["ok", "ok", "ok", "error", "ok", "ok", "ok", "ok"], shown
