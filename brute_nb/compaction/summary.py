@@ -18,7 +18,7 @@ import anyio.to_thread
 from brute_nb.compaction.pipeline import Compaction, CompactionApp, Layer
 from brute_nb.compaction.steps import is_summary, recent_start, split
 from brute_nb.errors import CompactionError, MiddlewareError
-from brute_nb.message import Log, Message, Role, dumps, role_of
+from brute_nb.message import Log, Message, Role, dumps, role_of, with_id
 
 SUMMARY_HEADER = "[Summary of the earlier conversation, written to save context]\n\n"
 
@@ -69,7 +69,9 @@ class Summary(Layer):
         text = await self._summary_text(folded, ctx)
         if not text.strip():
             return  # an empty summary would silently lose everything it replaces
-        summary = Message(Role.USER, SUMMARY_HEADER + text.strip(), meta={"summary": True, "folded": len(fold)})
+        # A new message in the session, so it gets its own id like any other (slice assignment stamps none).
+        meta = {"summary": True, "folded": len(fold)}
+        summary = with_id(Message(Role.USER, SUMMARY_HEADER + text.strip(), meta=meta))
         skip, at = set(fold), fold[-1]
         result = []
         for i, m in enumerate(messages):
