@@ -60,8 +60,10 @@ class DefaultToolPipeline:
 
     async def run_calls(self, env: Env, calls: list[ToolCall]) -> list[Message]:
         results: list[Message | None] = [None] * len(calls)
+        started: dict[int, float] = {}
 
         async def run_into(index: int, call: ToolCall) -> None:
+            started[index] = time.perf_counter()
             results[index] = await self.run_call(env, index, call)
 
         interactive = [i for i, c in enumerate(calls) if self._interactive(c)]
@@ -77,7 +79,8 @@ class DefaultToolPipeline:
             for i, call in enumerate(calls):
                 message = results[i]
                 if message is None:
-                    message = self._message(env, i, call, ToolOutput(INTERRUPTED_RESULT, is_error=True), 0.0)
+                    ran_ms = (time.perf_counter() - started[i]) * 1000 if i in started else 0.0
+                    message = self._message(env, i, call, ToolOutput(INTERRUPTED_RESULT, is_error=True), ran_ms)
                     results[i] = message
                 env["messages"].append(message)
         return [m for m in results if m is not None]
