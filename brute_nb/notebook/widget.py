@@ -168,7 +168,10 @@ class ChatWidget:
     def _build(self) -> None:
         import ipywidgets as w
 
-        self.transcript = w.HTML(layout=w.Layout(max_height="600px", overflow="auto"))
+        # column-reverse anchors the scroll box at its end, so the newest message stays in view as the transcript
+        # grows (each write replaces the HTML; a plain box would keep showing older text and hide the reply).
+        self.transcript = w.HTML(layout=w.Layout(max_height="600px", overflow="auto", display="flex",
+                                                 flex_flow="column-reverse"))
         self.input = w.Textarea(placeholder="Message the agent (Enter sends; \\ then Enter for a new line)",
                                 continuous_update=True, rows=3, layout=w.Layout(width="100%"))
         self.send_button = w.Button(description="Send", button_style="primary", icon="paper-plane")
