@@ -88,5 +88,19 @@ def resolve(path: str | os.PathLike[str], *, allow_outside_root: bool = False, e
     return joined
 
 
+def shown_path(path: Path, env: Env | None = None) -> str:
+    """A path as a tool result reports it: relative to the workspace root when inside it, absolute otherwise.
+
+    Brute reports absolute paths; brute_nb's sessions live beside notebooks that get shared, so a result must
+    not carry the user's directory layout, and a cassette must replay from any checkout (a compaction stub
+    quotes a result's size, which an absolute path would make depend on where the project lives).
+    """
+    base = root(current_env() if env is None else env)
+    try:
+        return path.relative_to(base).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
 def _inside(path: Path, base: Path) -> bool:
     return path == base or base in path.parents

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
+from brute_nb.tools.context import shown_path
 from brute_nb.tools.fs_common import WorkspaceTool, unified_diff
 from brute_nb.tools.stores import SnapshotStore, file_queue, snapshots
 
@@ -40,7 +41,7 @@ class FSWrite(WorkspaceTool):
             path.write_bytes(content.encode("utf-8"))
             snapshots().push(path, old)
         before = old.decode("utf-8", errors="replace") if isinstance(old, bytes) else ""
-        return {"success": True, "file_path": str(path), "bytes": len(content.encode("utf-8")),
+        return {"success": True, "file_path": shown_path(path), "bytes": len(content.encode("utf-8")),
                 "diff": unified_diff(before, content)}
 
 
@@ -79,7 +80,7 @@ class FSPatch(WorkspaceTool):
                 old_string, new_string, 1)
             path.write_bytes(updated.encode("utf-8"))
             snapshots().push(path, data)
-        return {"success": True, "file_path": str(path), "replacements": count if replace_all else 1,
+        return {"success": True, "file_path": shown_path(path), "replacements": count if replace_all else 1,
                 "diff": unified_diff(original, updated)}
 
 
@@ -106,7 +107,7 @@ class FSRemove(WorkspaceTool):
                 old = target.read_bytes()
                 target.unlink()
                 snapshots().push(target, old)
-        return {"success": True, "path": str(target)}
+        return {"success": True, "path": shown_path(target)}
 
 
 class FSUndo(WorkspaceTool):
@@ -127,8 +128,8 @@ class FSUndo(WorkspaceTool):
             if not isinstance(snapshot, bytes):
                 if target.exists() or target.is_symlink():
                     os.unlink(target)
-                return {"success": True, "path": str(target), "action": "deleted (file did not exist before)"}
+                return {"success": True, "path": shown_path(target), "action": "deleted (file did not exist before)"}
             data = snapshot
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        return {"success": True, "path": str(target), "action": "restored", "bytes": len(data)}
+        return {"success": True, "path": shown_path(target), "action": "restored", "bytes": len(data)}

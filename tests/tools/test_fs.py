@@ -141,3 +141,16 @@ async def test_state_is_per_agent(ws: Path, run: Any, env: dict[str, Any]) -> No
         await other(FSUndo, path="a.txt")
     await run(FSUndo, path="a.txt")
     assert not (ws / "a.txt").exists()
+
+
+async def test_results_name_files_relative_to_the_root(ws: Path, run: Any, env: dict[str, Any]) -> None:
+    # Sessions are shared with their notebooks: a result must not carry the machine's directory layout.
+    (ws / "sub").mkdir()
+    assert (await run(FSWrite, file_path="sub/a.txt", content="x\n"))["file_path"] == "sub/a.txt"
+    out = await run(FSPatch, file_path="./sub/../sub/a.txt", old_string="x", new_string="y")
+    assert out["file_path"] == "sub/a.txt"
+    assert (await run(FSUndo, path="sub/a.txt"))["path"] == "sub/a.txt"
+    assert (await run(FSRemove, path="sub/a.txt"))["path"] == "sub/a.txt"
+    outside = ws.parent / "outside.txt"
+    env["allow_outside_root"] = True  # a path outside the root stays absolute: it is not the project's
+    assert (await run(FSWrite, file_path=str(outside), content="z"))["file_path"] == str(outside)
