@@ -1,11 +1,14 @@
 """brute_nb: a tool-using LLM agent that lives in your Jupyter kernel, a Python port of Brute.
 
-Public names only; no logic. ``%load_ext brute_nb`` must stay fast, so nothing here imports an SDK or pandas.
+Public names only; no logic. ``%load_ext brute_nb`` must stay fast, so only the errors and the extension hooks
+load with the package; every other public name is imported on first use (PEP 562 ``__getattr__``, see
+``brute_nb._lazy``). ``from brute_nb import agent, Message, frame`` works as with eager imports, and the
+``TYPE_CHECKING`` block gives mypy and IDEs the real definitions.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from brute_nb.agent import Agent, agent
+from brute_nb import _lazy
 from brute_nb.errors import (
     BruteError,
     CassetteMismatchError,
@@ -23,24 +26,37 @@ from brute_nb.errors import (
     ToolArgumentError,
     ToolDefinitionError,
 )
-from brute_nb.events import EVENTS, CallbackWarning
-from brute_nb.frames import frame, tool_calls_frame
-from brute_nb.message import Log, Message, Role, ToolCall, log
 from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
-from brute_nb.notebook.api import chat, configure, current
+
+if TYPE_CHECKING:
+    from brute_nb.agent import Agent, agent
+    from brute_nb.events import EVENTS, CallbackWarning
+    from brute_nb.frames import frame, tool_calls_frame
+    from brute_nb.message import Log, Message, Role, ToolCall, log
+    from brute_nb.notebook.api import chat, configure, current
+    from brute_nb.tools import Tool, tool
+    from brute_nb.transports.base import MessageTransport
 
 __version__ = "0.1.0"
 
-_LAZY = {"Tool": "brute_nb.tools", "tool": "brute_nb.tools", "MessageTransport": "brute_nb.transports.base"}
+_EXPORTS = _lazy.exports({
+    "brute_nb.agent": ("Agent", "agent"),
+    "brute_nb.events": ("EVENTS", "CallbackWarning"),
+    "brute_nb.frames": ("frame", "tool_calls_frame"),
+    "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
+    "brute_nb.notebook.api": ("chat", "configure", "current"),
+    "brute_nb.tools": ("Tool", "tool"),
+    "brute_nb.transports.base": ("MessageTransport",),
+})
 
 
 def __getattr__(name: str) -> Any:
-    # The tool and transport modules load on first use, keeping ``%load_ext brute_nb`` fast.
-    if name in _LAZY:
-        import importlib
+    return _lazy.load(__name__, _EXPORTS, name)
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'brute_nb' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)
+
 
 __all__ = [
     "EVENTS",
@@ -78,3 +94,5 @@ __all__ = [
     "tool_calls_frame",
     "unload_ipython_extension",
 ]
+
+_lazy.guard(__name__)  # ``import brute_nb.agent`` must not turn ``brute_nb.agent`` into the module

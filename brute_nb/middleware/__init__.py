@@ -1,10 +1,36 @@
-"""Middleware: one concern a module, each ``Middleware(app, **options)`` awaited as ``await mw(env)``."""
+"""Middleware: one concern a module, each ``Middleware(app, **options)`` awaited as ``await mw(env)``.
 
-from brute_nb.middleware.compaction import DefaultCompactionPipeline
-from brute_nb.middleware.loop import MaxIterations, ToolResultLoop
-from brute_nb.middleware.session_log import SessionLog
-from brute_nb.middleware.system_prompt import SystemPrompt
-from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+Names load on first use (PEP 562): ``SessionLog`` pulls in filelock and the tool pipeline pulls in every tool,
+which ``%load_ext brute_nb`` must not pay for.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from brute_nb import _lazy
+
+if TYPE_CHECKING:
+    from brute_nb.middleware.compaction import DefaultCompactionPipeline
+    from brute_nb.middleware.loop import MaxIterations, ToolResultLoop
+    from brute_nb.middleware.session_log import SessionLog
+    from brute_nb.middleware.system_prompt import SystemPrompt
+    from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+
+_EXPORTS = _lazy.exports({
+    "brute_nb.middleware.compaction": ("DefaultCompactionPipeline",),
+    "brute_nb.middleware.loop": ("MaxIterations", "ToolResultLoop"),
+    "brute_nb.middleware.session_log": ("SessionLog",),
+    "brute_nb.middleware.system_prompt": ("SystemPrompt",),
+    "brute_nb.middleware.tool_pipeline": ("DefaultToolPipeline",),
+})
+
+
+def __getattr__(name: str) -> Any:
+    return _lazy.load(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)
+
 
 __all__ = [
     "DefaultCompactionPipeline",

@@ -1,9 +1,10 @@
 """CellView: shows one turn in the cell that ran it.
 
-While the turn runs, one display (``display_id``) is updated in place, at most ``MAX_UPDATES_PER_S`` times a
-second (Jupyter Server drops output past its IOPub rate limits). At the end that display is set back to its fixed
-placeholder and the final transcript is published as new outputs built from the log itself: nbval ignores display
-updates, so this keeps stored notebooks and fresh runs identical (kernel-notes Q4).
+While the turn runs, one display (``display_id``) is updated in place through a ``Coalescer``: at most
+``MAX_UPDATES_PER_S`` updates a second (Jupyter Server drops output past its IOPub rate limits), the first at once
+and the latest text always shown within one interval, also when the stream pauses. At the end that display is set
+back to its fixed placeholder and the final transcript is published as new outputs built from the log itself: nbval
+ignores display updates, so this keeps stored notebooks and fresh runs identical (kernel-notes Q4).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from uuid import uuid4
 
 from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
+from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
 from brute_nb.notebook.render import ToolView
 
-MAX_UPDATES_PER_S = 15
+__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
 
 Publish = Callable[..., Any]
@@ -39,7 +41,8 @@ class CellView:
     """Subscribes to one turn's events and renders them; holds no agent logic."""
 
     def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
-                 publish: Publish = _publish, update: Publish = _update) -> None:
+                 publish: Publish = _publish, update: Publish = _update, rate: float = MAX_UPDATES_PER_S,
+                 clock: Callable[[], float] = time.monotonic, start_timer: StartTimer = start_thread_timer) -> None:
         self.session = session
         self.quiet = quiet
         self.replayed = replayed
@@ -49,7 +52,7 @@ class CellView:
         self.segments: list[str | ToolView] = []
         self.tools: dict[str, ToolView] = {}
         self.messages: list[Any] = []
-        self._last_update = 0.0
+        self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer)
         self._started = time.monotonic()
         self.stopped: str | None = None
         self._streaming = False
@@ -70,6 +73,7 @@ class CellView:
     def detach(self, agent: Any) -> None:
         for name, fn in self.handlers().items():
             agent.off(name, fn)
+        self._live.cancel()  # no trailing update after the turn: finish() owns the display from here
 
     def start(self) -> None:
         self._started = time.monotonic()
@@ -118,17 +122,17 @@ class CellView:
         self.stopped = payload.get("message") if isinstance(payload, Mapping) else str(payload)
 
     def _refresh(self, force: bool = False) -> None:
-        if self.quiet:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_update < 1 / MAX_UPDATES_PER_S:
-            return
-        self._last_update = now
-        self._update({"text/html": render.live_html(self.segments), "text/plain": ""}, self.display_id)
+        if not self.quiet:
+            self._live.push(None, force=force)  # the write renders the segments as they are by then
+
+    def _write_live(self, _: object) -> None:
+        # Called by the coalescer, possibly on its timer thread while the worker appends: render a snapshot.
+        self._update({"text/html": render.live_html(list(self.segments)), "text/plain": ""}, self.display_id)
 
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
                extra_stats: Mapping[str, Any] | None = None) -> None:
         """Reset the live display to its placeholder, then publish the final transcript from the log."""
+        self._live.cancel()  # a held update must not land on top of the placeholder
         self._update(PLACEHOLDER, self.display_id)
         segments = self.final_segments()
         tool_calls = sum(isinstance(item, ToolView) for item in segments)

@@ -3,6 +3,9 @@
 Options go through IPython's ``magic_arguments`` so ``%%brute?`` shows real usage and a bad option is a short
 ``UsageError``. Options that describe the agent (model, tools, root, replay...) stick to the session for later
 cells; ``--new``, ``--quiet`` and ``--raw`` apply to one cell.
+
+Loading this module must stay cheap (``%load_ext brute_nb`` imports it): the kernel agent, its stack, the runner
+and pandas are imported inside the magics, on the first ``%%brute`` / ``%brute`` call.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import shlex
 import string
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -19,7 +22,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from brute_nb.errors import BruteError, ProviderNotConfiguredError
 from brute_nb.notebook import settings as st
-from brute_nb.notebook.registry import Registry
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.registry import Registry
 
 SUBCOMMANDS = """\
 %brute log               the session's messages as a DataFrame

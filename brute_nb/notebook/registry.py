@@ -1,16 +1,19 @@
 """The kernel's sessions: one NotebookAgent per (notebook, session name), and which one is current.
 
 It lives as long as the extension is loaded (``%unload_ext`` drops it); nothing else in brute_nb keeps
-module-level state.
+module-level state. Importing it is cheap (``%load_ext`` installs it): the kernel agent, and with it the whole
+agent stack, is imported when the first session is asked for.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.settings import Settings
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel import NotebookAgent
 
 
 class Registry:
@@ -35,6 +38,7 @@ class Registry:
         self._location = None
 
     def get(self, name: str | None = None) -> NotebookAgent:
+        from brute_nb.notebook.kernel import NotebookAgent  # the agent stack loads with the first session
         from brute_nb.notebook.paths import session_path
 
         name = name or self.current_name

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from html import escape
@@ -30,7 +29,8 @@ import anyio.to_thread
 from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
-from brute_nb.notebook.display import MAX_UPDATES_PER_S, CellView
+from brute_nb.notebook.coalesce import Coalescer
+from brute_nb.notebook.display import CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.sync import Worker
 
@@ -42,46 +42,6 @@ STOPPED = "stopped: the turn was cancelled; the session file is saved and valid"
 
 def _ignore(*args: Any, **kwargs: Any) -> None:
     """CellView's cell publishing, unused: the widget renders its own transcript."""
-
-
-class Coalescer:
-    """Writes at most ``rate`` times a second; the last value pushed always gets written (trailing edge)."""
-
-    def __init__(self, write: Callable[[Any], None], rate: float = MAX_UPDATES_PER_S) -> None:
-        self._write = write
-        self._interval = 1 / rate
-        self._lock = threading.Lock()
-        self._pending: Any = None
-        self._last = 0.0
-        self._timer: threading.Timer | None = None
-        self.writes = 0
-
-    def push(self, value: Any, *, force: bool = False) -> None:
-        with self._lock:
-            self._pending = value
-            wait = self._last + self._interval - time.monotonic()
-            if force or wait <= 0:
-                self._flush_locked()
-            elif self._timer is None:
-                ctx = contextvars.copy_context()
-                self._timer = threading.Timer(wait, ctx.run, args=(self.flush,))
-                self._timer.daemon = True
-                self._timer.start()
-
-    def flush(self) -> None:
-        with self._lock:
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._pending is None:
-            return
-        value, self._pending = self._pending, None
-        self._last = time.monotonic()
-        self.writes += 1
-        self._write(value)
 
 
 def markdown_html(text: str) -> str:

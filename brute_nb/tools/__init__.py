@@ -1,50 +1,61 @@
-"""Tools: every shape behind one Adapter, and Brute's built-in coding toolset.
+"""Tools: every shape behind one Adapter, and Brute's built-in coding toolset (``ALL``, ``READ_ONLY``, ``toolset``).
 
-``ALL`` is Brute's order: read, write, patch, remove, fs_search, undo, shell, fetch, todo_write, todo_read,
-question, skill; ``READ_ONLY`` is read, fs_search, todo_read, fetch, skill. Both hold classes (the adapter builds
-them with default settings). ``toolset(allow_outside_root=True)`` builds instances whose file tools may leave the
-workspace root; a front end can instead set ``env["allow_outside_root"] = True`` for one agent's turns.
+Names load on first use (PEP 562): the overflow cleanup that ``%load_ext brute_nb`` starts imports
+``brute_nb.tools.truncation``, which must not pull in every tool (and anyio) with it. The built-in sets live in
+``brute_nb.tools.builtin``.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Any
 
-from typing import Any
+from brute_nb import _lazy
 
-from brute_nb.tools.adapter import Adapter, wrap_all
-from brute_nb.tools.base import FunctionTool, Tool, tool
-from brute_nb.tools.context import current_env, use_env
-from brute_nb.tools.fetch import Fetch
-from brute_nb.tools.fs_common import WorkspaceTool
-from brute_nb.tools.fs_edit import FSPatch, FSRemove, FSUndo, FSWrite
-from brute_nb.tools.fs_read import FSRead
-from brute_nb.tools.fs_search import FSSearch
-from brute_nb.tools.pipeline import ToolPipeline, ValidateParams
-from brute_nb.tools.question import Question
-from brute_nb.tools.shell import Shell
-from brute_nb.tools.skill import Skill, SkillLoad, SkillWarning, discover_skills, skills_prompt, skills_section
-from brute_nb.tools.stores import FileMutationQueue, SnapshotStore, TodoStore
-from brute_nb.tools.subagent import SubAgent
-from brute_nb.tools.todo import TodoRead, TodoWrite
-from brute_nb.tools.truncation import ToolOutput, cleanup, truncate
+if TYPE_CHECKING:
+    from brute_nb.tools.adapter import Adapter, wrap_all
+    from brute_nb.tools.base import FunctionTool, Tool, tool
+    from brute_nb.tools.builtin import ALL, READ_ONLY, NetFetch, toolset
+    from brute_nb.tools.context import current_env, use_env
+    from brute_nb.tools.fetch import Fetch
+    from brute_nb.tools.fs_common import WorkspaceTool
+    from brute_nb.tools.fs_edit import FSPatch, FSRemove, FSUndo, FSWrite
+    from brute_nb.tools.fs_read import FSRead
+    from brute_nb.tools.fs_search import FSSearch
+    from brute_nb.tools.pipeline import ToolPipeline, ValidateParams
+    from brute_nb.tools.question import Question
+    from brute_nb.tools.shell import Shell
+    from brute_nb.tools.skill import Skill, SkillLoad, SkillWarning, discover_skills, skills_prompt, skills_section
+    from brute_nb.tools.stores import FileMutationQueue, SnapshotStore, TodoStore
+    from brute_nb.tools.subagent import SubAgent
+    from brute_nb.tools.todo import TodoRead, TodoWrite
+    from brute_nb.tools.truncation import ToolOutput, cleanup, truncate
 
-NetFetch = Fetch  # Brute's class name
+_EXPORTS = _lazy.exports({
+    "brute_nb.tools.adapter": ("Adapter", "wrap_all"),
+    "brute_nb.tools.base": ("FunctionTool", "Tool", "tool"),
+    "brute_nb.tools.builtin": ("ALL", "NetFetch", "READ_ONLY", "toolset"),
+    "brute_nb.tools.context": ("current_env", "use_env"),
+    "brute_nb.tools.fetch": ("Fetch",),
+    "brute_nb.tools.fs_common": ("WorkspaceTool",),
+    "brute_nb.tools.fs_edit": ("FSPatch", "FSRemove", "FSUndo", "FSWrite"),
+    "brute_nb.tools.fs_read": ("FSRead",),
+    "brute_nb.tools.fs_search": ("FSSearch",),
+    "brute_nb.tools.pipeline": ("ToolPipeline", "ValidateParams"),
+    "brute_nb.tools.question": ("Question",),
+    "brute_nb.tools.shell": ("Shell",),
+    "brute_nb.tools.skill": ("Skill", "SkillLoad", "SkillWarning", "discover_skills", "skills_prompt",
+                              "skills_section"),
+    "brute_nb.tools.stores": ("FileMutationQueue", "SnapshotStore", "TodoStore"),
+    "brute_nb.tools.subagent": ("SubAgent",),
+    "brute_nb.tools.todo": ("TodoRead", "TodoWrite"),
+    "brute_nb.tools.truncation": ("ToolOutput", "cleanup", "truncate"),
+})
 
-ALL: tuple[type[Tool], ...] = (FSRead, FSWrite, FSPatch, FSRemove, FSSearch, FSUndo, Shell, Fetch, TodoWrite,
-                               TodoRead, Question, SkillLoad)
-READ_ONLY: tuple[type[Tool], ...] = (FSRead, FSSearch, TodoRead, Fetch, SkillLoad)
+
+def __getattr__(name: str) -> Any:
+    return _lazy.load(__name__, _EXPORTS, name)
 
 
-def toolset(*, allow_outside_root: bool = False, read_only: bool = False, fetch_transport: Any = None) -> list[Tool]:
-    """Fresh built-in tool instances (``ALL`` or ``READ_ONLY``) with the given settings."""
-    out: list[Tool] = []
-    for cls in READ_ONLY if read_only else ALL:
-        if issubclass(cls, WorkspaceTool):
-            out.append(cls(allow_outside_root=allow_outside_root))
-        elif cls is Fetch:
-            out.append(Fetch(transport=fetch_transport))
-        else:
-            out.append(cls())
-    return out
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)
 
 
 __all__ = [
@@ -75,6 +86,7 @@ __all__ = [
     "ToolOutput",
     "ToolPipeline",
     "ValidateParams",
+    "WorkspaceTool",
     "cleanup",
     "current_env",
     "discover_skills",

@@ -15,7 +15,6 @@ Overflow directory: ``env["overflow_dir"]``, else ``$BRUTE_NB_OVERFLOW_DIR``, el
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +116,7 @@ def _window(lines: list[str], max_lines: int, max_bytes: int, direction: Directi
 def _save(text: str, directory: str | os.PathLike[str] | None) -> Path | None:
     """Write the full output; a failure to save must not fail the tool, so it only loses the file."""
     folder = overflow_dir(directory)
-    path = folder / f"tool_{secrets.token_hex(8)}.txt"
+    path = folder / f"tool_{os.urandom(8).hex()}.txt"  # secrets.token_hex, without importing hashlib at load
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", errors="replace")

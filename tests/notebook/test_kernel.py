@@ -35,7 +35,8 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
     km, kc = kernel
     reply, _ = run(kc, "%load_ext brute_nb")
     assert reply["status"] == "ok"
-    heavy = "import sys; print(sorted(m for m in ('pandas','openai','anthropic','ipywidgets') if m in sys.modules))"
+    heavy = ("import sys; print(sorted(m for m in ('pandas','openai','anthropic','ipywidgets','anyio','filelock') "
+             "if m in sys.modules))")
     assert run(kc, heavy)[1][0]["content"]["text"].strip() == "[]"  # %load_ext stays light
     assert run(kc, SETUP)[0]["status"] == "ok"
 

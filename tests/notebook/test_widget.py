@@ -287,6 +287,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.sync",
         "brute_nb.notebook",
         "brute_nb.notebook.render",
+        "brute_nb.notebook.coalesce",
         "brute_nb.notebook.display",
         "brute_nb.notebook.kernel",
         "brute_nb.notebook.registry",

@@ -1,0 +1,113 @@
+"""Coalescing of live display writes, shared by the cell view (``CellView``) and the chat widget.
+
+Jupyter Server drops output past its IOPub rate limits, and every live update resends the whole live HTML, so
+writes are capped at ``MAX_UPDATES_PER_S``. Invariants:
+
+- leading edge: a push when nothing was written during the last interval is written at once;
+- trailing edge: a push inside the interval is held, and a timer writes the latest held value when the interval
+  ends, so a pause in the stream never leaves stale text on screen;
+- at most one write per interval, except ``force`` pushes (rare structural events: a tool call starts or ends, a
+  reply is complete), which are written at once;
+- writes never overlap and keep their order (one lock); ``cancel`` drops what is held, and a timer that fires
+  after a cancel or a newer write does nothing.
+
+Threads: pushes come from a turn's worker thread, which runs in the cell's copied ``contextvars`` context (that is
+how ipykernel knows which cell an output belongs to). The trailing timer therefore starts inside a copy of the
+pushing thread's context, so its write lands in the same cell (kernel-notes Q1).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+MAX_UPDATES_PER_S = 15
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+StartTimer = Callable[[float, Callable[[], None]], Timer]
+
+
+def start_thread_timer(delay: float, fn: Callable[[], None]) -> Timer:
+    """Run ``fn`` after ``delay`` seconds on a daemon thread, in a copy of the caller's context."""
+    ctx = contextvars.copy_context()  # taken on the pushing (worker) thread: the cell's own context
+    timer = threading.Timer(delay, ctx.run, args=(fn,))
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+_NOTHING: Any = object()
+
+
+class Coalescer:
+    """Writes the values pushed to it at most ``rate`` times a second; the last value pushed is always written."""
+
+    def __init__(self, write: Callable[[Any], None], rate: float = MAX_UPDATES_PER_S, *,
+                 clock: Callable[[], float] = time.monotonic, start_timer: StartTimer = start_thread_timer) -> None:
+        self._write = write
+        self.interval = 1 / rate
+        self._clock = clock
+        self._start_timer = start_timer
+        self._lock = threading.Lock()
+        self._pending: Any = _NOTHING
+        self._last = -float("inf")  # nothing written yet: the first push goes out at once
+        self._timer: Timer | None = None
+        self._generation = 0  # which timer is the live one; an older one that fires late does nothing
+        self.writes = 0
+
+    def push(self, value: Any, *, force: bool = False) -> None:
+        with self._lock:
+            self._pending = value
+            wait = self._last + self.interval - self._clock()
+            if force or wait <= 0:
+                self._flush_locked()
+            elif self._timer is None:
+                self._schedule_locked(wait)
+
+    def flush(self) -> None:
+        """Write what is held now (if anything)."""
+        with self._lock:
+            self._flush_locked()
+
+    def cancel(self) -> None:
+        """Drop what is held and stop the timer: nothing more is written until the next push."""
+        with self._lock:
+            self._pending = _NOTHING
+            self._stop_timer_locked()
+
+    def _schedule_locked(self, wait: float) -> None:
+        self._generation += 1
+        generation = self._generation
+        self._timer = self._start_timer(wait, lambda: self._on_timer(generation))
+
+    def _on_timer(self, generation: int) -> None:
+        with self._lock:
+            if self._timer is None or generation != self._generation:
+                return  # cancelled, or superseded by a write since it was started
+            self._timer = None
+            wait = self._last + self.interval - self._clock()
+            if wait > 0:  # fired early (timer granularity): keep the cap
+                self._schedule_locked(wait)
+            else:
+                self._flush_locked()
+
+    def _stop_timer_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _flush_locked(self) -> None:
+        self._stop_timer_locked()
+        if self._pending is _NOTHING:
+            return
+        value, self._pending = self._pending, _NOTHING
+        self._last = self._clock()
+        self.writes += 1
+        self._write(value)

@@ -1,0 +1,41 @@
+"""Brute's built-in coding toolset: ``ALL``, ``READ_ONLY`` and ``toolset()`` (re-exported by ``brute_nb.tools``).
+
+``ALL`` is Brute's order: read, write, patch, remove, fs_search, undo, shell, fetch, todo_write, todo_read,
+question, skill; ``READ_ONLY`` is read, fs_search, todo_read, fetch, skill. Both hold classes (the adapter builds
+them with default settings). ``toolset(allow_outside_root=True)`` builds instances whose file tools may leave the
+workspace root; a front end can instead set ``env["allow_outside_root"] = True`` for one agent's turns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from brute_nb.tools.base import Tool
+from brute_nb.tools.fetch import Fetch
+from brute_nb.tools.fs_common import WorkspaceTool
+from brute_nb.tools.fs_edit import FSPatch, FSRemove, FSUndo, FSWrite
+from brute_nb.tools.fs_read import FSRead
+from brute_nb.tools.fs_search import FSSearch
+from brute_nb.tools.question import Question
+from brute_nb.tools.shell import Shell
+from brute_nb.tools.skill import SkillLoad
+from brute_nb.tools.todo import TodoRead, TodoWrite
+
+NetFetch = Fetch  # Brute's class name
+
+ALL: tuple[type[Tool], ...] = (FSRead, FSWrite, FSPatch, FSRemove, FSSearch, FSUndo, Shell, Fetch, TodoWrite,
+                               TodoRead, Question, SkillLoad)
+READ_ONLY: tuple[type[Tool], ...] = (FSRead, FSSearch, TodoRead, Fetch, SkillLoad)
+
+
+def toolset(*, allow_outside_root: bool = False, read_only: bool = False, fetch_transport: Any = None) -> list[Tool]:
+    """Fresh built-in tool instances (``ALL`` or ``READ_ONLY``) with the given settings."""
+    out: list[Tool] = []
+    for cls in READ_ONLY if read_only else ALL:
+        if issubclass(cls, WorkspaceTool):
+            out.append(cls(allow_outside_root=allow_outside_root))
+        elif cls is Fetch:
+            out.append(Fetch(transport=fetch_transport))
+        else:
+            out.append(cls())
+    return out

@@ -1,0 +1,105 @@
+"""``%load_ext brute_nb`` stays light, and the lazily loaded public names still import as before.
+
+The load check runs in a fresh process (this test process has imported everything long ago): a bare IPython
+shell, ``%load_ext``, the overflow cleanup thread joined, then the modules that appeared are compared.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import brute_nb
+import brute_nb.middleware
+import brute_nb.tools
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LOAD = """
+import json, sys, threading
+import IPython
+ip = IPython.InteractiveShell.instance()
+before = set(sys.modules)
+ip.run_line_magic('load_ext', 'brute_nb')
+for t in threading.enumerate():
+    if t.name == 'brute-cleanup':
+        t.join(10)  # it imports brute_nb.tools.truncation: that must stay light too
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+HEAVY = {"openai", "anthropic", "pandas", "numpy", "ipywidgets", "anyio", "httpx", "filelock", "mistune"}
+# What %load_ext may import of ours: the hooks, the magics and what they need to parse options.
+ALLOWED_OURS = {
+    "brute_nb",
+    "brute_nb._lazy",
+    "brute_nb.errors",
+    "brute_nb.notebook",
+    "brute_nb.notebook.magics",
+    "brute_nb.notebook.registry",
+    "brute_nb.notebook.settings",
+    "brute_nb.tools",
+    "brute_nb.tools.truncation",
+}
+
+
+def _fresh(code: str, tmp: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BRUTE_NB_OVERFLOW_DIR": str(tmp / "overflow")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_load_ext_imports_nothing_heavy(tmp_path: Path) -> None:
+    loaded = set(json.loads(_fresh(LOAD, tmp_path)))
+    assert "brute_nb.notebook.magics" in loaded  # the check itself worked: the extension did load
+    assert not {m.split(".")[0] for m in loaded} & HEAVY, sorted(loaded)
+    ours = {m for m in loaded if m.startswith("brute_nb")}
+    assert ours <= ALLOWED_OURS, sorted(ours - ALLOWED_OURS)
+
+
+def test_a_submodule_import_does_not_shadow_a_public_name(tmp_path: Path) -> None:
+    # ``import brute_nb.agent`` before anyone asked for ``brute_nb.agent``: the import system then sets the
+    # package attribute to the module; the name must still be the builder function.
+    out = _fresh("import brute_nb.agent\nfrom brute_nb import agent\nimport brute_nb\n"
+                 "print(callable(agent), brute_nb.agent is agent, type(brute_nb.agent).__name__)", tmp_path)
+    assert out.split() == ["True", "True", "function"]
+
+
+@pytest.mark.parametrize("package", [brute_nb, brute_nb.middleware, brute_nb.tools])
+def test_every_public_name_resolves(package: ModuleType) -> None:
+    for name in package.__all__:
+        value = getattr(package, name)
+        assert not isinstance(value, ModuleType), name
+        assert name in dir(package)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        package.no_such_name  # noqa: B018
+
+
+def test_lazy_names_are_the_defining_modules_objects() -> None:
+    from brute_nb import Message, agent, frame
+    from brute_nb.middleware import SessionLog
+    from brute_nb.tools import ALL, FSRead, toolset
+
+    assert agent is importlib.import_module("brute_nb.agent").agent
+    assert Message is importlib.import_module("brute_nb.message").Message
+    assert frame is importlib.import_module("brute_nb.frames").frame
+    assert SessionLog is importlib.import_module("brute_nb.middleware.session_log").SessionLog
+    assert FSRead in ALL and any(isinstance(t, FSRead) for t in toolset())
+    from brute_nb.tools import stores  # a submodule through ``from package import``, as before
+
+    assert isinstance(stores, ModuleType)
+
+
+def test_brute_help_keeps_the_real_usage() -> None:
+    from brute_nb.notebook.magics import BruteMagics
+
+    doc = BruteMagics.brute.__doc__ or ""
+    assert "--session" in doc and "--replay" in doc and "Talk to the agent" in doc
