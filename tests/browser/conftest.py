@@ -70,9 +70,13 @@ def lab(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[La
             stop_server(proc, url)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium: Path) -> Iterator[Any]:
-    """Headless Chromium; each module opens its own page."""
+    """Headless Chromium, one per module (each opens its own page).
+
+    Module scope, not session: playwright's sync API keeps an asyncio loop running in this thread while it is
+    open, and the tests collected after tests/browser call ``anyio.run`` in this thread.
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
