@@ -164,29 +164,27 @@ def last_turn(widget: Any) -> Any:
     return widget.locator(".brute-chat details.brute-tool").last
 
 
+def approval_turn(widget: Any, lab: Lab, target: Path, button: str, first: str, last: str) -> Any:
+    """One widget turn whose scripted reply runs ``touch target`` after the user clicks ``button``; its block."""
+    lab.fake.add(reply(first, call("shell", {"command": f"touch {target.name}"})), last)
+    send(widget, f"Create {target.name}")
+    approve(widget, button)
+    widget.locator(".brute-chat", has_text=last).wait_for()
+    widget.locator(".brute-status", has_text="idle").wait_for()
+    return last_turn(widget)
+
+
 def test_widget_deny_then_allow(page: Any, widget: Any, lab: Lab) -> None:
     denied, allowed = lab.root / "lab-denied.txt", lab.root / "lab-allowed.txt"
-    lab.fake.add(reply("I will create the file.", call("shell", {"command": f"touch {denied.name}"})),
-                 "All right, I left it alone.")
-    send(widget, "Create lab-denied.txt")
-    approve(widget, "Deny")
-    widget.locator(".brute-chat", has_text="All right, I left it alone.").wait_for()
-    widget.locator(".brute-status", has_text="idle").wait_for()
+    block = approval_turn(widget, lab, denied, "Deny", "I will create the file.", "All right, I left it alone.")
     assert not denied.exists()
-    block = last_turn(widget)
     assert "denied" in block.locator("summary").inner_text()
     assert "denied by user" in block.text_content()
     assert not widget.locator("button:visible", has_text="Deny").count()
     shot(page, "lab-interactive-widget-denied")
 
-    lab.fake.add(reply("Creating it now.", call("shell", {"command": f"touch {allowed.name}"})),
-                 "Created lab-allowed.txt.")
-    send(widget, "Create lab-allowed.txt")
-    approve(widget, "Allow")
-    widget.locator(".brute-chat", has_text="Created lab-allowed.txt.").wait_for()
-    widget.locator(".brute-status", has_text="idle").wait_for()
+    block = approval_turn(widget, lab, allowed, "Allow", "Creating it now.", "Created lab-allowed.txt.")
     assert allowed.exists()
-    block = last_turn(widget)
     assert "ok" in block.locator("summary").inner_text()
     assert "allowed by user" in block.text_content()
     shot(page, "lab-interactive-widget-allowed")
