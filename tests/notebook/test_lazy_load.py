@@ -103,3 +103,43 @@ def test_brute_help_keeps_the_real_usage() -> None:
 
     doc = BruteMagics.brute.__doc__ or ""
     assert "--session" in doc and "--replay" in doc and "Talk to the agent" in doc
+
+
+ROUND_TRIP = """
+import json, os, sys, threading, time
+from pathlib import Path
+import IPython
+ip = IPython.InteractiveShell.instance()
+old, new = Path(sys.argv[1]) / "old.txt", Path(sys.argv[1]) / "new.txt"
+week_ago = time.time() - 8 * 86400
+os.utime(old, (week_ago, week_ago))
+names = set(ip.user_ns)
+ip.run_line_magic('load_ext', 'brute_nb')
+for t in threading.enumerate():
+    if t.name == 'brute-cleanup':
+        t.join(10)
+loaded = {"line": 'brute' in ip.magics_manager.magics['line'], "cell": 'brute' in ip.magics_manager.magics['cell'],
+          "old_kept": old.exists(), "new_kept": new.exists()}
+ip.run_line_magic('unload_ext', 'brute_nb')
+import brute_nb.notebook.registry as registry
+print(json.dumps({**loaded, "after_line": 'brute' in ip.magics_manager.magics['line'],
+                  "after_cell": 'brute' in ip.magics_manager.magics['cell'],
+                  "classes": [c for c in ip.magics_manager.registry if 'Brute' in c],
+                  "registry": registry._registry is not None,
+                  "new_names": sorted(set(ip.user_ns) - names - {'_', '__', '___', '_i', '_ii', '_iii', '_oh',
+                                                                   '_dh', 'In', 'Out', '_ih', '_sh', 'exit',
+                                                                   'quit', 'get_ipython'})}))
+"""
+
+
+def test_load_cleans_old_overflow_files_and_unload_leaves_nothing_behind(tmp_path: Path) -> None:
+    (tmp_path / "old.txt").write_text("a week-old tool output")
+    (tmp_path / "new.txt").write_text("today's tool output")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BRUTE_NB_OVERFLOW_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", ROUND_TRIP, str(tmp_path)], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, check=True).stdout
+    seen = json.loads(out.splitlines()[-1])
+    assert seen["line"] and seen["cell"]  # %brute and %%brute registered
+    assert not seen["old_kept"] and seen["new_kept"]  # files older than 7 days went at load, newer ones stay
+    assert not seen["after_line"] and not seen["after_cell"] and seen["classes"] == []
+    assert seen["registry"] is False and seen["new_names"] == []
