@@ -129,7 +129,8 @@ class BruteMagics(Magics):
         if not cell.strip():
             raise UsageError("%%brute needs a prompt in the cell body")
         nb = self._session(args)
-        prompt = cell if args.raw else expand(cell, self.shell.user_ns if self.shell else {})
+        body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
+        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {})
         from brute_nb.notebook.runner import run_turn
 
         try:

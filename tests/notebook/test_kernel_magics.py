@@ -110,7 +110,7 @@ def test_use_switches_session_and_sessions_lists_them(bench: Bench) -> None:
     assert "session side (new)" in text_of(ok(bench.kc, "%brute use side"))
     bench.fake.add("Hello from the side.")
     ok(bench.kc, "%%brute --quiet\nhi, side")
-    assert [m["content"] for m in bench.lines("side")] == ["hi, side\n", "Hello from the side."]
+    assert [m["content"] for m in bench.lines("side")] == ["hi, side", "Hello from the side."]
     assert "hi, side" in bench.sent() and "remember the milk" not in bench.sent()  # a session of its own
 
     html = html_of(ok(bench.kc, "%brute sessions"))
@@ -184,7 +184,7 @@ def test_reset_and_new_keep_the_old_file_timestamped(bench: Bench) -> None:
     bench.fake.add("Once more.")
     ok(bench.kc, "%%brute --new --quiet\nonce more")
     assert "start again" not in bench.sent()
-    assert [m["content"] for m in bench.lines("main")] == ["once more\n", "Once more."]
+    assert [m["content"] for m in bench.lines("main")] == ["once more", "Once more."]
     backups = [p for p in bench.sessions.glob("main.2*.jsonl") if not p.name.endswith(".archive.jsonl")]
     assert sorted(p.read_text() for p in backups) == sorted([before, first_new])
 
@@ -201,7 +201,7 @@ def test_load_forks_a_session_from_an_edited_frame(bench: Bench) -> None:
     ok(bench.kc, "%%brute --quiet\ngo on")
     assert "an edited question" in bench.sent() and "once more" not in bench.sent()
     assert (bench.sessions / "main.jsonl").read_text() == original  # the original is untouched
-    assert [m["content"] for m in bench.lines("main-fork-1")][2:] == ["go on\n", "Continuing the fork."]
+    assert [m["content"] for m in bench.lines("main-fork-1")][2:] == ["go on", "Continuing the fork."]
 
 
 def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(bench: Bench) -> None:
@@ -223,7 +223,7 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     assert "interrupted" in html_of(outputs)
 
     saved = read_session(bench.sessions / "stream.jsonl")
-    assert [m.content for m in saved if m.role == "user"] == ["talk slowly\n"]
+    assert [m.content for m in saved if m.role == "user"] == ["talk slowly"]
     assert not unanswered_calls(saved)
     notice = [c for c in shown(outputs) if "interrupted" in c["data"].get("text/html", "")]
     assert notice and notice[0]["metadata"]["brute"]["message_ids"] == [m.meta["id"] for m in saved]

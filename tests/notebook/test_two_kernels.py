@@ -67,6 +67,6 @@ def test_a_second_kernel_is_refused_while_the_first_holds_the_session(kernels: t
     lines = [json.loads(line) for line in (tmp_path / "demo.brute" / "default.jsonl").read_text().splitlines()]
     assert [(m["role"], m["content"][:12]) for m in lines] == [
         ("user", "hold the ses"), ("assistant", "Holding."), ("tool", "released\n"), ("assistant", "A done."),
-        ("user", "me too, now\n"), ("assistant", "B here."),
+        ("user", "me too, now"), ("assistant", "B here."),
     ]  # the refused turn wrote nothing; the whole first turn, then the second kernel's
     assert "hold the session" in sent[0]["content"]["text"]  # the second kernel saw the first one's turn
