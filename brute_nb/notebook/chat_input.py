@@ -20,8 +20,9 @@ PLACEHOLDER = "Message the agent (Enter sends, Shift+Enter for a new line)"
 
 # The box is cleared at Enter in the browser, before the kernel hears of it: a kernel busy with a cell handles the
 # message only later, and a second Enter meanwhile must not send the same text twice. The text travels in the
-# message itself, so what is sent is what was on screen. stopPropagation keeps Lab's notebook shortcuts (Shift+Enter
-# runs the cell) from seeing keys typed into the box.
+# message itself, so what is sent is what was on screen. Shift+Enter inserts its newline itself: JupyterLab cancels a
+# line break typed anywhere inside a cell (its output included), keeping Shift+Enter for "run cell"; an inserted text
+# tells Lab the key was used, so it runs no cell either. stopPropagation keeps the notebook's own handlers out.
 ESM = """
 function render({ model, el }) {
   const box = document.createElement("textarea");
@@ -38,10 +39,16 @@ function render({ model, el }) {
     model.save_changes();
   });
   box.addEventListener("keydown", (event) => {
-    if (event.key !== "Enter") return;
+    if (event.key !== "Enter" || event.isComposing || event.keyCode === 229) return;
     event.stopPropagation();
-    if (event.shiftKey || event.isComposing || event.keyCode === 229) return;
     event.preventDefault();
+    if (event.shiftKey) {
+      if (!box.disabled && !document.execCommand("insertText", false, "\\n")) {
+        box.setRangeText("\\n", box.selectionStart, box.selectionEnd, "end");
+        box.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+      return;
+    }
     const text = box.value;
     if (box.disabled || !text.trim()) return;
     box.value = "";

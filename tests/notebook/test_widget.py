@@ -256,7 +256,7 @@ def test_input_box_front_end(chat: ChatWidget) -> None:
     state = box.get_state()
     assert state["_model_module"] == "anywidget" and "export default" in state["_esm"]
     assert 'model.send({ type: "submit", value: text })' in state["_esm"]
-    assert "event.shiftKey || event.isComposing" in state["_esm"]  # Shift+Enter and IME composition edit the text
+    assert "event.isComposing" in state["_esm"] and "if (event.shiftKey)" in state["_esm"]  # IME, new line
     assert "--jp-border-color1" in state["_css"]
 
 
