@@ -6,9 +6,9 @@ own ``CellView`` and ``render`` functions. Invariants: one turn at a time per wi
 sent in order (FIFO); Stop cancels like an interrupt (SessionLog closes unanswered calls, the file stays valid);
 widget writes are coalesced to at most ``MAX_UPDATES_PER_S`` a second (Jupyter drops output past its rate limits).
 
-Keys: ipywidgets' Textarea sends no key events, so Enter and Shift+Enter cannot be told apart in the kernel.
-Enter at the end of the text sends it; Enter anywhere else, a pasted block, or ``\\`` then Enter at the end
-(continuation, as in a shell) makes a new line. The Send button sends whatever is in the box.
+Keys: the message box is ``ChatInput`` (an anywidget in ``chat_input.py``): Enter sends, Shift+Enter makes a new
+line, and the text is sent as typed, newlines included. From code, set ``chat.input.value`` and call
+``chat.send_button.click()``, or call ``chat.send(text)``; both queue like Enter does.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import contextlib
 import contextvars
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +56,7 @@ def markdown_html(text: str) -> str:
 
 def user_html(text: str) -> str:
     return (f'<div class="brute-user" style="margin:.5em 0;padding:.3em .6em;border-left:3px solid #0969da">'
-            f'<b>you</b><div style="white-space:pre-wrap">{escape(text)}</div></div>')
+            f'<b>you</b><div style="white-space:pre-wrap;line-height:1.45">{escape(text)}</div></div>')
 
 
 def segments_html(items: list[Any]) -> str:
@@ -132,8 +132,9 @@ class ChatWidget:
         # grows (each write replaces the HTML; a plain box would keep showing older text and hide the reply).
         self.transcript = w.HTML(layout=w.Layout(max_height="600px", overflow="auto", display="flex",
                                                  flex_flow="column-reverse"))
-        self.input = w.Textarea(placeholder="Message the agent (Enter sends; \\ then Enter for a new line)",
-                                continuous_update=True, rows=3, layout=w.Layout(width="100%"))
+        from brute_nb.notebook.chat_input import ChatInput
+
+        self.input = ChatInput(layout=w.Layout(width="100%"))
         self.send_button = w.Button(description="Send", button_style="primary", icon="paper-plane")
         self.stop_button = w.Button(description="Stop", icon="stop", disabled=True)
         self.status = w.HTML()
@@ -150,22 +151,12 @@ class ChatWidget:
         self.allow_button.on_click(lambda _: self._answer("allow"))
         self.deny_button.on_click(lambda _: self._answer("deny"))
         self.always_button.on_click(lambda _: self._answer("always"))
-        self.input.observe(self._on_input, names="value")
+        self.input.on_submit(self.send)  # Enter in the box: the box has already cleared itself
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.box._repr_mimebundle_(**kwargs)
 
     # Input and queue: these run in the kernel's main thread and return at once.
-
-    def _on_input(self, change: Mapping[str, Any]) -> None:
-        old, new = str(change["old"]), str(change["new"])
-        if new != old + "\n":
-            return  # typing, pasting, or Enter in the middle of the text
-        if old.endswith("\\"):
-            self.input.value = old[:-1] + "\n"
-        elif old.strip():
-            self.input.value = ""
-            self.send(old)
 
     def _send_input(self) -> None:
         text = self.input.value

@@ -210,3 +210,30 @@ def test_widget_stop_during_a_slow_tool(page: Any, widget: Any, lab: Lab) -> Non
     lines = session_lines(lab.root / "interactive.brute" / "widget.jsonl")
     assert [m["role"] for m in lines][-3:] == ["user", "assistant", "tool"]
     assert lines[-1]["content"].startswith("Error: interrupted")
+
+
+def test_widget_shift_enter_makes_a_new_line_and_enter_sends(page: Any, widget: Any, lab: Lab) -> None:
+    lab.fake.add("Got both lines.")
+    cell = code_cell(page, "brute_nb.chat(")
+    ran_as = prompt_of(cell)
+    box = widget.locator("textarea.brute-input:visible")
+    assert box.get_attribute("placeholder") == "Message the agent (Enter sends, Shift+Enter for a new line)"
+    box.click()
+    page.keyboard.type("First line of the question")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("and its second line")
+    assert box.input_value() == "First line of the question\nand its second line"  # Shift+Enter sent nothing
+    shot(page, "lab-interactive-widget-two-lines")
+    page.keyboard.press("Enter")
+    widget.locator(".brute-chat .brute-text", has_text="Got both lines.").wait_for()
+    widget.locator(".brute-status", has_text="idle").wait_for()
+    assert box.input_value() == ""
+    assert box.evaluate("(el) => document.activeElement === el"), "Enter moved the focus out of the box"
+    user = widget.locator(".brute-chat .brute-user").last
+    assert user.inner_text().splitlines()[-2:] == ["First line of the question", "and its second line"]
+    assert prompt_of(cell) == ran_as, "Shift+Enter in the box also ran the notebook cell"
+    lines = session_lines(lab.root / "interactive.brute" / "widget.jsonl")
+    assert [m["content"] for m in lines if m["role"] == "user"][-1] == "First line of the question\nand its second line"
+    assert lines[-1]["content"] == "Got both lines."
+    widget.scroll_into_view_if_needed()
+    shot(page, "lab-interactive-widget-multiline-sent")

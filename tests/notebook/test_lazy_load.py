@@ -34,7 +34,7 @@ for t in threading.enumerate():
 print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
-HEAVY = {"openai", "anthropic", "pandas", "numpy", "ipywidgets", "anyio", "httpx", "filelock", "mistune"}
+HEAVY = {"openai", "anthropic", "pandas", "numpy", "ipywidgets", "anywidget", "anyio", "httpx", "filelock", "mistune"}
 # What %load_ext may import of ours: the hooks, the magics and what they need to parse options.
 ALLOWED_OURS = {
     "brute_nb",

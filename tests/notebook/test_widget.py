@@ -183,18 +183,81 @@ def test_stop_while_asking_for_approval(nb: NotebookAgent, chat: ChatWidget, fak
     assert read_session(nb.session_path)[-1].content == "ok"
 
 
-def test_enter_at_the_end_sends_and_backslash_enter_is_a_newline(
-    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider
-) -> None:
+def from_browser(chat: ChatWidget, data: dict[str, Any]) -> None:
+    """A comm message from the input box's front-end, handled as ipywidgets handles one from the browser."""
+    chat.input._handle_msg({"content": {"data": data}, "buffers": []})
+
+
+def type_into_box(chat: ChatWidget, text: str) -> None:
+    """What the ES module sends on each ``input`` event: the box's whole text as a state update."""
+    from_browser(chat, {"method": "update", "state": {"value": text}, "buffer_paths": []})
+
+
+def press_enter(chat: ChatWidget, **content: Any) -> None:
+    """What the ES module sends on Enter without Shift: the cleared box, then the submit message with the text."""
+    text = chat.input.value
+    type_into_box(chat, "")
+    from_browser(chat, {"method": "custom", "content": {"type": "submit", "value": text, **content}})
+
+
+def test_enter_sends_the_text_with_its_newlines(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
     fake.add("ok")
-    chat.input.value = "line one\\"
-    chat.input.value = "line one\\\n"  # \ then Enter
-    assert chat.input.value == "line one\n" and not chat.running
-    chat.input.value = "line one\nline two"
-    chat.input.value = "line one\nline two\n"  # Enter at the end
+    type_into_box(chat, "line one")
+    type_into_box(chat, "line one\n")  # Shift+Enter: a newline in the box, nothing sent
+    type_into_box(chat, "line one\n\nline two\n")  # even one at the end (the old "Enter at the end" rule is gone)
+    assert not chat.running and fake.requests == []
+    press_enter(chat)
     assert chat.wait_idle(WAIT)
-    assert users(nb) == ["line one\nline two"]
+    assert users(nb) == ["line one\n\nline two"] and sent_prompts(fake) == ["line one\n\nline two"]
     assert chat.input.value == ""
+    assert "line one\n\nline two" in chat.transcript_html  # one user block, shown with its line breaks
+    assert chat.transcript_html.count('class="brute-user"') == 1
+
+
+def test_enter_while_a_turn_runs_queues(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider, shell_allowed: None
+) -> None:
+    fake.add(reply("", call("shell", {"command": HOLD})), "r1", "r2")
+    type_into_box(chat, "first")
+    press_enter(chat)
+    wait_for((nb.root / "entered").exists, "the shell tool to start")
+    type_into_box(chat, "second\nwith two lines")
+    press_enter(chat)
+    assert list(chat.queue) == ["second\nwith two lines"] and chat.input.value == ""
+    (nb.root / "gate").touch()
+    assert chat.wait_idle(WAIT)
+    assert users(nb) == ["first", "second\nwith two lines"]
+
+
+def test_submit_messages_that_send_nothing(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    type_into_box(chat, "  \n ")
+    press_enter(chat)  # only blanks
+    from_browser(chat, {"method": "custom", "content": {"type": "something else", "value": "hi"}})
+    chat.input.disabled = True
+    type_into_box(chat, "not now")
+    from_browser(chat, {"method": "custom", "content": {"type": "submit", "value": "not now"}})
+    assert chat.input.value == "not now"  # a disabled box keeps its text and sends nothing
+    assert chat.wait_idle(0) and fake.requests == [] and users(nb) == []
+
+
+def test_submit_without_a_value_sends_the_synced_text(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
+    fake.add("ok")
+    type_into_box(chat, "from the trait\nsecond line")
+    from_browser(chat, {"method": "custom", "content": {"type": "submit"}})
+    assert chat.wait_idle(WAIT)
+    assert users(nb) == ["from the trait\nsecond line"] and chat.input.value == ""
+
+
+def test_input_box_front_end(chat: ChatWidget) -> None:
+    from brute_nb.notebook.chat_input import PLACEHOLDER
+
+    box = chat.input
+    assert box.placeholder == PLACEHOLDER == "Message the agent (Enter sends, Shift+Enter for a new line)"
+    state = box.get_state()
+    assert state["_model_module"] == "anywidget" and "export default" in state["_esm"]
+    assert 'model.send({ type: "submit", value: text })' in state["_esm"]
+    assert "event.isComposing" in state["_esm"] and "if (event.shiftKey)" in state["_esm"]  # IME, new line
+    assert "--jp-border-color1" in state["_css"]
 
 
 def test_allow_then_always_allow_a_real_shell_call(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
@@ -287,6 +350,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.sync",
         "brute_nb.notebook",
         "brute_nb.notebook.render",
+        "brute_nb.notebook.chat_input",
         "brute_nb.notebook.coalesce",
         "brute_nb.notebook.display",
         "brute_nb.notebook.kernel",
