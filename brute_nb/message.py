@@ -410,6 +410,8 @@ def log(messages: Iterable[Any] = ()) -> Log:
 def role_of(message: Any) -> str:
     """The role of any message-like object as a plain lower-case string."""
     r = message.role
+    if r.__class__ is Role:
+        return r._value_  # ``.value`` is an enum property, twice as slow, and this runs per message per call
     return r.value if isinstance(r, Role) else str(r).lower()
 
 
