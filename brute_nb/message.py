@@ -224,9 +224,13 @@ def with_id(message: Any) -> Any:
     return message
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every line: ``json.dumps`` with options builds a new one per call (a line per message)."""
+
+
 def dumps(value: JSON) -> str:
     """Compact JSON as Brute writes it: no spaces, non-ASCII kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 @runtime_checkable

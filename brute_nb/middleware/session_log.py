@@ -221,9 +221,11 @@ class SessionLog:
         if not self._turn_lock.acquire(blocking=False):
             raise SessionLockedError(f"{self.path}: a turn is already running on this session; wait for it to end")
         try:
-            deadline = anyio.current_time() + self.lock_timeout
+            deadline = None  # asked of the event loop only when the lock is busy: the common turn skips it
             while not self._file_lock.try_acquire():
-                if anyio.current_time() >= deadline:
+                now = anyio.current_time()
+                deadline = now + self.lock_timeout if deadline is None else deadline
+                if now >= deadline:
                     raise SessionLockedError(
                         f"{self.path} is locked by another writer (probably another kernel running a turn on "
                         f"this session): wait for that turn to finish and run this again, or use another session file"
@@ -260,8 +262,8 @@ class SessionLog:
             try:
                 return await self.app(env)
             finally:
-                with anyio.CancelScope(shield=True):  # noqa: ASYNC100 - shields the cleanup from cancellation
-                    self._end_turn(messages, turn_start)
+                # Synchronous, so no cancellation can land inside it (anyio cancels only at an await): no shield.
+                self._end_turn(messages, turn_start)
         finally:
             self._release()
 
