@@ -505,7 +505,7 @@ def run_all(quick: bool) -> tuple[list[Row], list[str]]:
         os.environ.setdefault("BRUTE_NB_OVERFLOW_DIR", str(tmp / "overflow"))
         for kind in ("openai", "anthropic"):
             for n in (10, 1000):
-                rounds, pairs = (7, reps) if n <= 10 else (5, max(3, reps // 3))
+                rounds, pairs = (7, reps) if n <= 10 else (5, max(3, reps // 2))
                 attempt(f"turn {kind} {n}", aio(lambda k=kind, n=n, r=rounds, p=pairs: turn_overhead(k, n, r, p, tmp)))
         attempt("persistence", aio(lambda: persistence(reps, tmp)))
         attempt("dataframe", lambda: dataframe(max(3, reps // 3)))
