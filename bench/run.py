@@ -5,12 +5,13 @@ the project's dependencies; ``--quick`` for fewer repetitions).
 It prints a table (benchmark, target, result, ratio, met?) and appends it, with the date and the machine, to
 ``bench/RESULTS.md``. Nothing here asserts on time: a missed target is reported, and the exit status is non-zero
 only when a benchmark could not run at all. The machine is shared and noisy, so every comparison interleaves
-its two sides and reports the ratio of medians.
+its two sides and reports the ratio of medians (the per-turn overhead: the median of several rounds' ratios).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import gc
 import importlib.util
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,50 @@ async def _raw_call(kind: str, client: Any, payload: list[dict[str, Any]]) -> No
             await s.get_final_message()
 
 
-async def turn_overhead(kind: str, n: int, reps: int, tmp: Path) -> Row:
+_SERVER = """
+import sys
+from brute_nb.testing import FakeProvider
+with FakeProvider(["ok, done"] * int(sys.argv[1])) as fake:
+    print(fake.base_url, fake.api_key, flush=True)
+    sys.stdin.read()  # serve until the benchmark closes stdin
+"""
+
+
+@contextlib.contextmanager
+def fake_server_process(replies: int) -> Iterator[tuple[str, str]]:
+    """A FakeProvider in its own process, as a real API is: ``(base_url, api_key)``, ``replies`` replies queued.
+
+    In this process its request threads would compete with the client for the GIL, and charge their work
+    (closing the connection, recording the request) to whichever side does Python work after its reply.
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(replies)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        base_url, api_key = proc.stdout.readline().split()
+        yield base_url, api_key
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -> Row:
+    """A brute_nb turn (SessionLog, tool loop, tool pipeline, provider) vs the raw SDK call, on one fake server.
+
+    Noise-robust by construction: ``rounds`` rounds of ``pairs`` pairs, the two sides interleaved with their order
+    alternating pair by pair (neither side always runs on the other's warm caches), a ``gc.collect()`` before each
+    timed call (one side's garbage is not the other's cost), and the result is the median of the rounds' ratios
+    (each round's median turn over its median raw call), with the rounds' spread in the note. Each of our turns
+    is on a fresh agent and session file of ``n`` messages (history cached as in a notebook), so it also pays
+    the first-turn build of the session's log.
+    """
     from brute_nb.providers.anthropic import AnthropicMessages
     from brute_nb.providers.openai import OpenAIChat
-    from brute_nb.testing import FakeProvider
     from brute_nb.transports.anthropic import Anthropic
     from brute_nb.transports.openai import OpenAI
 
@@ -94,33 +135,59 @@ async def turn_overhead(kind: str, n: int, reps: int, tmp: Path) -> Row:
     data = session_bytes(hist)
     transport: Any = OpenAI if kind == "openai" else Anthropic
     raw_payload = transport.dump_all([*hist, Message(Role.USER, "next question")])
-    with FakeProvider() as fake:
+    with fake_server_process(2 * (2 + rounds * pairs)) as (base_url, api_key):
         if kind == "openai":
-            provider: Any = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
+            provider: Any = OpenAIChat("gpt-fake", base_url=base_url + "/v1", api_key=api_key, max_retries=0)
         else:
-            provider = AnthropicMessages("claude-fake", max_tokens=1024, base_url=fake.base_url,
-                                         api_key=fake.api_key, max_retries=0)
+            provider = AnthropicMessages("claude-fake", max_tokens=1024, base_url=base_url, api_key=api_key,
+                                         max_retries=0)
         client = provider.client
-        ours, raw = [], []
-        for i in range(reps + 2):  # two warm-ups (connection pool, imports), not counted
-            path = tmp / f"turn-{kind}-{n}-{i}.jsonl"
+        turns = iter(range(1_000_000))
+
+        def prepared() -> Any:
+            """An agent on a fresh session file of ``n`` messages, history cached as a notebook session has it."""
+            path = tmp / f"turn-{kind}-{n}-{next(turns)}.jsonl"
             path.write_bytes(data)
             a = agent().use(SessionLog, path=path).use(ToolResultLoop).use(DefaultToolPipeline, tools=[])
             a.run(provider)
-            a.middleware(SessionLog).history()  # a notebook session has its history cached after the first turn
-            fake.add("ok, done", "ok, done")
+            a.middleware(SessionLog).history()
+            return a
+
+        async def ours(a: Any) -> float:
+            gc.collect()
             t0 = time.perf_counter()
             await a.astart("next question")
-            t1 = time.perf_counter()
+            return time.perf_counter() - t0
+
+        async def raw() -> float:
+            gc.collect()
+            t0 = time.perf_counter()
             await _raw_call(kind, client, raw_payload)
-            t2 = time.perf_counter()
-            if i >= 2:
-                ours.append(t1 - t0)
-                raw.append(t2 - t1)
-    ratio = statistics.median(ours) / statistics.median(raw)
+            return time.perf_counter() - t0
+
+        for _ in range(2):  # warm-ups (connection code paths, imports), not counted
+            await ours(prepared())
+            await raw()
+        ratios, ours_all, raw_all = [], [], []
+        for r in range(rounds):
+            # Set up before the round, so no file is created just before a timed call of either side.
+            agents = [prepared() for _ in range(pairs)]
+            mine, theirs = [], []
+            for i, a in enumerate(agents):
+                if (r * pairs + i) % 2:
+                    theirs.append(await raw())
+                    mine.append(await ours(a))
+                else:
+                    mine.append(await ours(a))
+                    theirs.append(await raw())
+            ratios.append(statistics.median(mine) / statistics.median(theirs))
+            ours_all += mine
+            raw_all += theirs
+    ratio = statistics.median(ratios)
     limit = 1.25 if n <= 10 else 1.5
     return Row(f"turn overhead, {kind}, {n} msgs", f"<= {limit}x raw SDK",
-               f"{median_ms(ours):.2f} ms vs raw {median_ms(raw):.2f} ms", ratio, ratio <= limit)
+               f"{median_ms(ours_all):.2f} ms vs raw {median_ms(raw_all):.2f} ms", ratio, ratio <= limit,
+               f"median of {rounds} rounds x {pairs} interleaved pairs; rounds {min(ratios):.2f}-{max(ratios):.2f}")
 
 
 # --- session persistence ----------------------------------------------------------------------------------------
@@ -438,7 +505,8 @@ def run_all(quick: bool) -> tuple[list[Row], list[str]]:
         os.environ.setdefault("BRUTE_NB_OVERFLOW_DIR", str(tmp / "overflow"))
         for kind in ("openai", "anthropic"):
             for n in (10, 1000):
-                attempt(f"turn {kind} {n}", aio(lambda k=kind, n=n: turn_overhead(k, n, reps * 2, tmp)))
+                rounds, pairs = (7, reps) if n <= 10 else (5, max(3, reps // 2))
+                attempt(f"turn {kind} {n}", aio(lambda k=kind, n=n, r=rounds, p=pairs: turn_overhead(k, n, r, p, tmp)))
         attempt("persistence", aio(lambda: persistence(reps, tmp)))
         attempt("dataframe", lambda: dataframe(max(3, reps // 3)))
         attempt("concurrency", aio(lambda: concurrency(max(3, reps // 3))))

@@ -1,6 +1,6 @@
 """Middleware: one concern a module, each ``Middleware(app, **options)`` awaited as ``await mw(env)``.
 
-Names load on first use (PEP 562): ``SessionLog`` pulls in filelock and the tool pipeline pulls in every tool,
+Names load on first use (PEP 562): ``SessionLog`` pulls in anyio and the tool pipeline pulls in every tool,
 which ``%load_ext brute_nb`` must not pay for.
 """
 

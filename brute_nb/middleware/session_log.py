@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import filelock
 
 from brute_nb.agent import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.message import Log, Message, close_unanswered, dumps, role_of, unanswered_calls
+from brute_nb.middleware.session_lock import SessionLock
 
 Signature = tuple[int, int, int]
 
@@ -124,13 +124,18 @@ def _fsync_dir(path: Path) -> None:
 
 
 def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.stat_result:
-    """Append whole lines with one ``write`` (never a torn line), starting a new line if the file lacks one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    """Append whole lines with one ``write`` (never a torn line), starting a new line if the file lacks one.
+
+    Each call opens and closes the file (a handful of syscalls, no Python file object): a file deleted or
+    replaced between two messages is written again by the next one, never into an unlinked inode. No ``fsync``
+    unless ``sync``: a line is in the kernel once ``write`` returns, so a crashed or killed process keeps it;
+    only a power loss could take it, as with any editor's save.
+    """
+    data = _lines(messages)
+    fd = _open_append(path)
     try:
         st = os.fstat(fd)
-        data = _lines(messages)
-        if st.st_size and not _ends_with_newline(path, st.st_size):
+        if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
             torn = _torn_tail(path.read_bytes())
             if torn:  # cut a killed writer's half line, or it would sit mid-file and break every later load
                 os.ftruncate(fd, st.st_size - torn)
@@ -144,10 +149,13 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
         os.close(fd)
 
 
-def _ends_with_newline(path: Path, size: int) -> bool:
-    with path.open("rb") as f:
-        f.seek(size - 1)
-        return f.read(1) == b"\n"
+def _open_append(path: Path) -> int:
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)  # read: the last byte
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:  # the session's folder is not there yet
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o644)
 
 
 def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
@@ -184,7 +192,7 @@ class SessionLog:
         self.path = Path(path).expanduser().absolute()
         self.archive_path = archive_path(self.path) if archive else None
         self.lock_timeout = lock_timeout
-        self._file_lock = filelock.FileLock(str(self.path) + ".lock", thread_local=False)
+        self._file_lock = SessionLock(str(self.path) + ".lock")
         self._turn_lock = threading.Lock()
         self._history: list[Any] | None = None
         self._signature: Signature | None = None
@@ -212,27 +220,20 @@ class SessionLog:
     async def _acquire(self) -> None:
         if not self._turn_lock.acquire(blocking=False):
             raise SessionLockedError(f"{self.path}: a turn is already running on this session; wait for it to end")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = anyio.current_time() + self.lock_timeout
-        while True:
-            try:
-                self._file_lock.acquire(timeout=0)
-                return
-            except filelock.Timeout:
-                if anyio.current_time() >= deadline:
-                    self._turn_lock.release()
+        try:
+            deadline = None  # asked of the event loop only when the lock is busy: the common turn skips it
+            while not self._file_lock.try_acquire():
+                now = anyio.current_time()
+                deadline = now + self.lock_timeout if deadline is None else deadline
+                if now >= deadline:
                     raise SessionLockedError(
                         f"{self.path} is locked by another writer (probably another kernel running a turn on "
                         f"this session): wait for that turn to finish and run this again, or use another session file"
-                    ) from None
-            except BaseException:
-                self._turn_lock.release()
-                raise
-            try:
+                    )
                 await anyio.sleep(0.05)
-            except BaseException:
-                self._turn_lock.release()
-                raise
+        except BaseException:
+            self._turn_lock.release()
+            raise
 
     def _release(self) -> None:
         self._file_lock.release()
@@ -261,8 +262,8 @@ class SessionLog:
             try:
                 return await self.app(env)
             finally:
-                with anyio.CancelScope(shield=True):  # noqa: ASYNC100 - shields the cleanup from cancellation
-                    self._end_turn(messages, turn_start)
+                # Synchronous, so no cancellation can land inside it (anyio cancels only at an await): no shield.
+                self._end_turn(messages, turn_start)
         finally:
             self._release()
 
