@@ -177,6 +177,11 @@ def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
     return path.stat()
 
 
+def _system_lead(messages: list[Any]) -> int:
+    """How many system messages open the log (they are a turn's own, never in the file)."""
+    return next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
+
+
 class SessionLog:
     """Loads history on the way in, persists every message as it is appended, rewrites atomically when needed."""
 
@@ -246,7 +251,7 @@ class SessionLog:
             messages = self._turn_log(turn)
             turn_start = len(messages)
             fresh = [m for m in turn if role_of(m) != "system"]  # this turn's prompt: a few messages
-            lead = next((i for i, m in enumerate(turn) if role_of(m) != "system"), len(turn))
+            lead = _system_lead(turn)
             if lead:
                 messages[0:0] = turn[:lead]  # the turn's own system messages stay first (a memmove, no copy)
                 turn_start += lead
@@ -279,9 +284,7 @@ class SessionLog:
         if log is None or not self._reusable or self._session_of is not history or log is turn:
             log = Log(history)
         else:
-            lead = 0
-            while lead < len(log) and role_of(log[lead]) == "system":
-                lead += 1
+            lead = _system_lead(log)
             if len(log) - lead != len(history) or (history and log[-1] is not history[-1]):
                 log = Log(history)
             elif lead:
@@ -299,8 +302,7 @@ class SessionLog:
         messages.stop_sharing()
         if self._dirty:
             self.reconcile(messages)
-            lead = next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
-            tail = messages[lead:]
+            tail = messages[_system_lead(messages):]
             self._reusable = len(tail) == len(self._written) and all(
                 a is b for a, b in zip(tail, self._written, strict=True))
         self._history = self._session_of = self._written
