@@ -111,7 +111,7 @@ class NotebookAgent:
 
     @property
     def replayed(self) -> bool:
-        return bool(getattr(self.agent._handler, "replaying", False))
+        return bool(getattr(self.model_provider(), "replaying", False))
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""

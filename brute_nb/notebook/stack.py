@@ -71,10 +71,6 @@ def _named_tools(spec: str) -> list[Any]:
     return list(seen.values())
 
 
-def make_provider(nb: NotebookAgent) -> Any:
-    return nb.model_provider()
-
-
 def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
     from brute_nb.middleware.budget import Budget
@@ -90,7 +86,7 @@ def build_agent(nb: NotebookAgent) -> Agent:
     def system(env: Env) -> str:
         return s.system if s.system is not None else default_system_prompt(nb.notebook, nb.root, skills=skills)
 
-    provider = make_provider(nb)
+    provider = nb.model_provider()
     agent = (
         Agent()
         .use(SessionLog, path=nb.session_path)

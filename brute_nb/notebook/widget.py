@@ -351,7 +351,7 @@ class ChatWidget:
         if self.nb.settings.model:
             return str(self.nb.settings.model)
         try:
-            handler = self.nb.agent._handler
+            handler = self.nb.model_provider()  # the agent's own model call, without building its stack
         except BruteError:  # nothing configured yet; the first turn's error says what to set
             return "default model"
         return str(getattr(handler, "model", None) or "default model")
