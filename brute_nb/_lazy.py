@@ -1,7 +1,7 @@
 """Lazy public names for packages (PEP 562), so ``%load_ext brute_nb`` imports almost nothing.
 
-A package lists ``{name: "module"}`` (or ``"module:attribute"`` for an alias) and forwards its module
-``__getattr__`` and ``__dir__`` here; ``from brute_nb import agent`` then imports ``brute_nb.agent`` on first use.
+A package lists ``{name: "module"}`` and forwards its module ``__getattr__`` and ``__dir__`` here;
+``from brute_nb import agent`` then imports ``brute_nb.agent`` on first use.
 Invariant: a resolved name is cached in the package's namespace, so each is imported once and later lookups are
 plain attribute reads; and a public name is never replaced by a submodule of the same name (see ``guard``).
 """
@@ -22,11 +22,10 @@ def exports(groups: Mapping[str, Iterable[str]]) -> dict[str, str]:
 
 def load(package: str, table: Mapping[str, str], name: str) -> Any:
     """The package's ``__getattr__``: import the module that defines ``name``, cache and return it."""
-    target = table.get(name)
-    if target is None:
+    module = table.get(name)
+    if module is None:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    module, _, attribute = target.partition(":")
-    value = getattr(importlib.import_module(module), attribute or name)
+    value = getattr(importlib.import_module(module), name)
     ModuleType.__setattr__(sys.modules[package], name, value)  # bypasses guard: this is the public value
     return value
 
