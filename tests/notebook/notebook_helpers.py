@@ -10,6 +10,9 @@ import pytest
 WAIT = 30.0
 """Seconds a test waits for something that should happen at once; only a hang ever reaches it."""
 
+HOLD = "touch entered && while [ ! -e gate ]; do sleep 0.02; done && echo released"
+"""A real shell command that runs until the test creates ``gate`` (the test holds the turn in a tool)."""
+
 
 def wait_for(condition: Callable[[], object], what: str) -> None:
     """Poll until ``condition()`` is true; fails (never sleeps on success) when it stays false for ``WAIT`` s."""

@@ -8,17 +8,16 @@ The first turn is held open by a real shell command that waits for a file the te
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kernel_helpers import kernel, ok, run, shown
+from notebook_helpers import HOLD, wait_for
 
 pytestmark = pytest.mark.kernel
 
-HOLD = "touch entered && while [ ! -e gate ]; do sleep 0.02; done && echo released"
 SETUP = """
 import brute_nb
 from brute_nb.providers import Scripted, call, reply
@@ -33,13 +32,6 @@ def kernels(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
         yield first, second
 
 
-def wait_for(path: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
 def test_a_second_kernel_is_refused_while_the_first_holds_the_session(kernels: tuple[Any, Any],
                                                                       tmp_path: Path) -> None:
     first, second = kernels
@@ -49,7 +41,8 @@ def test_a_second_kernel_is_refused_while_the_first_holds_the_session(kernels: t
     ok(second, SETUP.format(script='["B here."]'))
 
     held = first.execute("%%brute\nhold the session")
-    wait_for(tmp_path / "entered")  # the first kernel's turn is inside its tool call, holding the file lock
+    # the first kernel's turn is inside its tool call, holding the file lock
+    wait_for((tmp_path / "entered").exists, "the first kernel's tool to start")
     reply, _ = run(second, "%%brute\nme too")
     assert reply["status"] == "error" and reply["ename"] == "SessionLockedError", reply
     assert "default.jsonl" in reply["evalue"] and "another" in reply["evalue"]

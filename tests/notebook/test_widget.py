@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from notebook_helpers import WAIT, wait_for
+from notebook_helpers import HOLD, WAIT, wait_for
 
 from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
 from brute_nb.middleware.session_log import read_session
@@ -21,9 +21,6 @@ from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.widget import ChatWidget, Coalescer, markdown_html
 from brute_nb.testing import FakeProvider, call, reply
-
-HOLD = "touch entered && while [ ! -e gate ]; do sleep 0.02; done && echo released"
-"""A real shell command that runs until the test creates ``gate`` (the test holds the turn in a tool)."""
 
 
 def users(nb: NotebookAgent) -> list[str]:
