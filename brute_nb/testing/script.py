@@ -7,7 +7,7 @@ the "model" send malformed JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from brute_nb.message import Message, ToolCall
@@ -53,12 +53,10 @@ def call(name: str, arguments: dict[str, Any] | str | None = None, id: str | Non
 
 def slow(item: object, delay: float = 0.5) -> Reply:
     """A reply (text, ``reply(...)`` or Message) that streams one event every ``delay`` seconds."""
-    import dataclasses
-
     base = as_reply(item)
     if isinstance(base, Fault):
         raise TypeError("slow() takes a reply, not a fault")
-    return dataclasses.replace(base, delay=delay)
+    return replace(base, delay=delay)
 
 
 def rate_limit(retry_after: float = 1, message: str = "Rate limit reached; please slow down.") -> Fault:
