@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from brute_nb.agent import Agent, agent
     from brute_nb.events import EVENTS, CallbackWarning
     from brute_nb.frames import frame, tool_calls_frame
+    from brute_nb.map import map
     from brute_nb.message import Log, Message, Role, ToolCall, log
     from brute_nb.notebook.api import chat, configure, current
     from brute_nb.tools import Tool, tool
@@ -43,6 +44,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.agent": ("Agent", "agent"),
     "brute_nb.events": ("EVENTS", "CallbackWarning"),
     "brute_nb.frames": ("frame", "tool_calls_frame"),
+    "brute_nb.map": ("map",),
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
     "brute_nb.notebook.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
@@ -90,6 +92,7 @@ __all__ = [
     "frame",
     "load_ipython_extension",
     "log",
+    "map",
     "tool",
     "tool_calls_frame",
     "unload_ipython_extension",

@@ -19,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import threading
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -60,8 +61,14 @@ def error_body(api: str, status: int, message: str) -> dict[str, Any]:
 class FakeProvider:
     """A scripted fake of the three APIs; a context manager that runs the loopback server."""
 
-    def __init__(self, script: Iterable[Any] = (), *, api_key: str | None = API_KEY, enforce_rules: bool = True):
+    def __init__(self, script: Iterable[Any] = (), *, api_key: str | None = API_KEY, enforce_rules: bool = True,
+                 rate_limit: float | None = None, responder: Callable[[dict[str, Any]], Any] | None = None):
         self.script: list[Reply | Fault] = [as_reply(item) for item in script]
+        self.rate_limit = RateLimit(rate_limit) if rate_limit else None
+        """Requests per minute; past it a request gets the provider's real 429 (see ``RateLimit``)."""
+        self.responder = responder
+        """``fn(request_json) -> reply`` answers when the script is empty: a reply that depends on the request,
+        for concurrent clients whose request order is not fixed."""
         self.requests: list[dict[str, Any]] = []
         self.api_key = api_key
         self.enforce_rules = enforce_rules
@@ -124,9 +131,14 @@ class FakeProvider:
             self.requests.append({"method": method, "path": path, "api": api, "headers": headers, "json": body})
             n = len(self.requests)
             problem = self._refusal(api, headers, body)
+            if problem is None and self.rate_limit is not None:
+                problem = self.rate_limit.check(api, body)
+                self.requests[-1]["limited"] = problem is not None
             item = self.script.pop(0) if problem is None and self.script else None
         if problem is not None:
             return problem
+        if item is None and self.responder is not None:
+            item = as_reply(self.responder(body))
         if item is None:
             return _json(500, error_body(api, 500, f"the fake provider's script has no reply for request {n}; "
                                                    "add one with FakeProvider.add(...)"))
@@ -151,6 +163,43 @@ class FakeProvider:
 
         outcome = self.respond(request.method, request.url.raw_path.decode(), dict(request.headers), request.read())
         return httpx2.Response(outcome.status, headers=outcome.headers, stream=_mock_stream(outcome, request))
+
+
+class RateLimit:
+    """A token bucket of ``per_minute`` requests (refilled continuously, holding one second's worth), as the real
+    APIs enforce theirs. A request past it is answered as they answer it: 429, the API's own error body, and
+    ``retry-after`` (whole seconds, rounded up, as Anthropic sends it) plus ``retry-after-ms`` (as OpenAI sends it)
+    saying when the next request will be let in. A refused request takes no token.
+    """
+
+    def __init__(self, per_minute: float) -> None:
+        if per_minute <= 0:
+            raise ValueError(f"rate_limit is requests per minute and must be positive, got {per_minute!r}")
+        self.per_second = per_minute / 60
+        self.capacity = max(1.0, self.per_second)
+        self.tokens = self.capacity
+        self.at = time.monotonic()
+
+    def check(self, api: str, body: dict[str, Any]) -> Outcome | None:
+        """Take a token, or the 429 to send (the caller holds the provider's lock)."""
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.per_second)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return None
+        wait = (1 - self.tokens) / self.per_second
+        limit = round(self.per_second * 60)
+        if api == "anthropic":
+            message = (f"This request would exceed the rate limit for your organization of {limit} requests per "
+                       "minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.")
+            headers = {"anthropic-ratelimit-requests-limit": str(limit), "anthropic-ratelimit-requests-remaining": "0"}
+        else:
+            message = (f"Rate limit reached for {body.get('model')} on requests per min (RPM): Limit {limit}, "
+                       f"Used {limit}, Requested 1. Please try again in {wait * 1000:.0f}ms.")
+            headers = {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": "0"}
+        headers |= {"retry-after": str(math.ceil(wait)), "retry-after-ms": str(math.ceil(wait * 1000))}
+        return _json(429, error_body(api, 429, message), headers)
 
 
 def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> Outcome:

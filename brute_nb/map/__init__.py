@@ -1,0 +1,13 @@
+"""Prompts over a DataFrame: ``brute_nb.map(template, df)``, ``df.brute.map(template)`` and ``%%brute --over df``.
+
+Modules, in the order data flows: ``template`` (fill a row), ``spec`` (settings and row keys), ``cache`` (the
+per-row JSONL), ``limiter`` (AIMD concurrency), ``row`` (one row's agent turn), ``local`` / ``cluster`` (the
+engines), ``progress``, ``api`` (the public function). Importing this package registers the pandas accessor.
+"""
+
+from brute_nb.map import accessor as _accessor  # noqa: F401 - registers df.brute
+from brute_nb.map.api import map_rows
+
+map = map_rows  # the public name: brute_nb.map(template, df), like the builtin over rows
+
+__all__ = ["map", "map_rows"]

@@ -1,0 +1,24 @@
+"""``df.brute.map(template, ...)``: the same run as ``brute_nb.map(template, df, ...)``, as a pandas accessor.
+
+Registered when ``brute_nb.map`` is first imported (any use of ``brute_nb.map`` or ``%%brute --over``), so
+``%load_ext brute_nb`` never imports pandas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+
+@pd.api.extensions.register_dataframe_accessor("brute")
+class BruteAccessor:
+    def __init__(self, df: pd.DataFrame) -> None:
+        self._df = df
+
+    def map(self, template: str, **options: Any) -> pd.DataFrame:
+        """One prompt per row; see ``brute_nb.map``."""
+        from brute_nb.map.api import map_rows
+
+        return map_rows(template, self._df, **options)
+

@@ -1,0 +1,206 @@
+"""``brute_nb.map(template, df)``: one prompt per row, results aligned to ``df``'s index.
+
+It checks every argument before any row runs (each problem named), settles the run's settings (the kernel's
+configured model, replay and root unless given), splits rows into cached and missing, runs the missing ones on
+an engine (in-process by default, or a Dask cluster), and assembles the frame. Rows with the same prompt run
+once. The invariant: a record is cached the moment its row finishes, before the next one is reported, so an
+interrupt or a dead kernel loses no finished row, and a re-run asks only for what is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brute_nb.map import schema as schemas
+from brute_nb.map import template as templates
+from brute_nb.map.cache import MapCache, Record
+from brute_nb.map.progress import Progress
+from brute_nb.map.spec import Job, MapSpec, row_key, run_name
+from brute_nb.notebook.settings import SettingsError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+REPLY = "reply"
+COLUMNS = ("error", "input_tokens", "output_tokens", "cost", "session", "cached")
+
+
+def map_rows(
+    template: str,
+    df: pd.DataFrame,
+    *,
+    schema: Any = None,
+    tools: str = "none",
+    model: str | None = None,
+    system: str | None = None,
+    concurrency: int = 8,
+    backend: Any = "local",
+    cache: bool = True,
+    name: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    max_iterations: int = 20,
+    progress: bool = True,
+    partition_size: int | None = None,
+) -> pd.DataFrame:
+    """Run ``template``, filled from each row of ``df``, as one agent turn per row; a frame indexed like ``df``.
+
+    Columns: ``reply`` (or one per field of a pydantic ``schema``), ``error``, ``input_tokens``, ``output_tokens``,
+    ``cost`` (USD, None for an unpriced model), ``session`` (the row's conversation, a session file) and
+    ``cached``. ``backend``: ``"local"``, ``"dask"``, a ``distributed.Client`` or a scheduler address.
+    """
+    spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
+                            root=root, max_iterations=max_iterations, cache=cache, backend=backend,
+                            concurrency=concurrency)
+    positions, jobs = plan(spec, df)
+    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl")
+    with store:
+        results: dict[str, Record] = {}
+        cached = {key for key in positions if key in store.records}
+        todo = [job for job in jobs if job.key not in cached]
+        bar = Progress(len(df), len(df) - sum(len(positions[j.key]) for j in todo), enabled=progress,
+                       name=Path(spec.folder).name)
+
+        def done(job: Job, record: Record) -> None:
+            store.add([record])
+            results[job.key] = record
+            bar.update(record, len(positions[job.key]))
+
+        try:
+            run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
+                partition_size=partition_size)
+        finally:
+            bar.close()
+        for key in cached:
+            results[key] = {**store.records[key], "cached": True}
+    return assemble(spec, df, positions, results)
+
+
+def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None, system: str | None,
+           name: str | None, root: Any, max_iterations: int, cache: bool, backend: Any,
+           concurrency: int) -> tuple[MapSpec, Any]:
+    """Every argument checked (all problems at once), and the run's spec: explicit values over kernel settings."""
+    from brute_nb.notebook.paths import check_session_name, session_dir
+    from brute_nb.notebook.registry import registry
+    from brute_nb.notebook.settings import parse_int
+
+    problems: list[str] = []
+
+    def check(fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except (SettingsError, ValueError, TypeError) as exc:
+            problems.append(str(exc))
+            return None
+
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise SettingsError(f"map() runs over a pandas DataFrame, got {type(df).__name__}")
+    check(lambda: templates.check(template, df.columns))
+    check(lambda: schemas.check(schema))
+    check(lambda: parse_int("concurrency", concurrency))
+    check(lambda: parse_int("max_iterations", max_iterations))
+    check(lambda: _check_tools(tools))
+    if name is not None:
+        check(lambda: check_session_name(name))
+    local = backend == "local"
+    if not local and not isinstance(model, str | None):
+        problems.append("model= must be a 'provider:model' name with a Dask backend (each worker builds its own)")
+    if problems:
+        raise SettingsError("map(): " + "; ".join(problems))
+
+    reg = registry()
+    current = reg.current()
+    s = current.settings
+    provider = model if not isinstance(model, str | None) else None
+    model_name = getattr(provider, "label", None) or model or s.model
+    folder = session_dir(reg.location) / "map"
+    identity = {"template": template, "model": model_name, "system": system,
+                "schema": schemas.schema_json(schema), "tools": tools}
+    run = name or run_name(identity)
+    if not cache:
+        run = f"{run}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S-%f')}"
+    root_path = Path(root).expanduser().resolve() if root else current.root
+    spec = MapSpec(template=template, folder=str(folder / run), model=model_name, system=system, tools=tools,
+                   schema=schema, max_iterations=int(max_iterations), root=str(root_path) if root_path else None,
+                   approve=tuple(sorted(s.approve.items())),
+                   replay=str(s.replay) if s.replay and provider is None and not model else None,
+                   record=str(s.record) if s.record and provider is None and not model else None)
+    return spec, provider
+
+
+def _check_tools(tools: Any) -> None:
+    from brute_nb.notebook.stack import select_tools
+
+    if not isinstance(tools, str):
+        raise SettingsError(f"tools= takes a spec string (none, read-only, all, or names like read,fs_search), "
+                            f"got {tools!r}")
+    select_tools(tools)
+
+
+def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Job]]:
+    """Each row's key and prompt; rows with equal keys share one job (asked once, answered for each)."""
+    identity = spec.identity()
+    columns = templates.columns_read(spec.template, df.columns)
+    frame = df.loc[:, [c for c in df.columns if str(c) in columns]]
+    names = [str(c) for c in frame.columns]
+    positions: dict[str, list[int]] = {}
+    jobs: list[Job] = []
+    for i, values in enumerate(frame.itertuples(index=False, name=None)):
+        row = dict(zip(names, values, strict=True))
+        key = row_key(identity, row)
+        if key in positions:
+            positions[key].append(i)
+            continue
+        positions[key] = [i]
+        jobs.append(Job(i, key, templates.fill(spec.template, row)))
+    return positions, jobs
+
+
+def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, backend: Any, concurrency: int,
+        provider: Any, partition_size: int | None) -> None:
+    if not jobs:
+        return
+    if backend == "local":
+        from brute_nb.map.local import run_local
+        from brute_nb.sync import run_sync
+
+        run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider))
+        return
+    from brute_nb.map.cluster import run_dask
+
+    run_dask(spec, jobs, done, backend=backend, concurrency=concurrency, partition_size=partition_size)
+
+
+def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],
+             results: dict[str, Record]) -> pd.DataFrame:
+    import pandas as pd
+
+    fields = schemas.fields(spec.schema) if spec.schema is not None else [REPLY]
+    rows: list[Record | None] = [None] * len(df)
+    for key, at in positions.items():
+        record = results.get(key)
+        for i in at:
+            rows[i] = record
+    sessions = Path(spec.folder) / "sessions"
+    data: dict[str, list[Any]] = {f: [] for f in (*fields, *COLUMNS)}
+    for record in rows:
+        r = record or {"error": "not run (the run was interrupted)"}
+        values = r.get("fields") or {} if spec.schema is not None else {REPLY: r.get(REPLY)}
+        for f in fields:
+            data[f].append(values.get(f))
+        data["error"].append(r.get("error"))
+        data["input_tokens"].append(r.get("input_tokens"))
+        data["output_tokens"].append(r.get("output_tokens"))
+        data["cost"].append(r.get("cost"))
+        data["session"].append(str(sessions / r["session"]) if r.get("session") else None)
+        data["cached"].append(bool(r.get("cached")))
+    out = pd.DataFrame(data, index=df.index)
+    for column in ("input_tokens", "output_tokens"):
+        out[column] = out[column].astype("Int64")
+    out["cost"] = out["cost"].astype("Float64")
+    return out

@@ -1,0 +1,184 @@
+"""One row of a map: its own agent turn on its own session file, retried through rate limits, never paid twice.
+
+Each row's conversation is a session (``sessions/<key>.jsonl``, written by ``SessionLog`` as it happens), which
+makes resuming exact: a row whose session already ends in a finished reply is answered from that file with no
+request (the kernel died after paying but before the cache line); a row whose session ends in the prompt or a
+tool result is continued, not asked again. A 429/529 goes to the shared limiter and the same turn is continued
+once the provider's ``retry-after`` has passed; other transient failures (5xx, a cut connection) get a couple
+of retries; anything else is the row's ``error``. With tools that write, the row works in its own scratch copy
+of the root, so rows cannot trample each other's files or the user's.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from brute_nb.agent import Agent
+from brute_nb.errors import ProviderError
+from brute_nb.map import schema as schemas
+from brute_nb.map.cache import Record
+from brute_nb.map.limiter import THROTTLE_STATUSES, AdaptiveLimiter, retry_after, status_of
+from brute_nb.map.spec import Job, MapSpec
+from brute_nb.message import Message, role_of
+
+MAX_THROTTLED = 100
+"""Rate-limit answers one row takes before it gives up (each one already waited out its retry-after)."""
+MAX_TRANSIENT = 2
+TRANSIENT_STATUSES = (408, 409, 500, 502, 503, 504)
+SCRATCH_IGNORE = ("*.brute", ".git", "__pycache__", ".ipynb_checkpoints")
+
+
+@dataclass
+class RowContext:
+    """What every row of one run shares: the provider (one SDK client, one connection pool), tools, limiter."""
+
+    spec: MapSpec
+    provider: Any
+    tools: list[Any]
+    writes: bool
+    limiter: AdaptiveLimiter
+
+    @classmethod
+    def build(cls, spec: MapSpec, concurrency: int, provider: Any = None) -> RowContext:
+        from brute_nb.notebook.stack import select_tools
+        from brute_nb.tools import READ_ONLY
+
+        tools = select_tools(spec.tools)
+        read_only = {t.name for t in READ_ONLY}
+        return cls(spec, provider if provider is not None else make_provider(spec), tools,
+                   any(t.name not in read_only for t in tools), AdaptiveLimiter(concurrency))
+
+
+def make_provider(spec: MapSpec) -> Any:
+    """The provider, from this process's environment (on a Dask worker: the worker's keys). The SDK's own retries
+    are off: a 429 must reach the limiter, which slows every row down, not just the one that got it."""
+    from brute_nb.providers import auto
+
+    return auto(spec.model, replay=spec.replay, record=spec.record, max_retries=0, timeout=spec.timeout)
+
+
+def build_agent(ctx: RowContext, session: Path) -> Agent:
+    from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
+    from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+    from brute_nb.notebook.approvals import Approvals
+
+    spec = ctx.spec
+    agent = Agent().use(SessionLog, path=session)
+    if spec.system:
+        agent.use(SystemPrompt, text=spec.system)
+    if ctx.tools:
+        agent.use(Approvals, policy=dict(spec.approve))  # "ask" is "deny" here: no one is there to answer
+    return (agent.use(ToolResultLoop).use(MaxIterations, limit=spec.max_iterations)
+            .use(DefaultToolPipeline, tools=ctx.tools).run(ctx.provider))
+
+
+def finished(messages: list[Any]) -> bool:
+    """A session that ends in a reply with no tool call still to run: the row was done (and paid for)."""
+    if not messages or role_of(messages[-1]) != "assistant":
+        return False
+    return not getattr(messages[-1], "tool_calls", None)
+
+
+async def run_row(ctx: RowContext, job: Job) -> Record:
+    from brute_nb.middleware.session_log import read_session
+
+    spec = ctx.spec
+    session = spec.sessions / f"{job.key}.jsonl"
+    record: Record = {"key": job.key, "reply": None, "fields": None, "error": None, "input_tokens": 0,
+                      "output_tokens": 0, "cost": None, "session": session.name}
+    try:
+        history = await anyio.to_thread.run_sync(read_session, session)
+        if not finished(history):
+            root = await _workspace(ctx, job)
+            history = await _turn(ctx, job, session, root, history)
+    except ProviderError as exc:
+        record["error"] = str(exc)
+        history = read_session(session)
+    except Exception as exc:  # the row's failure is its error column; the run goes on
+        record["error"] = f"{type(exc).__name__}: {exc}"
+        history = []
+    _summarize(record, history)
+    if record["error"] is None and spec.schema is not None:
+        try:
+            record["fields"] = schemas.parse(spec.schema, record["reply"] or "")
+        except ValueError as exc:
+            record["error"] = str(exc)
+    return record
+
+
+async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, history: list[Any]) -> list[Any]:
+    from brute_nb.middleware.session_log import read_session
+
+    agent = build_agent(ctx, session)
+    prompt: str | None = job.prompt + (schemas.instruction(ctx.spec.schema) if ctx.spec.schema else "")
+    throttled = transient = 0
+    while True:
+        if history:
+            prompt = None  # the session holds the prompt (and maybe more): continue the turn, do not ask again
+        async with ctx.limiter.slot() as ticket:
+            try:
+                env = await agent.astart(prompt, root=str(root) if root else None)
+            except ProviderError as exc:
+                status = status_of(exc)
+                if status in THROTTLE_STATUSES and throttled < MAX_THROTTLED:
+                    throttled += 1
+                    ctx.limiter.throttled(ticket, retry_after(exc))
+                elif (status in TRANSIENT_STATUSES or status is None) and transient < MAX_TRANSIENT:
+                    transient += 1
+                else:
+                    raise
+            else:
+                ctx.limiter.succeeded()
+                return list(env["messages"])
+        if transient and not throttled:
+            await anyio.sleep(0.5 * transient)
+        history = await anyio.to_thread.run_sync(read_session, session)
+
+
+async def _workspace(ctx: RowContext, job: Job) -> Path | None:
+    """The folder the row's tools work in: the root itself when they only read, else the row's scratch copy."""
+    root = Path(ctx.spec.root) if ctx.spec.root else None
+    if not ctx.tools or not ctx.writes:
+        return root
+    scratch = ctx.spec.scratch / job.key
+    if not scratch.exists() and root is not None:
+        await anyio.to_thread.run_sync(lambda: shutil.copytree(
+            root, scratch, ignore=shutil.ignore_patterns(*SCRATCH_IGNORE), symlinks=True))
+    scratch.mkdir(parents=True, exist_ok=True)
+    return scratch
+
+
+def _summarize(record: Record, messages: list[Any]) -> None:
+    """The reply (the last assistant message's text) and what the row's model calls cost, from its session."""
+    replies = [m for m in messages if role_of(m) == "assistant"]
+    if replies and record["error"] is None:
+        record["reply"] = replies[-1].content
+    costs = [price(m) for m in replies]
+    record["input_tokens"] = sum(int(m.meta.get("input_tokens") or 0) for m in replies)
+    record["output_tokens"] = sum(int(m.meta.get("output_tokens") or 0) for m in replies)
+    known = [c for c in costs if c is not None]
+    record["cost"] = sum(known) if known and len(known) == len(costs) else None
+
+
+def price(message: Message) -> float | None:
+    """The call's price in USD from genai-prices; None for a model it does not know (a local or fake model)."""
+    meta = message.meta
+    if meta.get("replayed"):
+        return 0.0
+    try:
+        from genai_prices import Usage, calc_price
+
+        usage = Usage(input_tokens=int(meta.get("input_tokens") or 0),
+                      output_tokens=int(meta.get("output_tokens") or 0))
+        provider = str(meta.get("provider") or "") or None
+        if provider == "openai-responses":
+            provider = "openai"
+        return float(calc_price(usage, model_ref=str(meta.get("model") or ""), provider_id=provider).total_price)
+    except LookupError:
+        return None

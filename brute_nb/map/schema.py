@@ -1,0 +1,51 @@
+"""Structured replies without provider support: a pydantic model's JSON schema goes into the prompt, the reply is
+parsed and validated with pydantic, and each field becomes a column.
+
+This is the honest fallback until structured output lands in the providers (issue 18): the model is asked, not
+forced, so a reply that does not validate is that row's error (with pydantic's message), never a guessed value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from brute_nb.notebook.settings import SettingsError
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*?)\n```\s*$", re.DOTALL)
+
+
+def check(schema: Any) -> None:
+    if schema is None:
+        return
+    if not (isinstance(schema, type) and hasattr(schema, "model_validate_json") and hasattr(schema, "model_fields")):
+        raise SettingsError(f"schema= takes a pydantic model class (class Review(BaseModel): ...), got {schema!r}")
+
+
+def schema_json(schema: Any) -> Any:
+    return None if schema is None else schema.model_json_schema()
+
+
+def instruction(schema: Any) -> str:
+    """What is added to each row's prompt."""
+    return ("\n\nReply with only a JSON object (no prose, no code fence) that matches this JSON schema:\n"
+            + json.dumps(schema_json(schema), ensure_ascii=False))
+
+
+def fields(schema: Any) -> list[str]:
+    return list(schema.model_fields)
+
+
+def parse(schema: Any, text: str) -> dict[str, Any]:
+    """The reply's fields as plain values; raises ValueError with pydantic's account of what is wrong."""
+    raw = text.strip()
+    fenced = _FENCE.match(raw)
+    if fenced:
+        raw = fenced.group(1)
+    try:
+        value = schema.model_validate_json(raw)
+    except Exception as exc:  # pydantic's ValidationError: the reply is not the object asked for
+        raise ValueError(f"the reply does not match {schema.__name__}: {exc}") from None
+    dumped: dict[str, Any] = value.model_dump(mode="json")
+    return dumped
