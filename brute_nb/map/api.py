@@ -55,6 +55,7 @@ def map_rows(
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=max_iterations, cache=cache, backend=backend,
                             concurrency=concurrency)
+    concurrency = int(concurrency)
     positions, jobs = plan(spec, df)
     store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl")
     with store:

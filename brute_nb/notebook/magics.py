@@ -113,6 +113,9 @@ class BruteMagics(Magics):
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
+    @argument("--over", help="a DataFrame's name: run the cell once per row, {column} filled from the row "
+                             "(brute_nb.map); the result is shown and bound to _")
+    @argument("--concurrency", help="with --over: rows at once (default: 8)")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
                                             "config, widget, help")
     @line_cell_magic
@@ -128,6 +131,8 @@ class BruteMagics(Magics):
             raise UsageError(f"%%brute takes options only, not {' '.join(args.subcommand)!r}; see %%brute?")
         if not cell.strip():
             raise UsageError("%%brute needs a prompt in the cell body")
+        if args.over:
+            return self._over(args, cell.strip("\n").rstrip())
         nb = self._session(args)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
         prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {})
@@ -139,6 +144,23 @@ class BruteMagics(Magics):
             raise UsageError(str(exc)) from None
         run_turn(nb, prompt, quiet=args.quiet)
         return None
+
+    def _over(self, args: Any, template: str) -> Any:
+        """``%%brute --over df``: the body is a map template; the frame it returns is the cell's result."""
+        ns = self.shell.user_ns if self.shell else {}
+        if args.over not in ns:
+            raise UsageError(f"--over {args.over}: no such variable; name a DataFrame defined in this notebook")
+        from brute_nb.map import map_rows
+
+        try:
+            options: dict[str, Any] = {
+                "model": args.model and st.parse_model(args.model), "system": args.system, "tools": args.tools,
+                "root": args.root,
+                "max_iterations": args.max_iterations and st.parse_int("--max-iterations", args.max_iterations),
+                "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency)}
+            return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
+        except BruteError as exc:
+            raise UsageError(str(exc)) from None
 
     def _session(self, args: Any) -> Any:
         reg = self.registry

@@ -1,0 +1,196 @@
+"""brute_nb.map on the in-process engine, against the loopback fake provider through the real anthropic SDK."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pydantic import BaseModel
+
+import brute_nb
+from brute_nb.map.limiter import AdaptiveLimiter
+from brute_nb.middleware.session_log import read_session
+from brute_nb.notebook.settings import SettingsError
+from brute_nb.testing import FakeProvider, slow
+from brute_nb.testing.fake_server import RateLimit
+from tests.map.conftest import MODEL, paid, prompt_of, respond
+
+
+def frame(n: int, prefix: str = "r") -> pd.DataFrame:
+    """Rows whose index is not their position, so alignment is tested, not assumed."""
+    return pd.DataFrame({"review": [f"{prefix}{i}" for i in range(n)]}, index=[100 - 3 * i for i in range(n)])
+
+
+def test_results_are_aligned_to_the_index_and_each_row_is_a_session(server: FakeProvider, notebook: Path) -> None:
+    df = frame(12)
+    out = brute_nb.map("Classify: {review}", df, model=MODEL, concurrency=4, progress=False)
+    assert list(out.index) == list(df.index)
+    assert list(out.columns) == ["reply", "error", "input_tokens", "output_tokens", "cost", "session", "cached"]
+    assert list(out["reply"]) == [f"echo: Classify: r{i}" for i in range(12)]
+    assert out["error"].isna().all() and (out["input_tokens"] > 0).all() and not out["cached"].any()
+    assert sorted(paid(server)) == sorted(f"Classify: r{i}" for i in range(12))
+    session = Path(out["session"].iloc[3])
+    assert session.parent.parent.parent == notebook.with_suffix(".brute") / "map"
+    log = brute_nb.frame(read_session(session))
+    assert list(log["content"]) == ["Classify: r3", "echo: Classify: r3"]
+
+
+def test_an_unchanged_rerun_costs_nothing_and_a_new_column_value_runs_once(server: FakeProvider,
+                                                                            notebook: Path) -> None:
+    df = frame(6).assign(other=range(6))
+    first = brute_nb.map("Say {review}", df, model=MODEL, progress=False)
+    again = brute_nb.map("Say {review}", df.assign(other=-1), model=MODEL, progress=False)  # unread column
+    assert len(paid(server)) == 6 and again["cached"].all()
+    assert list(again["reply"]) == list(first["reply"])
+    changed = df.copy()
+    changed.loc[changed.index[2], "review"] = "new"
+    third = brute_nb.map("Say {review}", changed, model=MODEL, progress=False)
+    assert paid(server)[6:] == ["Say new"] and third["cached"].sum() == 5
+
+
+def test_equal_rows_are_asked_once(server: FakeProvider, notebook: Path) -> None:
+    df = pd.DataFrame({"review": ["same", "same", "other", "same"]})
+    out = brute_nb.map("Say {review}", df, model=MODEL, progress=False)
+    assert sorted(paid(server)) == ["Say other", "Say same"]
+    assert list(out["reply"]) == ["echo: Say same", "echo: Say same", "echo: Say other", "echo: Say same"]
+
+
+def test_a_failing_row_gets_its_error_and_the_run_goes_on(server: FakeProvider, notebook: Path) -> None:
+    df = pd.DataFrame({"review": ["good", "FAIL bad", "fine"]}, index=["a", "b", "c"])
+    out = brute_nb.map("Say {review}", df, model=MODEL, progress=False)
+    assert pd.isna(out.loc["b", "reply"])
+    assert "HTTP 400" in out.loc["b", "error"] and "this row is refused: bad" in out.loc["b", "error"]
+    assert out.loc[["a", "c"], "error"].isna().all()
+    again = brute_nb.map("Say {review}", df, model=MODEL, progress=False)
+    assert paid(server).count("Say FAIL bad") == 2  # a failed row is not cached: it runs again
+    assert list(again["cached"]) == [True, False, True]
+
+
+def test_a_429_storm_slows_the_run_down_and_no_row_fails(server: FakeProvider, notebook: Path) -> None:
+    server.rate_limit = RateLimit(300)  # 5 requests a second, a burst of 5
+    out = brute_nb.map("Say {review}", frame(20), model=MODEL, concurrency=8, progress=False)
+    assert out["error"].isna().all()
+    limited = [r for r in server.requests if r.get("limited")]
+    assert limited, "the storm never happened: the rate limit was not reached"
+    assert len(paid(server)) == 20
+
+
+@pytest.mark.anyio
+async def test_the_limiter_halves_once_a_round_and_climbs_back() -> None:
+    limiter = AdaptiveLimiter(8)
+    async with limiter.slot() as a, limiter.slot() as b:
+        limiter.throttled(a, 0.0)
+        limiter.throttled(b, 0.0)  # started before the cut: the same round, no second cut
+    assert limiter.limit == 4
+    for _ in range(40):
+        limiter.succeeded()
+    assert limiter.limit == 8
+
+
+def test_a_template_naming_a_missing_column_is_refused_before_any_row(server: FakeProvider,
+                                                                      notebook: Path) -> None:
+    with pytest.raises(SettingsError, match=r"revew.*columns: review") as info:
+        brute_nb.map("Say {revew}", frame(2), model=MODEL, concurrency=0, tools="nope", progress=False)
+    assert "concurrency" in str(info.value) and "nope" in str(info.value)
+    assert server.requests == []
+
+
+class Word(BaseModel):
+    label: str
+    length: int
+
+
+def test_schema_fields_become_columns_and_a_bad_reply_is_the_rows_error(server: FakeProvider,
+                                                                       notebook: Path) -> None:
+    df = pd.DataFrame({"word": ["JSON apple", "JSON BAD", "JSON fig"]})
+    out = brute_nb.map("{word}", df, model=MODEL, schema=Word, progress=False)
+    assert list(out.columns[:2]) == ["label", "length"]
+    assert list(out["label"].fillna("-")) == ["apple", "-", "fig"] and out.loc[0, "length"] == 5
+    assert "does not match Word" in out.loc[1, "error"] and "length" in out.loc[1, "error"]
+    assert "JSON schema" in paid(server)[0]
+
+
+def test_writing_tools_run_in_a_scratch_copy_per_row(server: FakeProvider, notebook: Path, tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "keep.txt").write_text("mine")
+    df = pd.DataFrame({"name": ["WRITE one", "WRITE two"]})
+    out = brute_nb.map("Do {name}", df, model=MODEL, tools="read,write", root=root, progress=False)
+    assert list(out["reply"]) == ["wrote it", "wrote it"] and out["error"].isna().all()
+    assert sorted(p.name for p in root.iterdir()) == ["keep.txt"]  # the user's folder is untouched
+    for i, word in enumerate(["one", "two"]):
+        session = Path(out.loc[i, "session"])
+        scratch = session.parent.parent / "scratch" / session.stem
+        assert (scratch / "out.txt").read_text() == word and (scratch / "keep.txt").read_text() == "mine"
+        assert [m.role.value for m in read_session(session)] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_a_lost_cache_is_rebuilt_from_the_row_sessions_without_a_request(server: FakeProvider,
+                                                                         notebook: Path) -> None:
+    df = frame(5)
+    brute_nb.map("Say {review}", df, model=MODEL, progress=False, name="lost")
+    (notebook.with_suffix(".brute") / "map" / "lost.jsonl").unlink()  # the kernel died before the cache line
+    again = brute_nb.map("Say {review}", df, model=MODEL, progress=False, name="lost")
+    assert len(paid(server)) == 5
+    assert list(again["reply"]) == [f"echo: Say r{i}" for i in range(5)]
+
+
+def test_the_accessor_and_the_magic_run_the_same_map(server: FakeProvider, notebook: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    df = frame(3)
+    out = df.brute.map("Say {review}", model=MODEL, progress=False)
+    assert list(out["reply"]) == [f"echo: Say r{i}" for i in range(3)]
+    shell = InteractiveShell()
+    try:
+        shell.extension_manager.load_extension("brute_nb")
+        shell.user_ns["df"] = df
+        shell.run_cell_magic("brute", f"--over df --model {MODEL}", "Say {review}\n")  # fills the cache
+        result = shell.run_cell_magic("brute", f"--over df --model {MODEL} --concurrency 2", "Say {review}\n")
+    finally:
+        InteractiveShell.clear_instance()
+    assert list(result["reply"]) == list(out["reply"]) and result["cached"].all()
+    assert len(paid(server)) == 3
+
+
+def test_an_interrupted_run_keeps_finished_rows_and_resumes_without_paying_twice(
+        server: FakeProvider, notebook: Path, tmp_path: Path) -> None:
+    arrived = threading.Event()
+
+    def slow_on_r4(body: dict) -> object:
+        if prompt_of(body) == "Say r4":
+            arrived.set()
+            return slow("still thinking about r4", 0.5)
+        return respond(body)
+
+    server.responder = slow_on_r4
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(f"""
+        import pandas as pd, brute_nb
+        df = pd.DataFrame({{"review": [f"r{{i}}" for i in range(8)]}})
+        brute_nb.map("Say {{review}}", df, model={MODEL!r}, concurrency=1, progress=False)
+    """))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    try:
+        child = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE, text=True)
+        assert arrived.wait(60), "the run never reached row 4"
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    finally:
+        server.responder = respond
+    assert child.returncode != 0 and "KeyboardInterrupt" in err
+    assert paid(server) == [f"Say r{i}" for i in range(5)]
+    df = pd.DataFrame({"review": [f"r{i}" for i in range(8)]})
+    out = brute_nb.map("Say {review}", df, model=MODEL, concurrency=1, progress=False)
+    assert list(out["cached"]) == [True] * 4 + [False] * 4
+    assert list(out["reply"]) == [f"echo: Say r{i}" for i in range(8)]
+    asked = paid(server)
+    assert all(asked.count(f"Say r{i}") == 1 for i in range(8) if i != 4)
+    assert asked.count("Say r4") == 2  # only the row cut off mid-reply is asked again
