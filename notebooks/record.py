@@ -181,6 +181,19 @@ SCRIPTS = {
             "that test fails until line 15 is fixed."
         ),
     ],
+    "map_over_rows": [
+        # one word a review, in row order (the demo runs one row at a time)
+        "mixed", "negative", "positive", "mixed", "positive",
+        # schema=Complaint: a JSON object a review
+        '{"product": "blender", "problem": "it is loud"}',
+        '{"product": "unknown (the order arrived broken)", "problem": "arrived broken; support never answered"}',
+        '{"product": "kettle", "problem": null}',
+        '{"product": "headphones", "problem": "the case broke within a week"}',
+        '{"product": "unknown", "problem": null}',
+        # %%brute --over reviews
+        "A quieter blender", "A replacement and an answer", "Nothing; happy with the kettle",
+        "A sturdier case", "Nothing more",
+    ],
 }
 
 

@@ -118,6 +118,8 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
     current = reg.current()
     s = current.settings
     provider = model if not isinstance(model, str | None) else None
+    if provider is None and model is None and local and (s.replay or s.record):
+        provider = current.model_provider()  # a cassette is one connection's traffic in order: the session's own
     model_name = getattr(provider, "label", None) or model or s.model
     folder = session_dir(reg.location) / "map"
     identity = {"template": template, "model": model_name, "system": system,

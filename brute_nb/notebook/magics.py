@@ -111,7 +111,8 @@ class BruteMagics(Magics):
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
                                 "network, python; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
-    @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
+    @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer; with --over, no "
+                                                   "progress bar)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
     @argument("--over", help="a DataFrame's name: run the cell once per row, {column} filled from the row "
                              "(brute_nb.map); the result is shown and bound to _")
@@ -157,7 +158,8 @@ class BruteMagics(Magics):
                 "model": args.model and st.parse_model(args.model), "system": args.system, "tools": args.tools,
                 "root": args.root,
                 "max_iterations": args.max_iterations and st.parse_int("--max-iterations", args.max_iterations),
-                "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency)}
+                "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
+                "progress": not args.quiet}
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
         except BruteError as exc:
             raise UsageError(str(exc)) from None
