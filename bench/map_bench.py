@@ -54,6 +54,7 @@ def rows(n: int, tag: str) -> pd.DataFrame:
 def throughput(fake: FakeProvider, folder: Path, n: int, rpm: float, backend: Any, tag: str) -> tuple[str, str,
                                                                                                      float, bool]:
     fresh_notebook(folder)
+    fake.requests.clear()
     fake.rate_limit = RateLimit(rpm)
     limit = fake.rate_limit
     start = time.monotonic()
@@ -74,7 +75,7 @@ def cached_rerun(folder: Path, n: int) -> tuple[str, str, float, bool]:
     df = rows(n, "cached")
     spec, _ = settle("Label {text}", df, schema=None, tools="none", model=MODEL, system=None, name="cached",
                      root=None, max_iterations=20, cache=True, backend="local", concurrency=8)
-    positions, jobs = plan(spec, df)
+    _, jobs = plan(spec, df)
     with MapCache(Path(spec.folder + ".jsonl")) as cache:
         cache.add({"key": j.key, "reply": "ok", "fields": None, "error": None, "input_tokens": 10,
                    "output_tokens": 2, "cost": 0.0, "session": f"{j.key}.jsonl"} for j in jobs)
