@@ -82,8 +82,8 @@ def place(path: Path, base: Path, *, create_parents: bool = False, follow_last: 
         parts = real.relative_to(base).parts
     except ValueError:
         raise moved(path) from None
-    if not parts:  # the root itself: name it from its parent's descriptor
-        parts, base = (base.name,), base.parent
+    if not parts:  # the root itself: "." in its own descriptor
+        parts = (".",)
     fd = os.open(base, DIR_FLAGS)
     try:
         for part in parts[:-1]:
@@ -162,10 +162,10 @@ def replace(where: Place, data: bytes, *, like: os.stat_result | None) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            if like is not None:
-                os.fchmod(fd, stat.S_IMODE(like.st_mode))
+            if like is not None:  # owner first: fchown clears set-id bits that fchmod then restores
                 with contextlib.suppress(PermissionError):
                     os.fchown(fd, like.st_uid, like.st_gid)
+                os.fchmod(fd, stat.S_IMODE(like.st_mode))
             os.fsync(fd)
         finally:
             os.close(fd)
