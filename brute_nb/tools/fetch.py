@@ -4,7 +4,8 @@ httpx2's async client, 30 s connect and read timeouts and 120 s in all, up to 5 
 returned (a 404 is information, not a tool failure). Destinations are checked by ``fetch_guard`` on every hop and
 every new connection: public addresses only unless ``Fetch(allow=[...])`` names a local server. Environment proxies
 are not used, since the check needs the address actually connected to. The body is streamed and reading stops at
-``MAX_BODY_BYTES`` (a multi-gigabyte answer never reaches memory); HTML becomes Markdown (markdownify, scripts and
+``MAX_BODY_BYTES`` of decoded bytes (a multi-gigabyte answer never reaches memory, and httpx2 inflates a
+compressed body in bounded pieces, so a gzip bomb stops there too); HTML becomes Markdown (markdownify, scripts and
 styles dropped); the text is capped at 50,000 characters. ``Fetch(transport=httpx2.MockTransport(...))`` lets
 tests answer without a network (the URL checks still apply).
 """
@@ -97,8 +98,7 @@ class Fetch(Tool):
         parts = urlsplit(url)
         self.guard.check_url(parts.scheme.lower(), parts.hostname or "", parts.port)
         timeout = httpx2.Timeout(TIMEOUT, connect=TIMEOUT, read=TIMEOUT)
-        # gzip/deflate only: a decoded network chunk stays within ~1000x its size (brotli/zstd bombs go further).
-        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}
+        headers = {"User-Agent": USER_AGENT}
         with anyio.fail_after(TOTAL_TIMEOUT):
             client = httpx2.AsyncClient(timeout=timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS,
                                         transport=guarded_transport(self.guard, self.transport), headers=headers)

@@ -6,8 +6,10 @@ name, at the connection), so no test reaches the network.
 
 from __future__ import annotations
 
+import gzip
 import http.server
 import threading
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -151,6 +153,23 @@ async def test_an_endless_body_is_read_only_up_to_the_cap(server: Server, monkey
     out = await call(Fetch(allow=[f"127.0.0.1:{server.port}"]), server.url + "/endless")
     assert out.startswith("HTTP 200 text/plain\n\nzzz") and out.endswith("\n...(truncated)")
     assert len(out) < fetch.MAX_CHARS + 100
+
+
+async def test_a_compressed_bomb_is_inflated_only_up_to_the_cap(server: Server,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.tools import fetch
+
+    monkeypatch.setattr(fetch, "MAX_BODY_BYTES", 1_000_000)
+    bomb = gzip.compress(b"b" * (64 << 20), compresslevel=9)  # 64 MiB in about 64 KB
+    server.routes["/bomb"] = (200, {"Content-Type": "text/plain", "Content-Encoding": "gzip"}, bomb)
+    tracemalloc.start()
+    try:
+        out = await call(Fetch(allow=[f"127.0.0.1:{server.port}"]), server.url + "/bomb")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out.endswith("b" * 10 + "\n...(truncated)")
+    assert peak < 32 << 20, f"fetching 1 MB of a 64 MiB gzip body peaked at {peak / 2**20:.0f} MiB"
 
 
 def test_allow_list_entries_are_checked_when_the_tool_is_built() -> None:
