@@ -8,6 +8,7 @@ workspace root; a front end can instead set ``env["allow_outside_root"] = True``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from brute_nb.tools.base import Tool
@@ -28,14 +29,18 @@ ALL: tuple[type[Tool], ...] = (FSRead, FSWrite, FSPatch, FSRemove, FSSearch, FSU
 READ_ONLY: tuple[type[Tool], ...] = (FSRead, FSSearch, TodoRead, Fetch, SkillLoad)
 
 
-def toolset(*, allow_outside_root: bool = False, read_only: bool = False, fetch_transport: Any = None) -> list[Tool]:
-    """Fresh built-in tool instances (``ALL`` or ``READ_ONLY``) with the given settings."""
+def toolset(*, allow_outside_root: bool = False, read_only: bool = False, fetch_transport: Any = None,
+            fetch_allow: Iterable[str] = ()) -> list[Tool]:
+    """Fresh built-in tool instances (``ALL`` or ``READ_ONLY``) with the given settings.
+
+    ``fetch_allow`` lists the non-public addresses (``127.0.0.1:8765``, ``10.0.0.0/8``) fetch may reach.
+    """
     out: list[Tool] = []
     for cls in READ_ONLY if read_only else ALL:
         if issubclass(cls, WorkspaceTool):
             out.append(cls(allow_outside_root=allow_outside_root))
         elif cls is Fetch:
-            out.append(Fetch(transport=fetch_transport))
+            out.append(Fetch(transport=fetch_transport, allow=fetch_allow))
         else:
             out.append(cls())
     return out

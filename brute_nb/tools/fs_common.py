@@ -1,13 +1,15 @@
-"""What the file tools share: the workspace-root option, path resolution, and Brute's unified diff."""
+"""What the file tools share: the workspace-root option, path resolution, safe placement, and Brute's unified diff."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 from pathlib import Path
 
 from brute_nb.tools.base import Tool
-from brute_nb.tools.context import resolve
+from brute_nb.tools.context import current_env, resolve, root
+from brute_nb.tools.fs_safe import Place, place
 
 
 class WorkspaceTool(Tool, abstract=True):
@@ -18,6 +20,17 @@ class WorkspaceTool(Tool, abstract=True):
 
     def path(self, value: str | os.PathLike[str]) -> Path:
         return resolve(value, allow_outside_root=self.allow_outside_root)
+
+    def base(self) -> Path:
+        """Where walks to a checked path start: the root, or ``/`` when paths may leave it."""
+        if self.allow_outside_root or current_env().get("allow_outside_root"):
+            return Path("/")
+        return root()
+
+    def place(self, path: Path, *, create_parents: bool = False, follow_last: bool = True,
+              missing: str = "File not found") -> contextlib.AbstractContextManager[Place]:
+        """The checked ``path``'s folder descriptor and name (see ``fs_safe.place``)."""
+        return place(path, self.base(), create_parents=create_parents, follow_last=follow_last, missing=missing)
 
 
 def unified_diff(old: str, new: str) -> str:

@@ -1,19 +1,30 @@
-"""``write``, ``patch``, ``remove`` and ``undo``: the file mutations, each under its file's lock.
+"""``write``, ``patch``, ``remove`` and ``undo``: the file mutations, each under its file's process-wide lock.
 
-Each mutation captures the file's old content first and pushes it on the agent's undo stack only once the change
-succeeded, so a failed write leaves no stale snapshot. ``patch`` replaces literally (no regex or backslash
-escapes), refuses an empty ``old_string``, and refuses an ambiguous one unless ``replace_all`` is true.
+Each mutation runs in a worker thread holding ``file_queue().hold(path)`` (shared by every agent of the kernel, and
+a file lock against other processes), so concurrent patches of one file never lose an update. It reads the old
+content first (refusing FIFOs, devices and sockets unopened: ``fs_safe``), replaces the file atomically (temp
+file, fsync, rename: a crash or a full disk leaves the old file whole, a hard link elsewhere keeps its content),
+and only then pushes the snapshot on the agent's undo stack, so a failed write leaves no stale snapshot. ``patch``
+replaces literally (no regex or backslash escapes), refuses an empty ``old_string``, and refuses an ambiguous one
+unless ``replace_all`` is true. ``undo`` never discards an edit made since the agent's change: that version is
+kept beside the file (``<name>.before-undo``) and the result says so.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio.to_thread
+
 from brute_nb.tools.context import shown_path
 from brute_nb.tools.fs_common import WorkspaceTool, unified_diff
-from brute_nb.tools.stores import SnapshotStore, file_queue, snapshots
+from brute_nb.tools.fs_safe import DIR_FLAGS, Place, not_regular, read_all, replace, unique_name
+from brute_nb.tools.stores import DID_NOT_EXIST, SnapshotStore, digest, file_queue, snapshots
+
+KEPT_SUFFIX = ".before-undo"
 
 
 def _decode(data: bytes, path: Path) -> str:
@@ -21,6 +32,16 @@ def _decode(data: bytes, path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"Cannot edit {path}: it is not UTF-8 text") from None
+
+
+def _read_existing(where: Place) -> tuple[bytes | None, os.stat_result | None]:
+    """The regular file's bytes and stat, or (None, None) when nothing is there; a folder is refused."""
+    entry = where.lstat()
+    if entry is None:
+        return None, None
+    if stat.S_ISDIR(entry.st_mode):
+        raise IsADirectoryError(f"{where.path} is a folder, not a file")
+    return read_all(where)
 
 
 class FSWrite(WorkspaceTool):
@@ -35,13 +56,19 @@ class FSWrite(WorkspaceTool):
 
     async def execute(self, file_path: str, content: str) -> dict[str, Any]:
         path = self.path(file_path)
-        async with file_queue().lock(path):
-            old = SnapshotStore.capture(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content.encode("utf-8"))
-            snapshots().push(path, old)
-        before = old.decode("utf-8", errors="replace") if isinstance(old, bytes) else ""
-        return {"success": True, "file_path": shown_path(path), "bytes": len(content.encode("utf-8")),
+        data = content.encode("utf-8")
+        store = snapshots()
+
+        def write() -> bytes | None:
+            with file_queue().hold(path), self.place(path, create_parents=True) as where:
+                old, like = _read_existing(where)
+                replace(where, data, like=like)
+                store.push(path, DID_NOT_EXIST if old is None else old, data)
+                return old
+
+        old = await anyio.to_thread.run_sync(write)
+        before = old.decode("utf-8", errors="replace") if old is not None else ""
+        return {"success": True, "file_path": shown_path(path), "bytes": len(data),
                 "diff": unified_diff(before, content)}
 
 
@@ -65,21 +92,27 @@ class FSPatch(WorkspaceTool):
         path = self.path(file_path)
         if not old_string:
             raise ValueError("old_string must not be empty; to create or overwrite a file use write")
-        async with file_queue().lock(path):
-            if not path.is_file():
-                raise FileNotFoundError(f"File not found: {path}")
-            data = path.read_bytes()
-            original = _decode(data, path)
-            count = original.count(old_string)
-            if count == 0:
-                raise ValueError(f"old_string not found in {path}")
-            if count > 1 and not replace_all:
-                raise ValueError(f"old_string occurs {count} times in {path}; include more surrounding lines to "
-                                 f"make it unique, or set replace_all=true to replace every occurrence")
-            updated = original.replace(old_string, new_string) if replace_all else original.replace(
-                old_string, new_string, 1)
-            path.write_bytes(updated.encode("utf-8"))
-            snapshots().push(path, data)
+        store = snapshots()
+
+        def patch() -> tuple[str, str, int]:
+            with file_queue().hold(path), self.place(path) as where:
+                data, like = _read_existing(where)
+                if data is None:
+                    raise FileNotFoundError(f"File not found: {path}")
+                original = _decode(data, path)
+                count = original.count(old_string)
+                if count == 0:
+                    raise ValueError(f"old_string not found in {path}")
+                if count > 1 and not replace_all:
+                    raise ValueError(f"old_string occurs {count} times in {path}; include more surrounding lines "
+                                     f"to make it unique, or set replace_all=true to replace every occurrence")
+                updated = original.replace(old_string, new_string, -1 if replace_all else 1)
+                written = updated.encode("utf-8")
+                replace(where, written, like=like)
+                store.push(path, data, written)
+                return original, updated, count
+
+        original, updated, count = await anyio.to_thread.run_sync(patch)
         return {"success": True, "file_path": shown_path(path), "replacements": count if replace_all else 1,
                 "diff": unified_diff(original, updated)}
 
@@ -95,19 +128,40 @@ class FSRemove(WorkspaceTool):
 
     async def execute(self, path: str) -> dict[str, Any]:
         target = self.path(path)
-        async with file_queue().lock(target):
-            if not target.exists():
-                raise FileNotFoundError(f"Path not found: {target}")
-            if target.is_dir() and not target.is_symlink():
-                if any(target.iterdir()):
-                    raise OSError(f"Directory not empty: {target} (remove deletes files and empty directories "
-                                  f"only)")
-                target.rmdir()
-            else:
-                old = target.read_bytes()
-                target.unlink()
-                snapshots().push(target, old)
+        store = snapshots()
+
+        def remove() -> None:
+            with file_queue().hold(target), self.place(target, follow_last=False, missing="Path not found") as where:
+                entry = where.lstat()
+                if entry is None:
+                    raise FileNotFoundError(f"Path not found: {target}")
+                if stat.S_ISDIR(entry.st_mode):
+                    remove_empty_folder(where)
+                    return
+                if stat.S_ISLNK(entry.st_mode):
+                    with self.place(target) as linked:  # the link's target (checked inside the root)
+                        old, _ = read_all(linked)
+                elif stat.S_ISREG(entry.st_mode):
+                    old, _ = read_all(where)
+                else:
+                    raise not_regular(target, entry.st_mode)
+                os.unlink(where.name, dir_fd=where.dir_fd)
+                store.push(target, old, None)
+
+        await anyio.to_thread.run_sync(remove)
         return {"success": True, "path": shown_path(target)}
+
+
+def remove_empty_folder(where: Place) -> None:
+    fd = os.open(where.name, DIR_FLAGS, dir_fd=where.dir_fd)
+    try:
+        with os.scandir(fd) as entries:
+            if any(True for _ in entries):
+                raise OSError(f"Directory not empty: {where.path} (remove deletes files and empty directories "
+                              f"only)")
+    finally:
+        os.close(fd)
+    os.rmdir(where.name, dir_fd=where.dir_fd)
 
 
 class FSUndo(WorkspaceTool):
@@ -121,15 +175,33 @@ class FSUndo(WorkspaceTool):
 
     async def execute(self, path: str) -> dict[str, Any]:
         target = self.path(path)
-        async with file_queue().lock(target):
-            snapshot = snapshots().pop(target)
-            if snapshot is None:
+        store = snapshots()
+        result = await anyio.to_thread.run_sync(lambda: self.revert(target, store))
+        return {"success": True, "path": shown_path(target), **result}
+
+    def revert(self, target: Path, store: SnapshotStore) -> dict[str, Any]:
+        with file_queue().hold(target):
+            change = store.peek(target)
+            if change is None:
                 raise LookupError(f"No undo history available for: {target}")
-            if not isinstance(snapshot, bytes):
-                if target.exists() or target.is_symlink():
-                    os.unlink(target)
-                return {"success": True, "path": shown_path(target), "action": "deleted (file did not exist before)"}
-            data = snapshot
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        return {"success": True, "path": shown_path(target), "action": "restored", "bytes": len(data)}
+            with self.place(target, create_parents=True) as where:
+                current, like = _read_existing(where)
+                kept = None
+                if current is not None and digest(current) != change.after:
+                    # Changed since the agent's edit (by the user or another program): keep that version too.
+                    kept = unique_name(where, KEPT_SUFFIX)
+                    replace(Place(where.dir_fd, kept, where.path), current, like=like)
+                if isinstance(change.before, bytes):
+                    replace(where, change.before, like=like)
+                    out: dict[str, Any] = {"action": "restored", "bytes": len(change.before)}
+                else:
+                    if current is not None:
+                        os.unlink(where.name, dir_fd=where.dir_fd)
+                    out = {"action": "deleted (file did not exist before)"}
+            store.pop(target)
+        if kept is not None:
+            shown = shown_path(target.parent / kept)
+            out["kept"] = shown
+            out["note"] = (f"{shown_path(target)} had changed since the agent's edit; that version was kept as "
+                           f"{shown} (nothing was discarded)")
+        return out

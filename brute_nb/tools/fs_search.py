@@ -2,9 +2,11 @@
 
 ``rg`` comes from the pinned ``ripgrep`` wheel (installed next to the Python executable, which may not be on
 PATH in a kernel). The pattern goes after ``-e`` so one starting with ``-`` is not read as a flag. When ``rg`` is
-missing, a pure-Python search gives the same output format (it skips hidden and binary files but does not read
-``.gitignore``). Output is ``<path>:<line>:<text>``, most recently modified files first; no match gives
-``No matches found.``.
+missing, a pure-Python search gives the same output format under the same rules as ``rg``: hidden and binary files
+skipped, symlinks never followed, only regular files opened (a FIFO or device is skipped unopened), each file read
+a line at a time with a bounded line length (it does not read ``.gitignore``). Output is ``<path>:<line>:<text>``
+with paths relative to the workspace root (absolute only outside it), most recently modified files first; no
+match gives ``No matches found.``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +24,9 @@ from typing import Any, ClassVar
 import anyio
 import anyio.to_thread
 
+from brute_nb.tools.context import root
 from brute_nb.tools.fs_common import WorkspaceTool
+from brute_nb.tools.fs_read import bounded_lines
 from brute_nb.tools.truncation import ToolOutput, truncate
 
 MAX_MATCHES = 100
@@ -51,25 +56,37 @@ class FSSearch(WorkspaceTool):
         folder = self.path(path or ".")
         if not folder.is_dir():
             raise NotADirectoryError(f"Directory not found: {folder}")
+        real, shown, base = shown_folder(folder)
         rg = find_rg()
         if rg is not None:
-            text = await run_rg(rg, pattern, folder, glob, ignore_case)
+            text = await run_rg(rg, pattern, shown, base, glob, ignore_case)
         else:
-            text = await anyio.to_thread.run_sync(python_search, pattern, folder, glob, ignore_case,
+            text = await anyio.to_thread.run_sync(python_search, pattern, real, glob, ignore_case, shown,
                                                   abandon_on_cancel=True)
         return cap(text)
 
 
-async def run_rg(rg: str, pattern: str, folder: Path, glob: str | None, ignore_case: bool) -> str:
+def shown_folder(folder: Path) -> tuple[Path, str, Path]:
+    """The real folder, how results name it, and the root: inside the root, a relative name (``.`` for the root),
+    so results name files relative to the root as the README promises; outside it, the absolute path."""
+    real = Path(os.path.realpath(folder))
+    base = root()
+    shown = real.relative_to(base).as_posix() if real == base or base in real.parents else str(real)
+    return real, shown, base
+
+
+async def run_rg(rg: str, pattern: str, folder: str, cwd: Path, glob: str | None, ignore_case: bool) -> str:
     args = [rg, "--line-number", f"--max-columns={MAX_COLUMNS}", "--max-columns-preview", "--sortr=modified",
             "--no-config"]
     if ignore_case:
         args.append("--ignore-case")
     if glob:
         args += ["--glob", glob]
-    args += ["-e", pattern, "--", str(folder)]
-    done = await anyio.run_process(args, check=False, stdin=subprocess.DEVNULL)
+    args += ["-e", pattern, "--", folder]
+    done = await anyio.run_process(args, check=False, stdin=subprocess.DEVNULL, cwd=cwd)
     out = done.stdout.decode("utf-8", errors="replace")
+    if folder == ".":  # rg names what it finds under "." as "./name"
+        out = "".join(line[2:] if line.startswith("./") else line for line in out.splitlines(keepends=True))
     return out or done.stderr.decode("utf-8", errors="replace")
 
 
@@ -95,46 +112,47 @@ def expand_braces(glob: str) -> list[str]:
     return [g for part in match.group(1).split(",") for g in expand_braces(head + part + tail)]
 
 
-def _files(folder: Path, glob: str | None) -> list[Path]:
-    globs = expand_braces(glob) if glob else []
-    found = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.startswith("."):
-                continue
-            path = Path(dirpath) / name
-            rel = path.relative_to(folder).as_posix()
-            if globs and not any(fnmatch.fnmatch(name, g) or fnmatch.fnmatch(rel, g) for g in globs):
-                continue
-            found.append(path)
-    return found
-
-
-def _mtime(path: Path) -> float:
+def _search_file(regex: re.Pattern[str], name: str, dir_fd: int, shown: str) -> tuple[float, list[str]]:
+    """Matching lines of one regular file (opened without following links or blocking), with its mtime."""
     try:
-        return path.stat().st_mtime
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError:
-        return 0.0
+        return 0.0, []
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or b"\0" in f.read(4096):
+            return 0.0, []
+        os.set_blocking(fd, True)
+        f.seek(0)
+        out = []
+        for number, line in enumerate(bounded_lines(f), 1):
+            line = line.rstrip("\r\n")
+            if regex.search(line):
+                if len(line) > MAX_COLUMNS:
+                    line = line[:MAX_COLUMNS] + " [... omitted end of long line]"
+                out.append(f"{shown}:{number}:{line}")
+        return st.st_mtime, out
 
 
-def python_search(pattern: str, folder: Path, glob: str | None, ignore_case: bool) -> str:
-    """The fallback when ``rg`` is missing: same output lines, Python ``re`` syntax."""
+def python_search(pattern: str, folder: Path, glob: str | None, ignore_case: bool, shown: str | None = None) -> str:
+    """The fallback when ``rg`` is missing: same output lines and file rules, Python ``re`` syntax."""
     try:
         regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         return f"regex parse error: {exc}"
-    out: list[str] = []
-    for path in sorted(_files(folder, glob), key=_mtime, reverse=True):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data[:4096]:
-            continue
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
-                if len(line) > MAX_COLUMNS:
-                    line = line[:MAX_COLUMNS] + " [... omitted end of long line]"
-                out.append(f"{path}:{number}:{line}")
+    prefix = str(folder) if shown is None else shown
+    globs = expand_braces(glob) if glob else []
+    found: list[tuple[float, list[str]]] = []
+    # fwalk hands out each folder's descriptor and never follows a symlink, even one swapped in mid-walk.
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(folder, follow_symlinks=False):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel_dir = os.path.relpath(dirpath, folder)
+        for name in filenames:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if name.startswith(".") or (globs and not any(fnmatch.fnmatch(name, g) or fnmatch.fnmatch(rel, g)
+                                                          for g in globs)):
+                continue
+            found.append(_search_file(regex, name, dir_fd, rel if prefix == "." else f"{prefix}/{rel}"))
+    found.sort(key=lambda item: item[0], reverse=True)
+    out = [line for _, lines in found for line in lines]
     return "\n".join(out) + ("\n" if out else "")

@@ -1,26 +1,29 @@
-"""Per-agent tool state: file locks, undo snapshots and the todo list (Brute's process globals, scoped).
+"""Tool state: the process-wide file mutation queue, and per-agent undo snapshots and todo list.
 
-They live in ``env["state"]`` (= ``agent.state``), so they last across all of one agent's turns (``undo`` in a
-later turn restores an earlier turn's edit) and two agents never share them.
-
-* ``FileMutationQueue``: one anyio lock per real path (symlink aliases share it); different files proceed in
-  parallel; a lock entry is dropped when its last waiter leaves, so the table never grows and no lock outlives
-  the event loop that made it (each sync ``agent.start`` runs its own loop).
-* ``SnapshotStore``: a stack of pre-mutation contents per real path; a tool pushes *after* its mutation
-  succeeded (Brute pushed before, leaving stale snapshots on failure). ``DID_NOT_EXIST`` makes undo a delete.
+* ``FileMutationQueue``: one per process (``file_queue()``), shared by every agent of the kernel, so two agents
+  patching one file never lose an update. Mutations of one real path (symlink aliases share it) run one at a time
+  under a thread lock (agents run on different threads and event loops) and a ``filelock`` file lock (another
+  kernel or process using brute_nb); different files proceed in parallel. A lock entry is dropped when its last
+  holder leaves, so the table never grows. The lock files live in a private folder of the temp directory, never
+  beside the user's files.
+* ``SnapshotStore`` (per agent, in ``env["state"]``, so it lasts across the agent's turns and two agents never
+  undo each other's edits): a stack per real path of what the file held before a mutation and a digest of what
+  the mutation left, pushed only after the mutation succeeded (Brute pushed before, leaving stale snapshots on
+  failure). The digest lets undo notice that someone changed the file since. ``DID_NOT_EXIST`` makes undo a delete.
 * ``TodoStore``: the list, replaced wholesale.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import tempfile
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-
-import anyio
 
 from brute_nb.tools.context import Env, state
 
@@ -32,69 +35,103 @@ class _DidNotExist:
 
 DID_NOT_EXIST: Final = _DidNotExist()
 Snapshot = bytes | _DidNotExist
+LOCK_TIMEOUT = 60.0
 
 
 def lock_key(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(path)
 
 
-class FileMutationQueue:
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[anyio.Lock, int]] = {}
+def digest(data: bytes | None) -> str | None:
+    """What undo compares: a hash of a file's bytes (None when there is no file)."""
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
-    @contextlib.asynccontextmanager
-    async def lock(self, path: str | os.PathLike[str]) -> AsyncIterator[None]:
-        """Hold ``path``'s lock: mutations of one file run one at a time, in arrival order."""
+
+class FileMutationQueue:
+    def __init__(self, lock_dir: str | os.PathLike[str] | None = None) -> None:
+        self._locks: dict[str, tuple[threading.Lock, int]] = {}
+        self._guard = threading.Lock()
+        self._dir = Path(lock_dir) if lock_dir is not None else None
+
+    def lock_dir(self) -> Path:
+        if self._dir is None:
+            self._dir = Path(tempfile.gettempdir()) / f"brute_nb-locks-{os.getuid()}"
+        self._dir.mkdir(mode=0o700, exist_ok=True)
+        return self._dir
+
+    @contextlib.contextmanager
+    def hold(self, path: str | os.PathLike[str]) -> Iterator[None]:
+        """Hold ``path``'s lock (blocking): mutations of one file run one at a time, across threads and processes.
+
+        Call it from a worker thread (``anyio.to_thread.run_sync``), never on an event loop.
+        """
+        import filelock
+
         key = lock_key(path)
-        lock, waiters = self._locks.get(key, (None, 0))
-        if lock is None:
-            lock = anyio.Lock()
-        self._locks[key] = (lock, waiters + 1)
+        with self._guard:
+            lock, holders = self._locks.get(key, (threading.Lock(), 0))
+            self._locks[key] = (lock, holders + 1)
         try:
-            async with lock:
-                yield
+            with lock:
+                name = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".lock"
+                try:
+                    with filelock.FileLock(str(self.lock_dir() / name), timeout=LOCK_TIMEOUT, thread_local=False):
+                        yield
+                except filelock.Timeout:
+                    raise TimeoutError(f"{key} is being changed by another process (its lock was held for "
+                                       f"{LOCK_TIMEOUT:.0f} s); try again") from None
         finally:
-            current, count = self._locks[key]
-            if count <= 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (current, count - 1)
+            with self._guard:
+                current, count = self._locks[key]
+                if count <= 1:
+                    del self._locks[key]
+                else:
+                    self._locks[key] = (current, count - 1)
 
     def __len__(self) -> int:
         return len(self._locks)
 
 
+_queue = FileMutationQueue()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One undoable change: what the file held before, and the digest of what the change left (None: no file)."""
+
+    before: Snapshot
+    after: str | None
+
+
 class SnapshotStore:
     def __init__(self) -> None:
-        self._stacks: dict[str, list[Snapshot]] = {}
+        self._stacks: dict[str, list[Change]] = {}
         self._order: list[str] = []  # keys in push order, so "undo the last change" needs no path
         self._guard = threading.Lock()
 
-    @staticmethod
-    def capture(path: str | os.PathLike[str]) -> Snapshot:
-        """The current content of ``path`` (DID_NOT_EXIST when absent); push it once the mutation succeeded."""
-        try:
-            return Path(path).read_bytes()
-        except FileNotFoundError:
-            return DID_NOT_EXIST
-
-    def push(self, path: str | os.PathLike[str], snapshot: Snapshot) -> None:
+    def push(self, path: str | os.PathLike[str], snapshot: Snapshot, after: bytes | None) -> None:
+        """Record a change that succeeded: ``snapshot`` from before it, ``after`` what it left (None: deleted)."""
         with self._guard:
-            self._stacks.setdefault(lock_key(path), []).append(snapshot)
+            self._stacks.setdefault(lock_key(path), []).append(Change(snapshot, digest(after)))
             self._order.append(lock_key(path))
 
-    def pop(self, path: str | os.PathLike[str]) -> Snapshot | None:
+    def peek(self, path: str | os.PathLike[str]) -> Change | None:
         with self._guard:
             stack = self._stacks.get(lock_key(path))
+            return stack[-1] if stack else None
+
+    def pop(self, path: str | os.PathLike[str]) -> Change | None:
+        with self._guard:
+            key = lock_key(path)
+            stack = self._stacks.get(key)
             if not stack:
                 return None
-            snapshot = stack.pop()
+            change = stack.pop()
             if not stack:
-                del self._stacks[lock_key(path)]
-            key = lock_key(path)
+                del self._stacks[key]
             at = len(self._order) - 1 - self._order[::-1].index(key)
             del self._order[at]
-            return snapshot
+            return change
 
     def last(self) -> str | None:
         """The path of the most recent change that can still be undone."""
@@ -138,9 +175,9 @@ def snapshots(env: Env | None = None) -> SnapshotStore:
     return store
 
 
-def file_queue(env: Env | None = None) -> FileMutationQueue:
-    queue: FileMutationQueue = state(env).setdefault("file_queue", FileMutationQueue())
-    return queue
+def file_queue() -> FileMutationQueue:
+    """The process's one queue: every agent of the kernel shares it."""
+    return _queue
 
 
 def todos(env: Env | None = None) -> TodoStore:

@@ -33,7 +33,7 @@ async def test_scripted_coding_task(ws: Path) -> None:
     env = await a.astart("fix add()", root=str(ws))
     results = [m for m in env["messages"] if m.role == Role.TOOL]
     assert results[0].content == "1\tdef add(a, b):\n2\t    return a - b\n"
-    assert results[1].content == f"{ws / 'calc.py'}:1:def add(a, b):\n"
+    assert results[1].content == "calc.py:1:def add(a, b):\n"  # relative to the root
     assert "-    return a - b\n+    return a + b" in results[2].content
     assert results[3].content == "5\n"
     assert env["messages"][-1].content == "Fixed: add now returns 5 for (2, 3)."

@@ -86,7 +86,9 @@ def local_server() -> Iterator[str]:
 async def test_fetch_against_a_local_server(run: Any, local_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
-    assert await run(Fetch, url=local_server) == "HTTP 200 text/plain\n\nplain local text"
+    port = local_server.rsplit(":", 1)[1].strip("/")
+    tool = Fetch(allow=[f"127.0.0.1:{port}"])  # local servers need an explicit allow-list entry
+    assert await run(tool, url=local_server) == "HTTP 200 text/plain\n\nplain local text"
 
 
 async def test_todos_are_replaced_wholesale_and_per_agent(run: Any, env: dict[str, Any]) -> None:
