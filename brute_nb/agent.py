@@ -7,7 +7,8 @@ locks, undo snapshots, todo lists live in ``agent.state``), last for the agent's
 The env: one plain dict a turn, shared by every layer. Every key, in one place:
 
 =================  ==========================================================================================
-``messages``       the ``Log``; SessionLog prepends history, handlers append replies, tools append results
+``messages``       the ``Log``; SessionLog prepends history, handlers append replies, tools append results;
+                   when the turn ends it is a snapshot (a new ``Log``), no longer the live session log
 ``prompt``         the text (or Message) this turn started with; None to continue without a new message
 ``tools``          the tool adapters advertised to the model (set by DefaultToolPipeline on the way in)
 ``should_exit``    None, or ``{"reason", "message", "source"}`` set by a guard to end the tool loop
@@ -192,6 +193,9 @@ class Agent:
                 raise
             finally:
                 messages.unobserve(on_change)
+                # A value, not the live log: SessionLog hands the turn its long-lived session log, which the next
+                # turn goes on appending to; the env a caller keeps must still show this turn's conversation.
+                env["messages"] = Log(env["messages"])
                 cancelled = isinstance(error, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
                 events.emit("turn_end", {"cancelled": cancelled, "error": error})
                 events.bind(None)
