@@ -214,6 +214,6 @@ def test_the_core_has_no_import_cycle() -> None:
                 todo.append(nxt)
         return False
 
-    assert "brute_nb.frames" in edges and edges["brute_nb.frames"]  # the scan itself found imports
+    assert edges.get("brute_nb.frames")  # the scan itself found imports
     cycles = sorted(f"{a} -> {b}" for a in edges for b in edges[a] if reaches(b, a))
     assert cycles == []
