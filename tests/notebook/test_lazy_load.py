@@ -47,6 +47,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",
     "brute_nb.tools",
+    "brute_nb.tools.context",
     "brute_nb.tools.truncation",
 }
 
@@ -143,7 +144,7 @@ import json, os, sys, threading, time
 from pathlib import Path
 import IPython
 ip = IPython.InteractiveShell.instance()
-old, new = Path(sys.argv[1]) / "old.txt", Path(sys.argv[1]) / "new.txt"
+old, new = Path(sys.argv[1]) / "tool_old.txt", Path(sys.argv[1]) / "tool_new.txt"
 week_ago = time.time() - 8 * 86400
 os.utime(old, (week_ago, week_ago))
 names = set(ip.user_ns)
@@ -166,8 +167,8 @@ print(json.dumps({**loaded, "after_line": 'brute' in ip.magics_manager.magics['l
 
 
 def test_load_cleans_old_overflow_files_and_unload_leaves_nothing_behind(tmp_path: Path) -> None:
-    (tmp_path / "old.txt").write_text("a week-old tool output")
-    (tmp_path / "new.txt").write_text("today's tool output")
+    (tmp_path / "tool_old.txt").write_text("a week-old tool output")
+    (tmp_path / "tool_new.txt").write_text("today's tool output")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BRUTE_NB_OVERFLOW_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", ROUND_TRIP, str(tmp_path)], capture_output=True, text=True,
                          env=env, cwd=tmp_path, check=True).stdout
