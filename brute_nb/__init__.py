@@ -52,12 +52,18 @@ _EXPORTS = _lazy.exports({
 })
 
 
+SUBMODULES = ("compaction", "errors", "events", "frames", "message", "middleware", "notebook", "providers",
+              "sync", "testing", "tools", "transports")
+"""Reachable as attributes (``brute_nb.middleware.SessionLog``), imported on first touch. ``agent`` is not here:
+``brute_nb.agent`` is the builder function; its module is ``import brute_nb.agent``-able as always."""
+
+
 def __getattr__(name: str) -> Any:
-    return _lazy.load(__name__, _EXPORTS, name)
+    return _lazy.load(__name__, _EXPORTS, name, SUBMODULES)
 
 
 def __dir__() -> list[str]:
-    return _lazy.names(__name__, _EXPORTS)
+    return _lazy.names(__name__, _EXPORTS, SUBMODULES)
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """Lazy public names for packages (PEP 562), so ``%load_ext brute_nb`` imports almost nothing.
 
-A package lists ``{name: "module"}`` and forwards its module ``__getattr__`` and ``__dir__`` here;
-``from brute_nb import agent`` then imports ``brute_nb.agent`` on first use.
+A package lists ``{name: "module"}`` (public names) and its public submodules, and forwards its module
+``__getattr__`` and ``__dir__`` here; ``from brute_nb import agent`` then imports ``brute_nb.agent`` on first use,
+and ``brute_nb.middleware`` imports the subpackage on first touch (SPEC 1's lazy submodules).
 Invariant: a resolved name is cached in the package's namespace, so each is imported once and later lookups are
 plain attribute reads; and a public name is never replaced by a submodule of the same name (see ``guard``).
 """
@@ -20,19 +21,24 @@ def exports(groups: Mapping[str, Iterable[str]]) -> dict[str, str]:
     return {name: module for module, names in groups.items() for name in names}
 
 
-def load(package: str, table: Mapping[str, str], name: str) -> Any:
-    """The package's ``__getattr__``: import the module that defines ``name``, cache and return it."""
+def load(package: str, table: Mapping[str, str], name: str, submodules: Iterable[str] = ()) -> Any:
+    """The package's ``__getattr__``: import the module that defines ``name``, cache and return it.
+
+    A name in ``submodules`` is the submodule itself (``brute_nb.middleware``); importing it binds the attribute.
+    """
     module = table.get(name)
     if module is None:
+        if name in submodules:
+            return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     ModuleType.__setattr__(sys.modules[package], name, value)  # bypasses guard: this is the public value
     return value
 
 
-def names(package: str, table: Mapping[str, str]) -> list[str]:
+def names(package: str, table: Mapping[str, str], submodules: Iterable[str] = ()) -> list[str]:
     """The package's ``__dir__``: what is loaded plus what can be (tab completion shows every public name)."""
-    return sorted({*vars(sys.modules[package]), *table})
+    return sorted({*vars(sys.modules[package]), *table, *submodules})
 
 
 class _Guarded(ModuleType):

@@ -7,7 +7,8 @@ locks, undo snapshots, todo lists live in ``agent.state``), last for the agent's
 The env: one plain dict a turn, shared by every layer. Every key, in one place:
 
 =================  ==========================================================================================
-``messages``       the ``Log``; SessionLog prepends history, handlers append replies, tools append results
+``messages``       the ``Log``; SessionLog prepends history, handlers append replies, tools append results;
+                   when the turn ends it is a snapshot (a new ``Log``), no longer the live session log
 ``prompt``         the text (or Message) this turn started with; None to continue without a new message
 ``tools``          the tool adapters advertised to the model (set by DefaultToolPipeline on the way in)
 ``should_exit``    None, or ``{"reason", "message", "source"}`` set by a guard to end the tool loop
@@ -26,6 +27,7 @@ Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,8 +35,9 @@ import anyio
 import anyio.to_thread
 
 from brute_nb.errors import MiddlewareError
-from brute_nb.events import Callback, Events
+from brute_nb.events import Callback, Events, emit
 from brute_nb.message import Log, Message
+from brute_nb.sendable import Repair, sendable
 from brute_nb.sync import run_sync
 
 Env = dict[str, Any]
@@ -56,12 +59,41 @@ class _Terminal:
         )
 
     async def __call__(self, env: Env) -> Any:
+        log: Log = env["messages"]
+        sent, repair = sendable(log)
+        if not repair:
+            return await self._call(env)
+        _report(env, repair)
+        # The handler reads the repaired view and appends its reply there; the reply then goes to the real log.
+        view = Log(sent)
+        env["messages"] = view
+        try:
+            return await self._call(env)
+        finally:
+            env["messages"] = log
+            log.extend(view[len(sent):])
+
+    async def _call(self, env: Env) -> Any:
         if self._is_async:
             return await self.handler(env)
         result = await anyio.to_thread.run_sync(self.handler, env)
         if inspect.isawaitable(result):
             return await result
         return result
+
+
+def _report(env: Env, repair: Repair) -> None:
+    """Say so once per agent for the same broken messages: the ``repaired`` event, and a warning on the
+    ``brute_nb`` logger (Python prints it to stderr, so a cell shows it, when no logging is set up)."""
+    state = env.get("state")
+    seen: set[Any] = state.setdefault("repairs_reported", set()) if isinstance(state, dict) else set()
+    ids = {m.tool_call_id for m in repair.dropped} | {c.id for c in repair.closed}  # the calls concerned
+    if ids <= seen:
+        return
+    seen |= ids
+    text = repair.describe()
+    emit(env, "repaired", {"dropped": list(repair.dropped), "closed": list(repair.closed), "message": text})
+    logging.getLogger("brute_nb").warning("brute_nb: %s", text)
 
 
 class Agent:
@@ -192,6 +224,9 @@ class Agent:
                 raise
             finally:
                 messages.unobserve(on_change)
+                # A value, not the live log: SessionLog hands the turn its long-lived session log, which the next
+                # turn goes on appending to; the env a caller keeps must still show this turn's conversation.
+                env["messages"] = Log(env["messages"])
                 cancelled = isinstance(error, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
                 events.emit("turn_end", {"cancelled": cancelled, "error": error})
                 events.bind(None)

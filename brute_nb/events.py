@@ -25,6 +25,7 @@ EVENTS: tuple[str, ...] = (
     "tool_result",      # {"call", "message", "duration_ms", "is_error", "index"}: a tool finished
     "compacted",        # {"layer", "tokens_before", "tokens_after", "removed", "rewritten", ...}
     "should_exit",      # the should_exit dict, when a guard stops the loop
+    "repaired",         # {"dropped", "closed", "message"}: what was sent differs from an invalid log (sendable)
     "turn_end",         # {"cancelled": bool, "error": BaseException | None}
     "error",            # {"error": BaseException, "message": str, "source": str}
 )

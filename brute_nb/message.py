@@ -23,6 +23,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, SupportsIndex, overload, runtime_checkable
 
+import brute_nb  # the package (already loaded: this is its submodule); its lazy ``frames`` serves Log.to_frame
+
 JSON = Any
 """A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
 
@@ -195,6 +197,11 @@ class Message:
             raise ValueError(f"a message line must be a JSON object, not {type(data).__name__}")
         return cls.from_dict(data)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle and ``copy.deepcopy`` rebuild through ``__init__``: ``meta`` is a read-only view, which neither
+        can copy, so it travels as a plain dict and comes back read-only."""
+        return (Message, (self.role, self.content, self.tool_calls, self.tool_call_id, dict(self.meta)))
+
     def replace(self, **changes: Any) -> Message:
         """A copy with some fields changed (the value itself never changes)."""
         fields: dict[str, Any] = {"role": self.role, "content": self.content, "tool_calls": self.tool_calls,
@@ -319,6 +326,12 @@ class Log(list[Any]):
         self.extend(messages)
         return self
 
+    def __imul__(self, times: SupportsIndex) -> Log:
+        super().__imul__(times)
+        if self._observers:
+            self._notify("rewrite", None)
+        return self
+
     def insert(self, index: SupportsIndex, message: Any) -> None:
         at = index.__index__()
         if at >= len(self):
@@ -371,7 +384,9 @@ class Log(list[Any]):
             self._notify("rewrite", None)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Log, (list(self),))
+        """A copy (pickled or deep-copied) keeps the messages and ``ids``, never the observers: they belong to
+        the live log (a SessionLog writing its file), not to a value taken from it."""
+        return (_rebuild_log, (list(self), self.ids))
 
     def copy(self) -> Log:
         return Log(self)
@@ -398,19 +413,22 @@ class Log(list[Any]):
     def tool(self, text: str, *, tool_call_id: str, **meta: JSON) -> Message:
         return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta))
 
+    # The frame code lives in brute_nb.frames, which imports this module; these two delegate through the package's
+    # lazy ``brute_nb.frames`` attribute, so this module imports no other part of brute_nb (no import cycle).
+
     def to_frame(self) -> Any:
         """The log as a pandas DataFrame, one row a message (see ``brute_nb.frame``)."""
-        from brute_nb.frames import frame
-
-        return frame(self)
+        return brute_nb.frames.frame(self)
 
     @classmethod
     def from_frame(cls, df: Any) -> Log:
         """Rebuild a log from a (filtered, edited) frame made by ``to_frame``."""
-        from brute_nb.frames import log_from_frame
-
-        rebuilt: Log = log_from_frame(df)
+        rebuilt: Log = brute_nb.frames.log_from_frame(df)
         return rebuilt
+
+
+def _rebuild_log(messages: list[Any], ids: bool) -> Log:
+    return Log(messages, ids=ids)
 
 
 def log(messages: Iterable[Any] = ()) -> Log:

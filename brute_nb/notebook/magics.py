@@ -10,6 +10,7 @@ and pandas are imported inside the magics, on the first ``%%brute`` / ``%brute``
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import string
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import MagicHelpFormatter, argument, magic_arguments
 
 from brute_nb.errors import BruteError, ProviderNotConfiguredError
 from brute_nb.notebook import settings as st
@@ -34,10 +35,17 @@ SUBCOMMANDS = """\
 %brute reset             start the current session afresh (the old file is kept, timestamped)
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
 %brute usage             tokens per turn and in total
-%brute config [k=v ...]  show or change settings (notebook, model, tools, system, max_iterations, root,
-                         replay, record, window); shows where the notebook path came from
+%brute config [k=v ...]  show or change settings ({keys});
+                         shows where the notebook path came from
 %brute widget            a chat panel over the same session
 %brute help              this text"""
+
+CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
+               "approve", "budget", "summarize")
+"""What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
+
+SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
+                                 + ", ".join(CONFIG_KEYS[8:]))
 
 SUMMARY_ROWS = 5
 CONVERSIONS: dict[str, Callable[[Any], str]] = {"r": repr, "s": str, "a": ascii}
@@ -127,7 +135,7 @@ class BruteMagics(Magics):
         """
         if cell is None:
             return self._line(line)
-        args = parse_argstring(self.brute, line)
+        args = parse_options(line)
         if args.subcommand:
             raise UsageError(f"%%brute takes options only, not {' '.join(args.subcommand)!r}; see %%brute?")
         if not cell.strip():
@@ -283,6 +291,8 @@ class BruteMagics(Magics):
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
         for key in ("max_iterations", "window", "replay", "record", "approve", "budget"):
             print(f"{key + ':':<15} {getattr(s, key)}")
+        if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
+            print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
 
@@ -340,9 +350,36 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = st.parse_approve(value.replace(";", ","))
         elif key == "budget":
             changes[key] = st.parse_budget(value.replace(";", ","))
+        elif key == "summarize":
+            changes[key] = st.parse_bool(key, value)
         else:
-            raise st.SettingsError(
-                f"unknown setting {key!r}; settable: notebook, model, tools, system, max_iterations, root, "
-                "replay, record, window, approve, budget"
-            )
+            raise st.SettingsError(f"unknown setting {key!r}; settable: {', '.join(CONFIG_KEYS)}")
     return changes
+
+
+def parse_options(line: str) -> Any:
+    """``%%brute`` options, split as a shell would: ``--system "Be brief."`` gives ``Be brief.`` (IPython's own
+    ``parse_argstring`` splits in non-POSIX mode, which keeps the quotes in the value)."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"%%brute {line.strip()}: {exc}") from None
+    return BruteMagics.brute.parser.parse_args(words)
+
+
+class _Usage(MagicHelpFormatter):
+    """``usage: %%brute ...`` instead of IPython's ``::`` code-block opener (meant for Sphinx, shown raw by ``?``)."""
+
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: Any = None) -> None:
+        argparse.HelpFormatter.add_usage(self, usage, actions, groups, "usage: ")
+
+
+def _help_text() -> str:
+    """``%%brute?``: the cell magic's usage first (the line magic's subcommands follow in ``%brute help``)."""
+    parser = BruteMagics.brute.parser
+    parser.prog = "%%brute"
+    parser.formatter_class = _Usage
+    return str(parser.format_help())
+
+
+BruteMagics.brute.__doc__ = _help_text()

@@ -38,11 +38,13 @@ class Settings:
     notebook: str | None = None
     approve: dict[str, str] = field(default_factory=dict)
     budget: dict[str, float] = field(default_factory=dict)
+    summarize: bool = True
+    """Compaction's last rung: fold old turns into a summary written by the session's own model (Brute's ladder)."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
-                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())))
+                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -96,6 +98,18 @@ def parse_int(name: str, value: str | int, minimum: int = 1) -> int:
     if number < minimum:
         raise SettingsError(f"{name} must be at least {minimum}, got {number}")
     return number
+
+
+def parse_bool(name: str, value: str | bool) -> bool:
+    """``true``/``false`` (also yes/no, on/off, 1/0), any case."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
+    raise SettingsError(f"{name} takes true or false, got {value!r}")
 
 
 def parse_pairs(name: str, spec: str) -> dict[str, str]:
@@ -164,6 +178,7 @@ OPTION_PARSERS: dict[str, Any] = {
     "record": lambda v: Path(v).expanduser().resolve(),
     "approve": parse_approve,
     "budget": parse_budget,
+    "summarize": lambda v: parse_bool("summarize", v),
 }
 
 

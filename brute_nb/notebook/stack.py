@@ -2,7 +2,8 @@
 
 SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
 ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DefaultCompactionPipeline (before every
-model call) -> DefaultToolPipeline -> the provider.
+model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary, the summary written by the session's own
+model unless ``summarize=false``) -> DefaultToolPipeline -> the provider.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def build_agent(nb: NotebookAgent) -> Agent:
     if s.budget:
         agent.use(Budget, **s.budget)
     return (
-        agent.use(DefaultCompactionPipeline, window=s.window)
+        agent.use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
         .use(DefaultToolPipeline, tools=tools)
         .run(provider)
     )

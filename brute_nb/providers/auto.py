@@ -24,7 +24,9 @@ DEFAULT_MODELS: dict[str, str] = {
 NOT_CONFIGURED = (
     "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-4-20250514' or "
     "'openai:gpt-4.1'), ANTHROPIC_API_KEY, OPENAI_API_KEY (plus OPENAI_BASE_URL for an OpenAI-compatible "
-    "server), or OLLAMA_HOST; or replay a recorded session with auto(replay='session.cassette.jsonl')."
+    "server), or OLLAMA_HOST (in a notebook: os.environ['ANTHROPIC_API_KEY'] = '...', then run the cell again); "
+    "or pick one with %%brute -m PROVIDER:MODEL. To run offline, replay a recording: %%brute --replay "
+    "session.cassette.jsonl (from Python: auto(replay='session.cassette.jsonl'))."
 )
 
 
@@ -54,7 +56,14 @@ def build(kind: str, model: str | None, **options: Any) -> Provider:
     if kind == "ollama":
         options.setdefault("base_url", ollama_base_url(env.get("OLLAMA_HOST") or "localhost"))
         options.setdefault("api_key", "ollama")  # Ollama ignores the key, the SDK insists on one
-        return OpenAIChat(model or env.get("OLLAMA_MODEL") or DEFAULT_MODELS["ollama"], **options)
+        provider = OpenAIChat(model or env.get("OLLAMA_MODEL") or DEFAULT_MODELS["ollama"], **options)
+        # Errors name what the user started, not the API it speaks.
+        provider.service = "Ollama"
+        provider.unreachable_hint = (
+            "is Ollama running (ollama serve)? Set OLLAMA_HOST to where it listens "
+            f"(now {env.get('OLLAMA_HOST') or 'unset, so localhost:11434'})"
+        )
+        return provider
     raise ProviderNotConfiguredError(
         f"unknown provider {kind!r}; use one of anthropic, openai, openai-responses, ollama (as 'provider:model')")
 

@@ -43,6 +43,10 @@ class Provider:
 
     provider: ClassVar[str] = "provider"
     key_variable: ClassVar[str] = ""
+    service: str | None = None
+    """What errors call the server when it is not the API's owner (``Ollama`` behind the OpenAI API)."""
+    unreachable_hint: str = ""
+    """Said after "could not reach ...": what to start or set."""
 
     def __init__(
         self,
@@ -119,10 +123,7 @@ class Provider:
         try:
             return self._build(base_url=self.base_url, api_key=key, **options)
         except Exception as exc:
-            raise ProviderNotConfiguredError(
-                f"cannot create the {self.provider} client: {exc}. Pass api_key=... (or set {self.key_variable}), "
-                "or replay a recorded session with replay='session.cassette.jsonl'."
-            ) from exc
+            raise ProviderNotConfiguredError(no_key_message(self.provider, self.key_variable, exc)) from exc
 
     def _build(self, **options: Any) -> Any:
         raise NotImplementedError
@@ -151,11 +152,25 @@ class Provider:
         env["messages"].append(message.replace(meta=meta))
 
     def _translate(self, exc: Exception) -> BruteError:
-        return translate_error(exc, self.provider, self.base_url)
+        return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
 
 
-def translate_error(exc: BaseException, provider: str, base_url: str | None) -> BruteError:
-    """An SDK or transport failure as a ProviderError whose message is the provider's own."""
+def no_key_message(provider: str, variable: str, exc: BaseException) -> str:
+    """No key: the variable to set (a notebook user cannot pass ``api_key=``), then the Python and offline routes."""
+    return (
+        f"cannot create the {provider} client: no API key. Set {variable or 'the API key variable'} in the kernel "
+        f"(os.environ[{variable!r}] = '...', then run the cell again), or switch model with "
+        "%brute config model=PROVIDER:MODEL; from Python, pass api_key=... To run offline, replay a recording: "
+        f"%%brute --replay session.cassette.jsonl (from Python: replay='session.cassette.jsonl'). ({exc})"
+    )
+
+
+def translate_error(exc: BaseException, provider: str, base_url: str | None, *, service: str | None = None,
+                    hint: str = "") -> BruteError:
+    """An SDK or transport failure as a ProviderError whose message is the provider's own.
+
+    ``service`` names the server when it is not the API's owner (Ollama speaking the OpenAI API), ``hint`` what to
+    start or set when it cannot be reached."""
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, CassetteMismatchError):
@@ -174,7 +189,9 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None) -> 
         text = f"{provider} timed out: no data arrived in time (the stream stalled); try again or raise timeout="
     elif "Connection" in name or "Protocol" in name:
         detail = f": {exc.__cause__}" if exc.__cause__ else f": {exc}"
-        text = f"could not reach {provider} at {base_url or 'its default URL'}{detail}"
+        text = f"could not reach {service or provider} at {base_url or 'its default URL'}{detail}"
+        if hint:
+            text += f"; {hint}"
     elif isinstance(exc, ValueError):
         text = f"{provider} sent a malformed response ({name}: {exc})"
     else:

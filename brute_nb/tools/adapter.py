@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.tools.base import FunctionTool, Tool, definition_problems, tool
-from brute_nb.tools.schema import to_flat, to_schema, validate
+from brute_nb.tools.schema import split_params, to_flat, to_schema, validate
 
 Invoke = Callable[[dict[str, Any]], Awaitable[Any]]
 DICT_KEYS = {"name", "description", "params", "schema", "execute", "risk", "interactive"}
@@ -95,16 +95,8 @@ class Adapter:
         return _from_duck(obj)
 
 
-def _split_params(params: Any) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
-    """``params`` may be Brute's flat dict or (like Ruby's ``params({...})``) a raw JSON schema object."""
-    if isinstance(params, Mapping) and params.get("type") == "object" and isinstance(params.get("properties"),
-                                                                                     Mapping):
-        return {}, params
-    return params if params is not None else {}, None
-
-
 def _from_dict(spec: Mapping[str, Any]) -> Adapter:
-    params, schema = _split_params(spec.get("params"))
+    params, schema = split_params(spec.get("params"))
     schema = spec.get("schema", schema)
     risk = spec.get("risk", "read")
     problems = [f"unknown key {k!r} (allowed: {sorted(DICT_KEYS)})" for k in sorted(set(spec) - DICT_KEYS)]
@@ -127,7 +119,7 @@ def _from_duck(obj: Any) -> Adapter:
         raise ToolDefinitionError(f"{obj!r} is not a tool: give it a str `name` and an `execute(**kwargs)` or "
                                   f"`__call__(**kwargs)` method, or use @tool, a Tool subclass or a dict")
     description = getattr(obj, "description", None) or inspect.getdoc(obj) or name
-    params, schema = _split_params(getattr(obj, "params", None))
+    params, schema = split_params(getattr(obj, "params", None))
     schema = getattr(obj, "schema", None) or schema
     declared = schema is not None or bool(params)
     problems = definition_problems(name, description, params, schema, getattr(obj, "risk", "read"))

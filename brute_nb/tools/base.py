@@ -10,7 +10,8 @@ decoration), with one ``ToolDefinitionError`` listing every problem, never later
         def execute(self, msg: str) -> str: return msg
 
 Flat ``params`` are ``{key: {type, desc, required}}`` (``required`` defaults to False, as in JSON schema); nested
-arguments use a raw JSON schema in ``schema`` instead. ``risk`` (read, write, shell, network, python) is the seam
+arguments use a raw JSON schema (``{"type": "object", "properties": ...}``), in ``schema`` or, as in Brute, in
+``params`` itself. ``risk`` (read, write, shell, network, python) is the seam
 approvals hook into; ``interactive`` tools (question) run one at a time before the concurrent batch.
 """
 
@@ -23,7 +24,7 @@ from typing import Any, ClassVar
 
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.tools.docstring import function_schema
-from brute_nb.tools.schema import param_problems, schema_problems, to_schema
+from brute_nb.tools.schema import param_problems, schema_problems, split_params, to_schema
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 RISKS = ("read", "write", "shell", "network", "python")
@@ -46,7 +47,8 @@ class Tool:
         super().__init_subclass__(**kwargs)
         if abstract:
             return
-        problems = definition_problems(cls.name, cls.description, cls.params, cls.schema, cls.risk)
+        params, schema = split_params(cls.params)
+        problems = definition_problems(cls.name, cls.description, params, cls.schema or schema, cls.risk)
         problems += signature_problems(getattr(cls, "execute", None), cls.parameters_schema(), is_method=True)
         if problems:
             raise ToolDefinitionError(f"tool class {cls.__qualname__} is not a valid tool:\n  - "
@@ -55,9 +57,15 @@ class Tool:
     @classmethod
     def parameters_schema(cls) -> dict[str, Any]:
         """The JSON schema object of this tool's arguments."""
+        params, schema = split_params(cls.params)
         if cls.schema is not None:
             return dict(cls.schema)
-        return to_schema(cls.params if isinstance(cls.params, Mapping) else {})
+        if schema is not None:
+            return dict(schema)
+        if not isinstance(params, Mapping):
+            return to_schema({})
+        # Specs that are not dicts are reported by definition_problems; leave them out rather than crash.
+        return to_schema({k: v for k, v in params.items() if isinstance(v, Mapping)})
 
 
 def definition_problems(name: object, description: object, params: object, schema: object,
@@ -93,7 +101,10 @@ def signature_problems(fn: Callable[..., Any] | None, schema: Mapping[str, Any],
     if any(p.kind is p.VAR_KEYWORD for p in parameters):
         return []
     names = {p.name for p in parameters if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-    declared = set((schema.get("properties") or {}).keys())
+    properties = schema.get("properties") or {}
+    if not isinstance(properties, Mapping):
+        return []  # a broken schema is already reported; there is nothing sound to compare execute with
+    declared = set(properties)
     problems = [f"execute does not accept declared param {k!r}" for k in sorted(declared - names)]
     needed = {p.name for p in parameters if p.default is p.empty and p.kind is not p.VAR_POSITIONAL}
     problems += [f"execute requires {k!r}, which is not a declared param" for k in sorted(needed - declared)]

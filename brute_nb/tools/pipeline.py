@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from brute_nb.errors import MiddlewareError, ToolDefinitionError
-from brute_nb.tools.adapter import Adapter, _split_params
+from brute_nb.tools.adapter import Adapter
 from brute_nb.tools.base import definition_problems
 from brute_nb.tools.context import _current
-from brute_nb.tools.schema import to_flat, to_schema, validate
+from brute_nb.tools.schema import split_params, to_flat, to_schema, validate
 
 ToolEnv = dict[str, Any]
 ToolApp = Callable[[ToolEnv], Awaitable[Any]]
@@ -43,7 +43,7 @@ class ToolPipeline:
 
     def __init__(self, *, name: str, description: str, params: Mapping[str, Any] | None = None,
                  schema: Mapping[str, Any] | None = None, risk: str = "read") -> None:
-        flat, raw = _split_params(params)
+        flat, raw = split_params(params)
         schema = schema if schema is not None else raw
         problems = definition_problems(name, description, flat, schema, risk)
         if problems:

@@ -33,6 +33,14 @@ def param_problems(name: str, spec: object) -> list[str]:
     return problems
 
 
+def split_params(params: Any) -> tuple[Mapping[str, Any], Mapping[str, Any] | None]:
+    """``(flat, schema)``: ``params`` may be Brute's flat dict or (like Ruby's ``params({...})``) a raw JSON schema
+    object. ``"type": "object"`` tells them apart: in the flat form every value is a dict, never a string."""
+    if isinstance(params, Mapping) and params.get("type") == "object":
+        return {}, params
+    return params if params is not None else {}, None
+
+
 def schema_problems(schema: object) -> list[str]:
     if not isinstance(schema, Mapping) or schema.get("type") != "object":
         return ["a raw params schema must be a JSON schema object: {'type': 'object', 'properties': {...}}"]

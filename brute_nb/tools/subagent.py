@@ -15,10 +15,10 @@ from typing import Any
 
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.message import role_of
-from brute_nb.tools.adapter import Adapter, _split_params
+from brute_nb.tools.adapter import Adapter
 from brute_nb.tools.base import definition_problems
 from brute_nb.tools.context import _current
-from brute_nb.tools.schema import to_schema
+from brute_nb.tools.schema import split_params, to_schema
 
 NO_TEXT = "(sub-agent completed but produced no text response)"
 INHERITED = ("root", "allow_outside_root", "ask", "approve", "overflow_dir")
@@ -31,7 +31,7 @@ class SubAgent:
 
     def __init__(self, agent: Any, *, name: str, description: str, params: Mapping[str, Any] | None = None,
                  risk: str = "read") -> None:
-        flat, raw = _split_params(params if params is not None else DEFAULT_PARAMS)
+        flat, raw = split_params(params if params is not None else DEFAULT_PARAMS)
         problems = definition_problems(name, description, flat, raw, risk)
         if not hasattr(agent, "astart"):
             problems.append(f"agent must be a brute_nb agent (with astart), got {agent!r}")

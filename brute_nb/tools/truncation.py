@@ -8,8 +8,10 @@ cut also saves the overflow file, and tail mode keeps the *end* of the output wh
 A tool that truncates itself returns ``ToolOutput(text, truncated=True)``; the pipeline then leaves it alone
 (a structured flag, not a search for the marker text, which any file could contain).
 
-Overflow directory: ``env["overflow_dir"]``, else ``$BRUTE_NB_OVERFLOW_DIR``, else ``~/.cache/brute_nb/overflow``.
-``cleanup(max_age_days=7)`` deletes old overflow files (the notebook front calls it at load).
+Overflow directory: ``env["overflow_dir"]``, else ``$BRUTE_NB_OVERFLOW_DIR``, else ``<workspace root>/.brute/overflow``:
+inside the root, so the ``read`` tool the marker names may open it (a folder outside the root it would refuse).
+The marker gives the path relative to the root when it is inside. ``cleanup(max_age_days=7)`` deletes old overflow
+files (the notebook front calls it at load, for the current folder: the notebook's, the default root).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from brute_nb.tools.context import current_env, root, shown_path
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -42,14 +46,16 @@ class ToolOutput:
         return self.text
 
 
+OVERFLOW_FOLDER = Path(".brute") / "overflow"
+
+
 def overflow_dir(configured: str | os.PathLike[str] | None = None) -> Path:
     """Where overflow files go (see the module docstring for the order of precedence)."""
-    if configured:
-        return Path(configured).expanduser()
-    env_value = os.environ.get("BRUTE_NB_OVERFLOW_DIR")
-    if env_value:
-        return Path(env_value).expanduser()
-    return Path.home() / ".cache" / "brute_nb" / "overflow"
+    env = current_env()
+    chosen = configured or env.get("overflow_dir") or os.environ.get("BRUTE_NB_OVERFLOW_DIR")
+    if chosen:
+        return Path(chosen).expanduser()
+    return root(env) / OVERFLOW_FOLDER
 
 
 def truncate_line(line: str, max_chars: int = MAX_LINE_LENGTH) -> str:
@@ -89,8 +95,9 @@ def truncate(
     note += "]"
     if path is not None:
         where = last + 1 if direction == "head" and last < len(lines) else 1
+        shown = shown_path(path)
         note += (
-            f"\nFull output saved to: {path}. Use the read tool with file_path={str(path)!r} and "
+            f"\nFull output saved to: {shown}. Use the read tool with file_path={shown!r} and "
             f"start_line={where} (and end_line) to page through it, or fs_search to find what you need."
         )
     sep = "" if body.endswith("\n") or not body else "\n"
@@ -119,6 +126,10 @@ def _save(text: str, directory: str | os.PathLike[str] | None) -> Path | None:
     path = folder / f"tool_{os.urandom(8).hex()}.txt"  # secrets.token_hex, without importing hashlib at load
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if folder.parts[-2:] == OVERFLOW_FOLDER.parts and not ignore.exists():
+            # the default folder is inside the user's project: its tool output must not end up in their commits
+            ignore.write_text("*\n", encoding="utf-8")
         path.write_text(text, encoding="utf-8", errors="replace")
     except OSError:
         return None
@@ -136,7 +147,7 @@ def cleanup(max_age_days: float = 7, directory: str | os.PathLike[str] | None = 
         return 0
     for entry in entries:
         try:
-            if entry.is_file() and entry.stat().st_mtime < cutoff:
+            if entry.is_file() and entry.name.startswith("tool_") and entry.stat().st_mtime < cutoff:
                 entry.unlink()
                 removed += 1
         except OSError:

@@ -16,7 +16,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
+
+EXPECTED = "a Message with 'content' (as the anthropic SDK returns it)"
 
 CONTINUE_TEXT = "(continue)"
 """The user turn put first when a (compacted) log starts with the assistant: the API requires a user first."""
@@ -76,7 +78,9 @@ class Anthropic(MessageTransport):
     def _wrap(self, item: Any) -> Message | Iterable[Message]:
         data = as_data(item)
         if not isinstance(data, Mapping):
-            raise TypeError(f"Anthropic transport cannot read {type(item).__name__}: expected a Message")
+            raise unreadable("Anthropic", item, EXPECTED, "it is not a mapping or a pydantic model")
+        if "content" not in data:
+            raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
 
 
@@ -109,6 +113,9 @@ def message_from(data: Mapping[str, Any]) -> Message:
                              "signature": block.get("signature") or ""})
         elif kind == "redacted_thinking":
             thinking.append({"type": "redacted_thinking", "data": block.get("data") or ""})
+        else:
+            raise TypeError(f"Anthropic transport cannot read a {kind!r} content block; it reads text, tool_use, "
+                            "thinking and redacted_thinking")
     meta = message_meta(data)
     if thinking:
         meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")

@@ -7,7 +7,9 @@ network, and it imports its library lazily (inside the methods) so ``import brut
 
 A subclass overrides ``dump`` (one message out) and ``_wrap`` (one library item in); this base flattens the
 result (a single item, a list, or anything with ``.messages``) and does the iteration. Inbound, a payload of the
-wrong shape is a ``TypeError`` or ``ValueError``, never another exception.
+wrong shape is a ``TypeError`` or ``ValueError``, never another exception; and a transport reads an item whole or
+not at all: a block, part or field it cannot turn into the Message (a chatlas turn's ``contents``, an image, a
+server tool block) is a ``TypeError`` naming it, never silently left out (a lost tool call would go unanswered).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def as_data(item: object) -> Any:
         # exclude_unset=False keeps provider extras (reasoning_content) that pydantic stores as extra fields.
         return dump(mode="json")
     return item
+
+
+def unreadable(transport: str, item: object, expected: str, found: str) -> TypeError:
+    """The error for an input a transport cannot read fully: what it got, what it expected, what it found."""
+    return TypeError(f"{transport} transport cannot read {type(item).__name__}: expected {expected}; {found}")
 
 
 def usage_meta(**counts: object) -> dict[str, JSON]:

@@ -18,7 +18,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
+
+EXPECTED = "a ChatCompletion, a choice, or a message with 'content' or 'tool_calls' (as the openai SDK returns them)"
+TEXT_PARTS = ("text", "output_text")
 
 
 def encode_arguments(call: ToolCall) -> str:
@@ -35,14 +38,23 @@ def synthetic_id(prefix: str, *parts: object) -> str:
 
 
 def text_of(content: object) -> str:
-    """Message content as text: a string, or a list of parts whose text parts are joined."""
+    """Message content as text: a string, or a list of text parts joined (any other part is refused)."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(p.get("text") or "") for p in content if isinstance(p, Mapping))
-    return str(content)
+        other = [p.get("type") if isinstance(p, Mapping) else type(p).__name__ for p in content if not _is_text(p)]
+        if other:
+            raise TypeError(f"OpenAI transport reads text content parts only; found {', '.join(map(str, other))}")
+        return "".join(str(p.get("text") or "") for p in content)
+    raise TypeError(f"OpenAI transport cannot read content of type {type(content).__name__}: expected a string "
+                    "or a list of text parts")
+
+
+def _is_text(part: object) -> bool:
+    """A text part: typed as one, or untyped with a ``text`` field (some compatible servers leave the type out)."""
+    return isinstance(part, Mapping) and (part.get("type") in TEXT_PARTS or ("type" not in part and "text" in part))
 
 
 class OpenAI(MessageTransport):
@@ -70,7 +82,9 @@ class OpenAI(MessageTransport):
     def _wrap(self, item: Any) -> Message | Iterable[Message]:
         data = as_data(item)
         if not isinstance(data, Mapping):
-            raise TypeError(f"OpenAI transport cannot read {type(item).__name__}: expected a completion or message")
+            raise unreadable("OpenAI", item, EXPECTED, "it is not a mapping or a pydantic model")
+        if not {"choices", "message", "delta", "content", "tool_calls"} & set(data):
+            raise unreadable("OpenAI", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         meta: dict[str, JSON] = {}
         if "choices" in data:
             meta.update(completion_meta(data))
@@ -99,7 +113,9 @@ def completion_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
 
 def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
     role = data.get("role") or "assistant"
-    content = text_of(data.get("content"))
+    if data.get("function_call"):
+        raise TypeError("OpenAI transport cannot read a legacy 'function_call' message; expected 'tool_calls'")
+    content = text_of(data.get("content")) or str(data.get("refusal") or "")
     reasoning = data.get("reasoning_content") or data.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
         meta["reasoning_content"] = reasoning

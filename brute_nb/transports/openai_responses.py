@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
+from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
 from brute_nb.transports.openai import encode_arguments, synthetic_id
 
 
@@ -49,8 +49,12 @@ class OpenAIResponses(MessageTransport):
 
     def _wrap(self, item: Any) -> Message | Iterable[Message]:
         data = as_data(item)
-        if not isinstance(data, Mapping) or "output" not in data:
-            raise TypeError(f"OpenAIResponses transport cannot read {type(item).__name__}: expected a Response")
+        expected = "a Response with 'output' (as the openai SDK returns it)"
+        if not isinstance(data, Mapping):
+            raise unreadable("OpenAIResponses", item, expected, "it is not a mapping or a pydantic model")
+        if "output" not in data:
+            raise unreadable("OpenAIResponses", item, expected,
+                             f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return response_message(data)
 
 
@@ -61,13 +65,20 @@ def response_message(data: Mapping[str, Any]) -> Message:
     for index, item in enumerate(data.get("output") or []):
         kind = item.get("type")
         if kind == "message":
-            texts.extend(str(p.get("text") or "") for p in item.get("content") or [] if p.get("type") == "output_text")
+            for part in item.get("content") or []:
+                if part.get("type") not in ("output_text", "refusal"):
+                    raise TypeError(f"OpenAIResponses transport cannot read a {part.get('type')!r} message part; "
+                                    "it reads output_text and refusal")
+                texts.append(str(part.get("text") or part.get("refusal") or ""))
         elif kind == "function_call":
             call_id = item.get("call_id") or synthetic_id("call_", data.get("id"), index, item.get("name"))
             calls.append(ToolCall(id=call_id, name=item.get("name") or "",
                                   arguments=parse_arguments(item.get("arguments"))))
         elif kind == "reasoning":
             reasoning.extend(str(s.get("text") or "") for s in item.get("summary") or [])
+        else:
+            raise TypeError(f"OpenAIResponses transport cannot read a {kind!r} output item; it reads message, "
+                            "function_call and reasoning")
     usage = data.get("usage") or {}
     meta = response_meta(
         data,

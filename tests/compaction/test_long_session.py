@@ -24,6 +24,7 @@ from brute_nb.middleware.session_log import archive_path, read_session
 from brute_nb.providers import Scripted, call, reply
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
+from brute_nb.sync import run_sync
 from brute_nb.testing import FakeProvider
 
 WINDOW = 20_000
@@ -95,7 +96,10 @@ def assert_accepted_by_both_providers(log: list[Message]) -> None:
         handlers = [OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0),
                     AnthropicMessages("claude-fake", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)]
         for handler in handlers:
-            env = agent().run(handler).start(None, messages=Log(conversation))
+            # The handler alone, not through an agent: the agent repairs what it sends (brute_nb.sendable), which
+            # would hide a compaction that broke a call from its results.
+            env: dict[str, Any] = {"messages": Log(conversation), "tools": []}
+            run_sync(lambda h=handler, e=env: h(e))  # type: ignore[misc]
             assert env["messages"][-1].content == "next: nothing"
         sent = [(r["api"], len(r["json"]["messages"])) for r in fake.requests]
     assert [api for api, _ in sent] == ["openai_chat", "anthropic"]

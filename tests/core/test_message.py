@@ -139,3 +139,81 @@ def test_duck_typed_messages_ride_through_the_stack(tmp_path) -> None:  # type: 
         '{"role":"user","content":"hi"}',
         '{"role":"assistant","content":"from a foreign library"}',
     ]
+
+
+def test_messages_and_logs_pickle_and_deep_copy_as_values() -> None:
+    import copy
+    import pickle
+
+    from brute_nb.message import Log
+
+    log = Log(ids=True)
+    log.user("hi", source="test")
+    log.assistant("", [ToolCall("c1", "read", {"paths": ["a", "b"]})], model="m")
+    log.tool("text", tool_call_id="c1", tool_name="read")
+    heard: list[str] = []
+    log.observe(lambda kind, item: heard.append(kind))
+    for twin in (copy.deepcopy(log), pickle.loads(pickle.dumps(log)), copy.copy(log[1])):
+        assert twin == log or twin == log[1]
+    clone = copy.deepcopy(log)
+    assert clone.ids and clone[1].tool_calls is not log[1].tool_calls and clone[1].meta == log[1].meta
+    assert dict(pickle.loads(pickle.dumps(log[0])).meta) == dict(log[0].meta)
+    clone.append(Message("user", "only in the copy"))
+    assert heard == [] and len(log) == 3  # a copy is a value: it does not carry the live log's observers
+
+
+def test_in_place_repeat_notifies_observers() -> None:
+    from brute_nb.message import Log
+
+    log = Log([Message("user", "a")])
+    heard: list[str] = []
+    log.observe(lambda kind, item: heard.append(kind))
+    log *= 2
+    assert len(log) == 2 and isinstance(log, Log) and heard == ["rewrite"]
+
+
+def test_a_turns_env_holds_a_snapshot_not_the_live_session_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from brute_nb import agent
+    from brute_nb.middleware import SessionLog
+    from brute_nb.providers import Scripted
+
+    bot = agent().use(SessionLog, path=tmp_path / "s.jsonl").run(Scripted(["one", "two"]))
+    first = bot.start("hi")
+    kept = list(first["messages"])
+    bot.start("again")
+    assert list(first["messages"]) == kept and len(kept) == 2
+
+
+def test_the_core_has_no_import_cycle() -> None:
+    """Every ``brute_nb`` import outside the notebook layer, function-level ones included: no cycle (the package
+    itself is not an edge: every submodule loads after it)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "brute_nb"
+    modules = {".".join(p.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in root.rglob("*.py") if "notebook" not in p.parts}
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                          for a in node.names}
+        edges[name] = {m for m in found if m in modules and m not in ("brute_nb", name)}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in edges[todo.pop()] - seen:
+                if nxt == goal:
+                    return True
+                seen.add(nxt)
+                todo.append(nxt)
+        return False
+
+    assert edges.get("brute_nb.frames")  # the scan itself found imports
+    cycles = sorted(f"{a} -> {b}" for a in edges for b in edges[a] if reaches(b, a))
+    assert cycles == []

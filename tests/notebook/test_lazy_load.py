@@ -34,7 +34,9 @@ for t in threading.enumerate():
 print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
-HEAVY = {"openai", "anthropic", "pandas", "numpy", "ipywidgets", "anywidget", "anyio", "httpx", "filelock", "mistune"}
+# The SDKs here sit on httpx2 (not httpx); both are listed so neither creeps into the load path.
+HEAVY = {"openai", "anthropic", "pandas", "numpy", "ipywidgets", "anywidget", "anyio", "httpx", "httpx2", "filelock",
+         "mistune", "bs4", "markdownify"}
 # What %load_ext may import of ours: the hooks, the magics and what they need to parse options.
 ALLOWED_OURS = {
     "brute_nb",
@@ -45,6 +47,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",
     "brute_nb.tools",
+    "brute_nb.tools.context",
     "brute_nb.tools.truncation",
 }
 
@@ -63,6 +66,37 @@ def test_load_ext_imports_nothing_heavy(tmp_path: Path) -> None:
     assert not {m.split(".")[0] for m in loaded} & HEAVY, sorted(loaded)
     ours = {m for m in loaded if m.startswith("brute_nb")}
     assert ours <= ALLOWED_OURS, sorted(ours - ALLOWED_OURS)
+
+
+def test_heavy_guard_names_what_the_sdks_really_import(tmp_path: Path) -> None:
+    # The guard is only worth something if it lists the HTTP library the SDKs pull in: build a client, see.
+    out = _fresh("import sys, openai\nopenai.AsyncOpenAI(api_key='k')\n"
+                 "print(' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'httpx2'})))", tmp_path)
+    assert set(out.split()) and set(out.split()) <= HEAVY
+
+
+SUBPACKAGES = """
+import sys, brute_nb
+touched = {
+    "middleware": brute_nb.middleware.SessionLog.__name__,
+    "tools": brute_nb.tools.Adapter.__name__,
+    "providers": brute_nb.providers.auto.__name__,
+    "compaction": brute_nb.compaction.Summary.__name__,
+    "transports": brute_nb.transports.OpenAI.__name__,
+    "frames": brute_nb.frames.frame.__name__,
+    "testing": brute_nb.testing.FakeProvider.__name__,
+}
+print(touched == {"middleware": "SessionLog", "tools": "Adapter", "providers": "auto", "compaction": "Summary",
+                  "transports": "OpenAI", "frames": "frame", "testing": "FakeProvider"},
+      callable(brute_nb.agent), "middleware" in dir(brute_nb), "sync" in dir(brute_nb))
+"""
+
+
+def test_subpackages_are_attributes_imported_on_first_touch(tmp_path: Path) -> None:
+    # SPEC 1 lazy submodules: ``import brute_nb`` then ``brute_nb.middleware.SessionLog`` with no other import.
+    assert _fresh(SUBPACKAGES, tmp_path).split() == ["True", "True", "True", "True"]
+    untouched = _fresh("import sys, brute_nb\nprint('brute_nb.middleware' in sys.modules)", tmp_path)
+    assert untouched.split() == ["False"]  # the attribute is there to touch, not imported up front
 
 
 def test_a_submodule_import_does_not_shadow_a_public_name(tmp_path: Path) -> None:
@@ -110,7 +144,7 @@ import json, os, sys, threading, time
 from pathlib import Path
 import IPython
 ip = IPython.InteractiveShell.instance()
-old, new = Path(sys.argv[1]) / "old.txt", Path(sys.argv[1]) / "new.txt"
+old, new = Path(sys.argv[1]) / "tool_old.txt", Path(sys.argv[1]) / "tool_new.txt"
 week_ago = time.time() - 8 * 86400
 os.utime(old, (week_ago, week_ago))
 names = set(ip.user_ns)
@@ -133,8 +167,8 @@ print(json.dumps({**loaded, "after_line": 'brute' in ip.magics_manager.magics['l
 
 
 def test_load_cleans_old_overflow_files_and_unload_leaves_nothing_behind(tmp_path: Path) -> None:
-    (tmp_path / "old.txt").write_text("a week-old tool output")
-    (tmp_path / "new.txt").write_text("today's tool output")
+    (tmp_path / "tool_old.txt").write_text("a week-old tool output")
+    (tmp_path / "tool_new.txt").write_text("today's tool output")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BRUTE_NB_OVERFLOW_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", ROUND_TRIP, str(tmp_path)], capture_output=True, text=True,
                          env=env, cwd=tmp_path, check=True).stdout

@@ -67,3 +67,42 @@ def test_replay_needs_no_variable(tmp_path: Path) -> None:
                         '"headers":{},"body":"{}"}\n')
     p = auto(replay=str(cassette))
     assert isinstance(p, AnthropicMessages) and p.model == "claude-rec" and p.replaying
+
+
+def test_nothing_configured_gives_the_magic_forms_too() -> None:
+    with pytest.raises(ProviderNotConfiguredError) as info:
+        auto()
+    assert "%%brute --replay" in str(info.value) and "%%brute -m PROVIDER:MODEL" in str(info.value)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_ollama_not_running_names_ollama_the_url_and_ollama_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb import ProviderError, agent
+
+    port = _free_port()  # closed again: nothing listens there
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")
+    bot = agent().run(auto("ollama:qwen3", max_retries=0))
+    with pytest.raises(ProviderError) as info:
+        bot.start("hi")
+    text = str(info.value)
+    assert text.startswith(f"could not reach Ollama at http://127.0.0.1:{port}/v1"), text
+    assert "OLLAMA_HOST" in text and "openai" not in text.split(":")[0]
+
+
+def test_a_missing_key_names_the_variable_and_the_notebook_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb import agent
+
+    bot = agent().run(auto("openai:gpt-4.1"))
+    with pytest.raises(ProviderNotConfiguredError) as info:
+        bot.start("hi")
+    text = str(info.value)
+    assert "os.environ['OPENAI_API_KEY']" in text and "%brute config model=" in text
+    assert "%%brute --replay" in text
+    assert text.index("OPENAI_API_KEY") < text.index("api_key=")  # the variable first: a magic cannot pass api_key

@@ -143,12 +143,13 @@ async def test_sdk_retries_honour_retry_after(fake_provider: FakeProvider, kind:
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_rule_violation_reports_the_providers_message(fake_provider: FakeProvider, kind: str) -> None:
-    a = tool_agent(FACTORIES[kind](fake_provider))
-    env = a.new_env("hi")
+    # The provider alone: an agent repairs what it sends (brute_nb.sendable), so the broken request never leaves it.
+    provider = FACTORIES[kind](fake_provider)
+    env = tool_agent(provider).new_env("hi")
     env["messages"].assistant("", [{"id": "call_x", "name": "read", "arguments": {}}])
     env["messages"].user("and?")
     with pytest.raises(ProviderError) as info:
-        await a.app(env)
+        await provider(env)
     assert info.value.status == 400
     assert "call_x" in str(info.value)
 

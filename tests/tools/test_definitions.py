@@ -220,3 +220,47 @@ async def test_sub_agent_returns_last_text_and_keeps_its_traffic() -> None:
     assert await adapter.call({"task": "again"}) == "(sub-agent completed but produced no text response)"
     with pytest.raises(ToolDefinitionError):
         SubAgent(object(), name="bad name", description="")
+
+
+RAW = {"type": "object", "properties": {"city": {"type": "string", "description": "Where"},
+                                        "days": {"type": "integer"}}, "required": ["city"]}
+
+
+async def test_params_may_be_a_raw_json_schema_as_in_brute() -> None:
+    class Weather(Tool):
+        name = "weather"
+        description = "The forecast"
+        params: ClassVar[dict[str, Any]] = RAW
+
+        def execute(self, city: str, days: int = 1) -> str:
+            return f"{city} x{days}"
+
+    adapter = Adapter.wrap(Weather)
+    assert Weather.parameters_schema() == RAW and adapter.to_dict()["parameters"] == RAW
+    assert await adapter.call({"city": "Oslo", "days": "2"}) == "Oslo x2"
+    with pytest.raises(ToolArgumentError, match="missing required 'city'"):
+        await adapter.call({})
+
+
+def test_a_broken_raw_schema_or_flat_spec_is_a_definition_error_not_a_type_error() -> None:
+    with pytest.raises(ToolDefinitionError, match="'properties' must be a dict"):
+
+        class BadSchema(Tool):
+            name = "bad"
+            description = "d"
+            params: ClassVar[dict[str, Any]] = {"type": "object", "properties": ["city"]}
+
+            def execute(self, city: str) -> str:
+                return city
+
+    with pytest.raises(ToolDefinitionError, match="param 'city' must be a dict like") as info:
+
+        class BadSpec(Tool):
+            name = "bad"
+            description = "d"
+            params: ClassVar[dict[str, Any]] = {"city": "string"}
+
+            def execute(self, city: str) -> str:
+                return city
+
+    assert "requires 'city', which is not a declared param" in str(info.value)

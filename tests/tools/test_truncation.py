@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from brute_nb.tools import cleanup, truncate
 from brute_nb.tools.truncation import overflow_dir
@@ -59,3 +62,39 @@ def test_cleanup_removes_old_files_only(overflow: Path) -> None:
     assert cleanup(max_age_days=7) == 1
     assert not old.exists() and new.exists()
     assert cleanup(directory=overflow / "missing") == 0
+
+
+def test_the_model_can_follow_the_marker_to_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the agent: a tool returns 200 KB, the marker names a file, the scripted model reads it with the
+    built-in ``read`` tool by exactly that path, and gets the part the cut left out."""
+    import re
+
+    from brute_nb import agent, tool
+    from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
+    from brute_nb.providers import Scripted, call, reply
+    from brute_nb.tools import FSRead
+
+    monkeypatch.delenv("BRUTE_NB_OVERFLOW_DIR", raising=False)  # the default: inside the workspace root
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    big = "".join(f"row {i:05d} {'x' * 90}\n" for i in range(2000))  # about 200 KB
+
+    @tool
+    def dump() -> str:
+        """Print the whole table."""
+        return big
+
+    def read_the_rest(env: dict[str, Any]) -> Any:
+        marker = env["messages"][-1].content
+        path, start = re.search(r"file_path='([^']+)' and start_line=(\d+)", marker).groups()  # type: ignore[union-attr]
+        return reply("", call("read", {"file_path": path, "start_line": int(start), "end_line": int(start) + 2}))
+
+    model = Scripted([reply("", call("dump")), read_the_rest, "done"])
+    bot = agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=[dump, FSRead]).run(model)
+    messages = bot.start("show me the table", root=str(workspace))["messages"]
+    cut, rest = messages[2], messages[4]
+    assert "Output truncated" in cut.content and "row 01999" not in cut.content
+    first_missing = int(re.search(r"start_line=(\d+)", cut.content).group(1))  # type: ignore[union-attr]
+    assert not rest.meta["is_error"], rest.content
+    assert f"row {first_missing - 1:05d}" in rest.content  # the line right after the kept ones
+    assert Path(cut.meta["overflow_path"]).parent == workspace / ".brute" / "overflow"

@@ -6,6 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from brute_nb.message import INVALID_ARGUMENTS_KEY, Log, Message, Role, ToolCall
 from brute_nb.transports import Anthropic, MessageTransport, OpenAI, OpenAIResponses
@@ -220,3 +221,47 @@ def test_transports_refuse_unreadable_results_with_a_clear_error() -> None:
         list(OpenAI.wrap_each(42))
     with pytest.raises(TypeError, match="expected a Response"):
         list(OpenAIResponses.wrap_each({"nope": 1}))
+
+
+class _ToolRequest(BaseModel):
+    """Shaped like chatlas's ContentToolRequest: a tool call the model asked for."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class Turn(BaseModel):
+    """Shaped like a chatlas Turn: ``contents``, not ``content``."""
+
+    role: str
+    contents: list[_ToolRequest]
+
+
+CHATLAS_TURN = Turn(role="assistant", contents=[_ToolRequest(id="t1", name="read", arguments={"file_path": "a"})])
+
+
+@pytest.mark.parametrize("transport", [OpenAI, Anthropic, OpenAIResponses])
+def test_an_object_a_transport_cannot_read_is_refused_not_emptied(transport: Any) -> None:
+    # Before: an empty assistant message, and the tool call silently gone.
+    with pytest.raises(TypeError, match=rf"{transport.__name__} transport cannot read Turn: expected .*'contents'"):
+        list(transport.wrap_each(CHATLAS_TURN))
+
+
+@pytest.mark.parametrize(("transport", "payload", "named"), [
+    (OpenAI, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}, "image_url"),
+    (OpenAI, {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
+     "function_call"),
+    (Anthropic, {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search",
+                                                  "input": {}}]}, "server_tool_use"),
+    (OpenAIResponses, {"output": [{"type": "web_search_call", "id": "w", "status": "completed"}]}, "web_search_call"),
+    (OpenAIResponses, {"output": [{"type": "message", "content": [{"type": "output_audio"}]}]}, "output_audio"),
+])
+def test_a_part_a_transport_cannot_read_is_refused_by_name(transport: Any, payload: Any, named: str) -> None:
+    with pytest.raises(TypeError, match=named):
+        list(transport.wrap_each(payload))
+
+
+def test_a_refusal_is_read_as_the_reply_text() -> None:
+    m = OpenAI.wrap_one({"role": "assistant", "content": None, "refusal": "I can't help with that."})
+    assert m.content == "I can't help with that."

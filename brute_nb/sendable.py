@@ -1,0 +1,71 @@
+"""What a model may be sent: the log with every tool result next to its call, and every call answered.
+
+Both APIs refuse (HTTP 400) a request holding a tool result with no matching call before it, or a call with no
+result after it; one such pair in a session file would fail every later turn. The invariant kept here: no request
+ever carries an orphan result or an unanswered call. ``sendable`` repairs what is *sent* (orphan results left out,
+a synthetic error result put after each unanswered call) and reports what it did; the log itself, and the file
+behind it, are never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from brute_nb.message import Message, Role, ToolCall, role_of
+
+UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
+
+
+@dataclass(frozen=True)
+class Repair:
+    """What ``sendable`` changed: results it left out, calls it answered with an error."""
+
+    dropped: list[Any] = field(default_factory=list)
+    closed: list[ToolCall] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.dropped or self.closed)
+
+    def describe(self) -> str:
+        parts = []
+        if self.dropped:
+            ids = ", ".join(repr(m.tool_call_id) for m in self.dropped)
+            parts.append(f"left out {len(self.dropped)} tool result(s) with no matching call ({ids})")
+        if self.closed:
+            names = ", ".join(f"{c.name} ({c.id})" for c in self.closed)
+            parts.append(f"answered {len(self.closed)} tool call(s) that had no result with an error ({names})")
+        return ("the session history is not valid for the model API, so what is sent was repaired: "
+                + "; ".join(parts) + ". The session file is unchanged.")
+
+
+def sendable(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
+    """The messages to send and what was repaired. A result counts only in the run of tool messages right after
+    the assistant message that made its call (where both APIs require it), and only once."""
+    out: list[Any] = []
+    repair = Repair()
+    open_calls: dict[str, ToolCall] = {}  # the calls of the last assistant message, not yet answered
+
+    def close_open() -> None:
+        for call in open_calls.values():
+            out.append(Message(Role.TOOL, UNANSWERED_RESULT, tool_call_id=call.id,
+                               meta={"synthetic": True, "tool_name": call.name, "is_error": True}))
+            repair.closed.append(call)
+        open_calls.clear()
+
+    for m in messages:
+        role = role_of(m)
+        if role == "tool":
+            if m.tool_call_id in open_calls:
+                del open_calls[m.tool_call_id]
+                out.append(m)
+            else:
+                repair.dropped.append(m)
+            continue
+        close_open()
+        out.append(m)
+        if role == "assistant" and m.tool_calls:
+            open_calls = {c.id: c for c in (ToolCall.coerce(c) for c in m.tool_calls)}
+    close_open()
+    return out, repair

@@ -1,0 +1,114 @@
+"""``%%brute`` options and help, through a fresh in-process IPython shell (no kernel): what the parser hands the
+agent, what ``%%brute?`` and ``%brute help`` say, and the ``summarize`` setting of the notebook's compaction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from brute_nb.compaction.summary import COMPACTION_PROMPT
+from brute_nb.providers import Scripted
+
+
+@pytest.fixture
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BRUTE_NB_NOTEBOOK", str(tmp_path / "nb.ipynb"))
+    monkeypatch.setenv("BRUTE_NB_OVERFLOW_DIR", str(tmp_path / "overflow"))
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "brute_nb")
+    try:
+        yield shell
+    finally:
+        shell.run_line_magic("unload_ext", "brute_nb")
+        InteractiveShell.clear_instance()
+
+
+def _model(ip: Any, replies: list[Any]) -> Scripted:
+    from brute_nb.notebook.registry import registry
+
+    model = Scripted(replies)
+    registry().current().provider = model
+    return model
+
+
+@pytest.mark.parametrize("option", ['--system "Be brief."', "--system 'Be brief.'", '--system="Be brief."'])
+def test_a_quoted_option_value_loses_its_quotes(ip: Any, option: str) -> None:
+    model = _model(ip, ["ok"])
+    result = ip.run_cell(f"%%brute {option} --tools none --quiet\nhi")
+    assert result.success, result.error_in_exec
+    assert model.requests[0]["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_an_unclosed_quote_is_a_usage_error(ip: Any) -> None:
+    _model(ip, ["ok"])
+    result = ip.run_cell('%%brute --system "Be brief.\nhi')
+    assert isinstance(result.error_in_exec, UsageError) and "quotation" in str(result.error_in_exec)
+
+
+def test_the_cell_magics_help_opens_with_its_usage() -> None:
+    from brute_nb.notebook.magics import BruteMagics
+
+    doc = BruteMagics.brute.__doc__ or ""
+    assert doc.startswith("usage: %%brute [-s SESSION]"), doc[:80]
+    assert "::" not in doc.split("\n\n")[0]
+
+
+def test_help_lists_every_config_key(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from brute_nb.notebook.magics import CONFIG_KEYS, config_changes
+
+    ip.run_line_magic("brute", "help")
+    text = capsys.readouterr().out
+    for key in ("approve", "budget", "summarize", *CONFIG_KEYS):
+        assert key in text.split("%brute config", 1)[1].split("%brute widget")[0], key
+    with pytest.raises(ValueError, match=r"settable: notebook, .*summarize"):
+        config_changes({"no_such_key": "1"})
+
+
+def test_summarize_is_a_config_setting(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from brute_nb.notebook.registry import registry
+
+    assert registry().current().settings.summarize is True
+    ip.run_line_magic("brute", "config summarize=false")
+    assert registry().current().settings.summarize is False
+    assert "summarize:" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="summarize takes true or false"):
+        ip.run_line_magic("brute", "config summarize=maybe")
+
+
+def _long_session(ip: Any, summarize: bool) -> tuple[Scripted, Any]:
+    """Four turns of 2,000-character replies in a 2,000-token window: the recent steps alone are over target,
+    so only the Summary rung can bring the conversation down."""
+    from brute_nb.notebook.registry import registry
+
+    nb = registry().current()
+    nb.configure(tools="none", window=2000, summarize=summarize)
+
+    def answer(env: dict[str, Any]) -> str:
+        if env["messages"][0].content == COMPACTION_PROMPT:
+            return "SUMMARY: four long replies"
+        return "reply " + "x" * 2000
+
+    model = _model(ip, [answer] * 20)
+    for i in range(5):
+        result = ip.run_cell(f"%%brute --quiet\nquestion {i}")
+        assert result.success, result.error_in_exec
+    return model, nb
+
+
+def test_the_notebook_agent_summarises_with_its_own_model(ip: Any) -> None:
+    model, nb = _long_session(ip, summarize=True)
+    asked = [r for r in model.requests if r["messages"][0]["content"] == COMPACTION_PROMPT]
+    assert asked, "the session's model was never asked for a summary"
+    assert any(m.meta.get("summary") and "SUMMARY: four long replies" in m.content for m in nb.log)
+
+
+def test_summarize_false_keeps_the_ladder_free(ip: Any) -> None:
+    model, nb = _long_session(ip, summarize=False)
+    assert not [r for r in model.requests if r["messages"][0]["content"] == COMPACTION_PROMPT]
+    assert not any(m.meta.get("summary") for m in nb.log)
