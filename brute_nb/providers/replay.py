@@ -6,8 +6,9 @@ text for a stream). ``Replay`` is an httpx2 transport that serves a cassette: th
 exactly as it parsed the live ones, streaming included, so a replayed turn runs the code a live turn runs.
 
 Invariants: a cassette never holds a secret (request headers are not stored at all, only a few response headers
-are, and every configured key value is redacted from the line); a replayed request must match the recorded one
-in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a diff.
+are, and every key ``brute_nb.redact`` knows of is redacted from the line); a replayed request must match the
+recorded one in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a
+diff.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ import httpx2
 
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
 from brute_nb.message import JSON, dumps
+from brute_nb.redact import redact, redact_value
 
 KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
 CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")
-REDACTED = "<redacted>"
 
 
 CWD_MARK = "{cwd}"
@@ -81,9 +82,7 @@ class Recorder(httpx2.AsyncBaseTransport):
             entry["body"] = body.decode()
         except UnicodeDecodeError:
             entry["body_b64"] = base64.b64encode(body).decode()
-        line = dumps(entry)
-        for secret in self.secrets:
-            line = line.replace(secret, REDACTED)
+        line = redact(dumps(entry), self.secrets)
         with self._lock:
             mode = "a" if self._started else "w"
             self._started = True
@@ -140,7 +139,7 @@ class Replay(httpx2.AsyncBaseTransport):
         self.sent: list[JSON] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        sent = portable(_request_json(request))
+        sent = redact_value(portable(_request_json(request)))  # as the recorder wrote it
         path = request.url.raw_path.decode()
         if self.position >= len(self.exchanges):
             raise CassetteMismatchError(

@@ -9,7 +9,8 @@ A tool that truncates itself returns ``ToolOutput(text, truncated=True)``; the p
 (a structured flag, not a search for the marker text, which any file could contain).
 
 Overflow directory: ``env["overflow_dir"]``, else ``$BRUTE_NB_OVERFLOW_DIR``, else ``~/.cache/brute_nb/overflow``.
-``cleanup(max_age_days=7)`` deletes old overflow files (the notebook front calls it at load).
+``cleanup(max_age_days=7)`` deletes old overflow files (the notebook front calls it at load). An overflow file
+holds no API key (``brute_nb.redact``), even when a tool's output did.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from brute_nb.redact import redact
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -119,7 +122,7 @@ def _save(text: str, directory: str | os.PathLike[str] | None) -> Path | None:
     path = folder / f"tool_{os.urandom(8).hex()}.txt"  # secrets.token_hex, without importing hashlib at load
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", errors="replace")
+        path.write_text(redact(text), encoding="utf-8", errors="replace")
     except OSError:
         return None
     return path
