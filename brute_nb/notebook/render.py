@@ -106,7 +106,16 @@ def sanitize(html: str) -> str:
 
 def markdown_html(text: str) -> str:
     """Assistant Markdown as inert HTML: raw HTML escaped, images as links, then sanitised by allow-list."""
-    return f'<div class="brute-text">{sanitize(_markdown()(plain(text)))}</div>'
+    return one_block(f'<div class="brute-text">{sanitize(_markdown()(plain(text)))}</div>')
+
+
+def one_block(html: str) -> str:
+    """``html`` on one line, its newlines as ``&#10;`` (the same text in a ``<pre>``, mere space elsewhere).
+
+    ``nbconvert --to markdown`` pastes an output's HTML into the Markdown; a blank line would end that HTML
+    block and the rest of a tool result (``![x](https://...)``, raw ``<img>``) would be read as live Markdown.
+    """
+    return html.replace("\r", "").replace("\n", "&#10;")
 
 
 @dataclass
@@ -183,7 +192,7 @@ def tool_html(view: ToolView, *, open_: bool = False) -> str:
             body.append(f"<div><small>{escape(key)}: {escape(plain(str(view.meta[key])))}</small></div>")
     body.append("</div>")
     attr = " open" if open_ else ""
-    return f'<details class="brute-tool"{attr}>{summary}{"".join(body)}</details>'
+    return one_block(f'<details class="brute-tool"{attr}>{summary}{"".join(body)}</details>')
 
 
 def tool_plain(view: ToolView) -> str:
@@ -235,7 +244,7 @@ def footer_text(stats: Mapping[str, Any]) -> str:
 
 def footer_bundle(stats: Mapping[str, Any]) -> Bundle:
     text = plain(footer_text(stats))
-    html = f'<div class="brute-footer" style="opacity:.6;font-size:85%">{escape(text)}</div>'
+    html = one_block(f'<div class="brute-footer" style="opacity:.6;font-size:85%">{escape(text)}</div>')
     return {"text/html": html, "text/markdown": f"*{_md_escape(text)}*", "text/plain": text}
 
 
@@ -256,6 +265,6 @@ def notice_bundle(text: str, kind: str = "note") -> Bundle:
     text = plain(text)
     style = STATUS_STYLE.get(kind, "")
     return {
-        "text/html": f'<div class="brute-{escape(kind)}" style="{style}">{escape(text)}</div>',
+        "text/html": one_block(f'<div class="brute-{escape(kind)}" style="{style}">{escape(text)}</div>'),
         "text/plain": text,
     }
