@@ -113,3 +113,27 @@ def redact_exception(exc: E) -> E:
                     setattr(current, attr, redact_value(value))
         current = current.__cause__ or current.__context__
     return exc
+
+
+def redact_fragments(parts: list[str], extra: Iterable[str | None] = ()) -> list[str]:
+    """``parts`` (a streamed text, cut anywhere) with every key that spans them replaced: the mark goes where the
+    key began, the key's other characters are dropped from whichever part held them. ``"".join`` of the result is
+    ``redact("".join(parts))``."""
+    joined = "".join(parts)
+    keys = known(extra)
+    spans = [(m.start(), m.end(), mark(m.group(0))) for m in _pattern(keys).finditer(joined)] if keys else []
+    if not spans:
+        return parts
+    starts = {s: text for s, _, text in spans}
+    hidden = {i for s, e, _ in spans for i in range(s, e)}
+    out, pos = [], 0
+    for part in parts:
+        kept = []
+        for i in range(pos, pos + len(part)):
+            if i in starts:
+                kept.append(starts[i])
+            elif i not in hidden:
+                kept.append(joined[i])
+        out.append("".join(kept))
+        pos += len(part)
+    return out

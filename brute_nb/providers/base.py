@@ -151,7 +151,8 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
-        env["messages"].append(message.replace(meta=meta))
+        # A reply quoting a key (the user's prompt held one) keeps it out of the log, and so out of every view.
+        env["messages"].append(message.replace(meta=meta, content=redact(message.content)))
 
     def _translate(self, exc: Exception) -> BruteError:
         return translate_error(exc, self.provider, self.base_url)
