@@ -30,6 +30,9 @@ NOTEBOOK = "hostile.ipynb"
 ASK = "%%brute\nSummarise page.md for me."
 WIDGET = 'hostile_panel = brute_nb.chat("hostile_widget")\nhostile_panel'
 CELLS = ("%load_ext brute_nb\nimport brute_nb", ASK, WIDGET)
+LIVE_IN_OURS = ", ".join(f"{block} {tag}" for block in (".brute-text", ".brute-tool", ".brute-user")
+                         for tag in ("img", "svg", "iframe", "object", "embed", "script", "style"))
+"""Elements that run or load, inside brute_nb's blocks (Lab's own icons around them are SVG)."""
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +73,13 @@ def test_a_hostile_reply_in_a_cell_runs_nothing_and_loads_nothing(page: Any, lab
     cell = run_cell(page, "Summarise page.md")
     wait_ran(cell)
     out = output_of(page, "Summarise page.md")
-    out.locator(".brute-text", has_text="Done.").wait_for()
+    out.locator(".jp-OutputArea-output", has_text="Done.").last.wait_for()
     out.locator("details.brute-tool summary").first.click()  # the tool result with the payloads, shown
-    assert "<img src=x onerror" in out.inner_text()  # the payloads are shown as text, not swallowed
-    assert out.locator("a", has_text="image: exfil").count() >= 1  # the remote image became a link
-    assert out.locator("img, svg, iframe, object, script").count() == 0
     shot(page, "lab-hostile-cell")
     assert_nothing_ran(page, lab)
+    assert out.locator(LIVE_IN_OURS).count() == 0
+    assert "<img src=x onerror" in out.inner_text()  # the payloads are shown as text, not swallowed
+    assert out.locator("a", has_text="image: exfil").count() >= 1  # the remote image became a link
 
 
 def test_a_hostile_reply_in_the_widget_runs_nothing_and_loads_nothing(page: Any, lab: Lab) -> None:
@@ -86,11 +89,11 @@ def test_a_hostile_reply_in_the_widget_runs_nothing_and_loads_nothing(page: Any,
     lab.fake.add(REPLY)
     panel.locator("textarea:visible").fill("Summarise it again here.")
     panel.locator("button:visible", has_text="Send").click()
-    panel.locator(".brute-chat .brute-text", has_text="Done.").wait_for()
+    panel.locator(".brute-chat", has_text="Done.").wait_for()
     panel.locator(".brute-status", has_text="idle").wait_for()
-    assert panel.locator(".brute-chat img, .brute-chat svg, .brute-chat iframe, .brute-chat object").count() == 0
     shot(page, "lab-hostile-widget")
     assert_nothing_ran(page, lab)
+    assert panel.locator(LIVE_IN_OURS).count() == 0
 
 
 def test_the_saved_notebook_reopened_and_exported_stays_inert(page: Any, lab: Lab) -> None:
@@ -105,7 +108,7 @@ def test_the_saved_notebook_reopened_and_exported_stays_inert(page: Any, lab: La
     page.requests.clear()
     page.reload()
     open_notebook(page, lab, NOTEBOOK)
-    output_of(page, "Summarise page.md").locator(".brute-text", has_text="Done.").wait_for()
+    output_of(page, "Summarise page.md").locator(".jp-OutputArea-output", has_text="Done.").last.wait_for()
     assert_nothing_ran(page, lab)
 
     html = export_html(lab.root / NOTEBOOK, lab.root.parent / "export")
