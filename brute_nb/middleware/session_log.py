@@ -32,6 +32,7 @@ from brute_nb.agent import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.message import Log, Message, close_unanswered, dumps, role_of, unanswered_calls
 from brute_nb.middleware.session_lock import SessionLock
+from brute_nb.redact import redact
 
 Signature = tuple[int, int, int]
 
@@ -101,7 +102,7 @@ def _lines(messages: list[Any]) -> bytes:
 
 def _line(message: Any) -> str:
     to_json = getattr(message, "to_json", None)
-    return (to_json() if callable(to_json) else dumps(message.to_dict())) + "\n"
+    return redact(to_json() if callable(to_json) else dumps(message.to_dict())) + "\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -27,6 +27,7 @@ import anyio
 from brute_nb.agent import App, Env
 from brute_nb.events import emit
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, role_of
+from brute_nb.redact import redact
 from brute_nb.tools.adapter import Adapter, wrap_all
 from brute_nb.tools.context import use_env
 from brute_nb.tools.results import error_text, finish
@@ -104,7 +105,8 @@ class DefaultToolPipeline:
         approval = env.get("metadata", {}).get("approvals", {}).get(call.id)
         if approval is not None:
             meta["approval"] = approval  # recorded by the approvals hook, shown in the tool block
-        message = Message(Role.TOOL, output.text, tool_call_id=call.id, meta=meta)
+        # Redacted before the model, the log, the session file or a display sees it (a tool may read a .env).
+        message = Message(Role.TOOL, redact(output.text), tool_call_id=call.id, meta=meta)
         emit(env, "tool_result", {"call": call, "message": message, "duration_ms": meta["duration_ms"],
                                   "is_error": output.is_error, "index": index})
         return message

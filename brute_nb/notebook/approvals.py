@@ -11,6 +11,7 @@ Questions are asked one at a time, even when the pipeline runs calls concurrentl
 from __future__ import annotations
 
 import inspect
+import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -75,14 +76,29 @@ def stdin_available() -> bool:
 
 
 def describe(call: Any, risk: str) -> str:
-    from brute_nb.notebook.render import short_args
+    """The whole call, every character of every argument: what is approved is exactly what runs.
 
-    return f"{call.name}({short_args(call.arguments, cap=200)})  [{risk}]"
+    Nothing is shortened or folded (a hidden tail such as ``&& touch ...`` would run after "y"); invisible and
+    reordering characters (carriage returns, escapes, bidi overrides) show as ``\\uXXXX``; keys are redacted.
+    """
+    from brute_nb.notebook.render import visible
+    from brute_nb.redact import redact
+
+    parts = []
+    for key, value in call.arguments.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        parts.append(f"{key}={text}")
+    return visible(redact(f"{call.name}({', '.join(parts)})  [{risk}]"))
 
 
 def input_asker(call: Any, risk: str) -> str:
-    """Asks in the cell with ``input()``: y (allow), n (deny), a (always allow this class)."""
-    answer = input(f"brute wants to run {describe(call, risk)}. Allow? [y]es / [n]o / [a]lways: ")
+    """Asks in the cell with ``input()``: y (allow), n (deny), a (always allow this class).
+
+    The call is printed in full first: a cell's output wraps long lines, while JupyterLab shows an ``input()``
+    prompt on one line that does not wrap, so a long command in the prompt itself would be cut off from view.
+    """
+    print(f"brute wants to run {describe(call, risk)}", flush=True)
+    answer = input(f"Allow {call.name}? [y]es / [n]o / [a]lways: ")
     key = answer.strip().lower()[:1]
     return {"y": "allow", "a": "always"}.get(key, "deny")
 

@@ -1,22 +1,38 @@
 """Pure rendering of a turn's pieces to MIME bundles: no IPython, no I/O, so it is tested as strings.
 
-Every string that reaches HTML passes through ``html.escape``: a tool result, argument or tool name can never
-inject markup. Assistant text is emitted as ``text/markdown`` (the frontend renders it); tool calls as static
-``<details>`` HTML that needs no kernel and no widget, so saved notebooks show them everywhere.
+Model text and tool results may be written by an attacker (a page or file the agent read), so three invariants:
+
+* Nothing they hold reaches a renderer as live HTML. Tool results, arguments and names pass through
+  ``html.escape``; assistant Markdown is rendered here (mistune, raw HTML escaped) and then sanitised with an
+  allow-list (nh3: no scripts, handlers, styles beyond table alignment, ``javascript:``/``data:`` links). Text is
+  published as that ``text/html`` plus ``text/plain``, never as ``text/markdown``: JupyterLab and nbconvert
+  render raw HTML inside Markdown, and every exporter prefers the sanitised HTML.
+* Nothing loads from the network: images become links the user may click (a remote image's URL can carry a
+  secret out), and no ``<img>`` survives sanitising.
+* Plain text carries no terminal escape sequences (ANSI colours, OSC titles, hyperlinks or clipboard writes) and
+  no API key (``brute_nb.redact``); a tool result's Markdown fence is longer than any run of ``~`` in it.
+
+Tool calls render as static ``<details>`` HTML that needs no kernel and no widget, so saved notebooks show them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from html import escape
 from typing import Any
+
+from brute_nb.redact import redact, redact_stream
 
 RESULT_DISPLAY_CAP = 4000
 """Characters of a tool result shown in the cell; the full result stays in the log and ``%brute tools``."""
 
 ARGS_SUMMARY_CAP = 80
+
+WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
 STATUS_STYLE = {
     "running": "color:#8a6d00",
@@ -27,6 +43,79 @@ STATUS_STYLE = {
 }
 
 Bundle = dict[str, str]
+
+_TERMINAL = re.compile(
+    r"\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (title, hyperlink, clipboard), to BEL or ST
+    r"|\x1b[P^_X][^\x1b\x9c]*(?:\x1b\\|\x9c)?"  # DCS, PM, APC, SOS strings
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves, erase)
+    r"|\x1b[ -/]*[0-~]"  # the other two- and three-byte escapes
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"  # lone controls, bidi overrides
+)
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+SAFE_TAGS = frozenset({
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "del", "s", "code", "pre", "blockquote",
+    "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "sup", "sub",
+})
+"""What rendered Markdown may contain: no ``img``, ``svg``, ``iframe``, forms, ``style`` or ``script``."""
+SAFE_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}}
+SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+
+
+def plain(text: str) -> str:
+    """``text`` safe for a terminal or a ``text/plain`` output: no escape sequences or control characters (tabs
+    and newlines kept, a carriage return becomes a newline so it cannot overwrite what a line showed) and no
+    API key."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _TERMINAL.sub("", redact(text))
+
+
+def visible(text: str) -> str:
+    """``text`` with every invisible or reordering character shown as ``\\uXXXX``: for what a person must read
+    exactly (an approval), where stripping would hide that something was there."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def fence(text: str, char: str = "~") -> str:
+    """A Markdown code fence ``text`` cannot close: longer than the longest run of ``char`` in it."""
+    runs = re.findall(f"{re.escape(char)}+", text)
+    return char * max(4, max((len(r) for r in runs), default=0) + 1)
+
+
+@cache
+def _markdown() -> Any:
+    import mistune
+
+    class NoImages(mistune.HTMLRenderer):
+        """Images become links: loading a remote image sends its URL (and any secret in it) to its server."""
+
+        def image(self, text: str, url: str, title: str | None = None) -> str:
+            return self.link(f"image: {text}" if text else "image", url, title)
+
+    return mistune.create_markdown(renderer=NoImages(escape=True), plugins=["strikethrough", "table", "url"])
+
+
+def sanitize(html: str) -> str:
+    """An HTML fragment cut down to ``SAFE_TAGS``/``SAFE_ATTRIBUTES`` with http(s)/mailto links only."""
+    import nh3
+
+    return str(nh3.clean(html, tags=set(SAFE_TAGS), attributes={k: set(v) for k, v in SAFE_ATTRIBUTES.items()},
+                         url_schemes=set(SAFE_SCHEMES), filter_style_properties={"text-align"},
+                         link_rel="noopener noreferrer nofollow"))
+
+
+def markdown_html(text: str) -> str:
+    """Assistant Markdown as inert HTML: raw HTML escaped, images as links, then sanitised by allow-list."""
+    return one_block(f'<div class="brute-text">{sanitize(_markdown()(plain(text)))}</div>')
+
+
+def one_block(html: str) -> str:
+    """``html`` on one line, its newlines as ``&#10;`` (the same text in a ``<pre>``, mere space elsewhere).
+
+    ``nbconvert --to markdown`` pastes an output's HTML into the Markdown; a blank line would end that HTML
+    block and the rest of a tool result (``![x](https://...)``, raw ``<img>``) would be read as live Markdown.
+    """
+    return html.replace("\r", "").replace("\n", "&#10;")
 
 
 @dataclass
@@ -47,7 +136,7 @@ def short_args(arguments: Mapping[str, Any], cap: int = ARGS_SUMMARY_CAP) -> str
     parts = []
     for key, value in arguments.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        text = " ".join(text.split())
+        text = " ".join(plain(text).split())
         parts.append(f"{key}={text}")
     line = ", ".join(parts)
     return line if len(line) <= cap else line[: cap - 1] + "…"
@@ -86,10 +175,12 @@ def tool_html(view: ToolView, *, open_: bool = False) -> str:
         f'<summary><code>{escape(view.name)}</code> <span style="opacity:.75">{escape(args)}</span>'
         f" — {status}{rest}</summary>"
     )
-    pretty = json.dumps(dict(view.arguments), indent=2, ensure_ascii=False, default=str)
-    body = [f'<div style="margin-left:1em"><div><b>arguments</b></div><pre>{escape(pretty)}</pre>']
+    # JSON shows every character of every argument (control characters as \\u escapes), wrapped, never cut:
+    # what a person approves is the whole call.
+    pretty = visible(redact(json.dumps(dict(view.arguments), indent=2, ensure_ascii=False, default=str)))
+    body = [f'<div style="margin-left:1em"><div><b>arguments</b></div><pre style="{WRAP}">{escape(pretty)}</pre>']
     if view.result is not None:
-        shown = view.result[:RESULT_DISPLAY_CAP]
+        shown = plain(view.result[:RESULT_DISPLAY_CAP])
         body.append(f"<div><b>result</b></div><pre>{escape(shown)}</pre>")
         if len(view.result) > RESULT_DISPLAY_CAP:
             body.append(
@@ -98,26 +189,27 @@ def tool_html(view: ToolView, *, open_: bool = False) -> str:
             )
     for key in ("approval",):
         if key in view.meta:
-            body.append(f"<div><small>{escape(key)}: {escape(str(view.meta[key]))}</small></div>")
+            body.append(f"<div><small>{escape(key)}: {escape(plain(str(view.meta[key])))}</small></div>")
     body.append("</div>")
     attr = " open" if open_ else ""
-    return f'<details class="brute-tool"{attr}>{summary}{"".join(body)}</details>'
+    return one_block(f'<details class="brute-tool"{attr}>{summary}{"".join(body)}</details>')
 
 
 def tool_plain(view: ToolView) -> str:
-    head = f"[{view.name}] {short_args(view.arguments)} — {' · '.join(_summary_bits(view))}"
+    head = plain(f"[{view.name}] {short_args(view.arguments)} — {' · '.join(_summary_bits(view))}")
     if view.result is None:
         return head
-    return head + "\n" + view.result[:RESULT_DISPLAY_CAP]
+    return head + "\n" + plain(view.result[:RESULT_DISPLAY_CAP])
 
 
 def tool_markdown(view: ToolView) -> str:
     args = short_args(view.arguments).replace("`", "'")
-    head = f"**{_md_escape(view.name)}** `{args}` — {' · '.join(_summary_bits(view))}"
+    head = f"**{_md_escape(plain(view.name))}** `{args}` — {' · '.join(_summary_bits(view))}"
     if view.result is None:
         return head
-    fence = "~~~~"
-    return f"{head}\n\n{fence}\n{view.result[:RESULT_DISPLAY_CAP]}\n{fence}"
+    shown = plain(view.result[:RESULT_DISPLAY_CAP])
+    bar = fence(shown)
+    return f"{head}\n\n{bar}\n{shown}\n{bar}"
 
 
 def _md_escape(text: str) -> str:
@@ -129,7 +221,8 @@ def tool_bundle(view: ToolView) -> Bundle:
 
 
 def text_bundle(text: str) -> Bundle:
-    return {"text/markdown": text, "text/plain": text}
+    """Assistant text: sanitised HTML and plain text, no ``text/markdown`` (see the module docstring)."""
+    return {"text/html": markdown_html(text), "text/plain": plain(text)}
 
 
 def footer_text(stats: Mapping[str, Any]) -> str:
@@ -150,8 +243,8 @@ def footer_text(stats: Mapping[str, Any]) -> str:
 
 
 def footer_bundle(stats: Mapping[str, Any]) -> Bundle:
-    text = footer_text(stats)
-    html = f'<div class="brute-footer" style="opacity:.6;font-size:85%">{escape(text)}</div>'
+    text = plain(footer_text(stats))
+    html = one_block(f'<div class="brute-footer" style="opacity:.6;font-size:85%">{escape(text)}</div>')
     return {"text/html": html, "text/markdown": f"*{_md_escape(text)}*", "text/plain": text}
 
 
@@ -162,14 +255,16 @@ def live_html(segments: list[Any]) -> str:
         if isinstance(seg, ToolView):
             out.append(tool_html(seg))
         elif seg:
-            out.append(f'<div style="white-space:pre-wrap">{escape(seg)}</div>')
+            text = _TERMINAL.sub("", redact_stream(str(seg)))
+            out.append(f'<div style="white-space:pre-wrap">{escape(text)}</div>')
     out.append("</div>")
     return "".join(out)
 
 
 def notice_bundle(text: str, kind: str = "note") -> Bundle:
+    text = plain(text)
     style = STATUS_STYLE.get(kind, "")
     return {
-        "text/html": f'<div class="brute-{escape(kind)}" style="{style}">{escape(text)}</div>',
+        "text/html": one_block(f'<div class="brute-{escape(kind)}" style="{style}">{escape(text)}</div>'),
         "text/plain": text,
     }

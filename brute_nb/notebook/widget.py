@@ -45,18 +45,13 @@ def _ignore(*args: Any, **kwargs: Any) -> None:
 
 
 def markdown_html(text: str) -> str:
-    """Assistant text as HTML, with any raw HTML in it escaped; plain escaped text without mistune."""
-    try:
-        import mistune
-    except ImportError:
-        return f'<div style="white-space:pre-wrap">{escape(text)}</div>'
-    md = mistune.create_markdown(escape=True, plugins=["strikethrough", "table"])
-    return f'<div class="brute-text">{md(text)}</div>'
+    """Assistant text as the cell shows it: inert, sanitised HTML (``render.markdown_html``)."""
+    return render.markdown_html(text)
 
 
 def user_html(text: str) -> str:
     return (f'<div class="brute-user" style="margin:.5em 0;padding:.3em .6em;border-left:3px solid #0969da">'
-            f'<b>you</b><div style="white-space:pre-wrap;line-height:1.45">{escape(text)}</div></div>')
+            f'<b>you</b><div style="white-space:pre-wrap;line-height:1.45">{escape(render.plain(text))}</div></div>')
 
 
 def segments_html(items: list[Any]) -> str:

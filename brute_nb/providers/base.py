@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.message import JSON, Message
+from brute_nb.redact import redact, redact_exception, remember
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
 REPLAY_KEY = "replay-needs-no-key"
@@ -67,6 +68,7 @@ class Provider:
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
+        remember(api_key)
         self.stream = stream
         self.record = str(record) if record else None
         self.replay = str(replay) if replay else None
@@ -114,6 +116,7 @@ class Provider:
             options["timeout"] = self.timeout
         http = http_client(self._given_client, record=self.record, replay=self.replay, secrets=[self.api_key])
         if self._given_client is not None:
+            remember(getattr(self._given_client, "api_key", None))
             if http is not None:
                 options["http_client"] = http
             return self._given_client.copy(**options) if options else self._given_client
@@ -138,7 +141,7 @@ class Provider:
         except BruteError:
             raise
         except Exception as exc:
-            raise self._translate(exc) from exc
+            raise self._translate(redact_exception(exc)) from exc
         meta: dict[str, JSON] = {
             "provider": self.provider,
             "model": message.meta.get("model") or self.model,
@@ -149,7 +152,8 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
-        env["messages"].append(message.replace(meta=meta))
+        # A reply quoting a key (the user's prompt held one) keeps it out of the log, and so out of every view.
+        env["messages"].append(message.replace(meta=meta, content=redact(message.content)))
 
     def _translate(self, exc: Exception) -> BruteError:
         return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
@@ -183,7 +187,8 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
         retry = response.headers.get("retry-after") if response is not None else None
         if status == 429 and retry:
             message += f" (the provider asks to retry after {retry} s; raise max_retries to let the SDK wait)"
-        return ProviderError(f"{provider} returned HTTP {status}: {message}", status=status, provider=provider)
+        return ProviderError(redact(f"{provider} returned HTTP {status}: {message}"), status=status,
+                             provider=provider)
     name = type(exc).__name__
     if "Timeout" in name:
         text = f"{provider} timed out: no data arrived in time (the stream stalled); try again or raise timeout="
@@ -196,7 +201,7 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
         text = f"{provider} sent a malformed response ({name}: {exc})"
     else:
         text = f"{provider} call failed: {name}: {exc}"
-    return ProviderError(text, provider=provider)
+    return ProviderError(redact(text), provider=provider)
 
 
 def _api_message(body: Any) -> str | None:

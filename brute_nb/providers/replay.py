@@ -6,8 +6,9 @@ text for a stream). ``Replay`` is an httpx2 transport that serves a cassette: th
 exactly as it parsed the live ones, streaming included, so a replayed turn runs the code a live turn runs.
 
 Invariants: a cassette never holds a secret (request headers are not stored at all, only a few response headers
-are, and every configured key value is redacted from the line); a replayed request must match the recorded one
-in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a diff.
+are, and every key ``brute_nb.redact`` knows of is redacted from the line); a replayed request must match the
+recorded one in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a
+diff.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import difflib
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,10 @@ import httpx2
 
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
 from brute_nb.message import JSON, dumps
+from brute_nb.redact import redact, redact_fragments, redact_value
 
 KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
 CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")
-REDACTED = "<redacted>"
 
 
 CWD_MARK = "{cwd}"
@@ -78,12 +79,10 @@ class Recorder(httpx2.AsyncBaseTransport):
 
     def _write(self, entry: dict[str, Any], body: bytes) -> None:
         try:
-            entry["body"] = body.decode()
+            entry["body"] = redact_stream_body(body.decode(), self.secrets)
         except UnicodeDecodeError:
             entry["body_b64"] = base64.b64encode(body).decode()
-        line = dumps(entry)
-        for secret in self.secrets:
-            line = line.replace(secret, REDACTED)
+        line = redact(dumps(entry), self.secrets)
         with self._lock:
             mode = "a" if self._started else "w"
             self._started = True
@@ -93,6 +92,59 @@ class Recorder(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+STREAMED_TEXT_FIELDS = frozenset({"content", "text", "partial_json", "arguments", "thinking", "delta",
+                                  "reasoning_content", "reasoning", "refusal"})
+"""Fields whose strings are one text cut across SSE events (a delta each), in all three APIs' streams."""
+
+
+def redact_stream_body(body: str, extra: Iterable[str | None] = ()) -> str:
+    """An SSE body with any key redacted, also one the stream cut across events (``"sk-f"``, ``"ake-..."``).
+
+    Redacting each event alone misses a key a model echoes token by token; the streamed text fields are read as
+    one text, redacted as a whole, and written back into the events that carried them (the rest stays byte-exact).
+    """
+    events = body.split("\n\n")
+    found: list[tuple[int, int, Any, Any, str]] = []  # event, line, container, key, text
+    parsed: dict[tuple[int, int], Any] = {}
+    for e, event in enumerate(events):
+        for n, line in enumerate(event.split("\n")):
+            if not line.startswith("data:"):
+                continue
+            try:
+                data = json.loads(line[5:])
+            except ValueError:
+                continue
+            parsed[(e, n)] = data
+            for box, key, text in _text_fields(data):
+                found.append((e, n, box, key, text))
+    new = redact_fragments([f[4] for f in found], extra)
+    changed = set()
+    for (e, n, box, key, old), text in zip(found, new, strict=True):
+        if text != old:
+            box[key] = text
+            changed.add((e, n))
+    if changed:
+        for e, n in changed:
+            lines = events[e].split("\n")
+            lines[n] = "data: " + json.dumps(parsed[(e, n)], ensure_ascii=False, separators=(",", ":"))
+            events[e] = "\n".join(lines)
+        body = "\n\n".join(events)
+    return body
+
+
+def _text_fields(value: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """(container, key, text) of every streamed text field in a parsed event, in document order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and key in STREAMED_TEXT_FIELDS:
+                yield value, key, item
+            else:
+                yield from _text_fields(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _text_fields(item)
 
 
 class _Tee(httpx2.AsyncByteStream):
@@ -140,7 +192,7 @@ class Replay(httpx2.AsyncBaseTransport):
         self.sent: list[JSON] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        sent = portable(_request_json(request))
+        sent = redact_value(portable(_request_json(request)))  # as the recorder wrote it
         path = request.url.raw_path.decode()
         if self.position >= len(self.exchanges):
             raise CassetteMismatchError(

@@ -11,7 +11,8 @@ A tool that truncates itself returns ``ToolOutput(text, truncated=True)``; the p
 Overflow directory: ``env["overflow_dir"]``, else ``$BRUTE_NB_OVERFLOW_DIR``, else ``<workspace root>/.brute/overflow``:
 inside the root, so the ``read`` tool the marker names may open it (a folder outside the root it would refuse).
 The marker gives the path relative to the root when it is inside. ``cleanup(max_age_days=7)`` deletes old overflow
-files (the notebook front calls it at load, for the current folder: the notebook's, the default root).
+files (the notebook front calls it at load, for the current folder: the notebook's, the default root). An overflow
+file holds no API key (``brute_nb.redact``), even when a tool's output did.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from brute_nb.redact import redact
 from brute_nb.tools.context import current_env, root, shown_path
 
 MAX_LINES = 2000
@@ -130,7 +132,7 @@ def _save(text: str, directory: str | os.PathLike[str] | None) -> Path | None:
         if folder.parts[-2:] == OVERFLOW_FOLDER.parts and not ignore.exists():
             # the default folder is inside the user's project: its tool output must not end up in their commits
             ignore.write_text("*\n", encoding="utf-8")
-        path.write_text(text, encoding="utf-8", errors="replace")
+        path.write_text(redact(text), encoding="utf-8", errors="replace")
     except OSError:
         return None
     return path

@@ -100,12 +100,12 @@ async def test_always_allow_sticks_in_state_and_async_askers_work() -> None:
     assert answers == []
 
 
-def test_input_asker(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_input_asker(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     prompts: list[str] = []
     for typed, expected in (("y", "allow"), ("Always", "always"), ("n", "deny"), ("", "deny")):
         monkeypatch.setattr("builtins.input", lambda p, t=typed: prompts.append(p) or t)
         assert input_asker(CALL, "shell") == expected
-    assert "shell(command=ls)" in prompts[0]
+    assert "shell(command=ls)" in capsys.readouterr().out and "[y]es" in prompts[0]
 
 
 def test_stdin_available_follows_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:

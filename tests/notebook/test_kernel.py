@@ -62,8 +62,8 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
 
     reply, outputs = run(kc, "%%brute\nare you still there?")
     assert reply["status"] == "ok"
-    markdown = [o["content"]["data"].get("text/markdown", "") for o in outputs if o["msg_type"] == "display_data"]
-    assert any("Back after the interrupt" in m for m in markdown)
+    texts = [o["content"]["data"].get("text/plain", "") for o in outputs if o["msg_type"] == "display_data"]
+    assert any("Back after the interrupt" in t for t in texts)
     assert "<b>not bold</b>" not in html_of(outputs)  # model text never becomes raw HTML in our blocks
 
     # a kernel restart: the next %%brute loads the session file and continues

@@ -230,6 +230,6 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
 
     bench.fake.add("I am still here.")
     outputs = ok(bench.kc, "%%brute\nare you still there?")
-    assert any("I am still here." in c["data"].get("text/markdown", "") for c in shown(outputs))
+    assert any("I am still here." in c["data"].get("text/plain", "") for c in shown(outputs))
     assert "talk slowly" in bench.sent() and "are you still there?" in bench.sent()  # accepted by the strict rules
     assert [m["role"] for m in bench.lines("stream")][-2:] == ["user", "assistant"]

@@ -27,7 +27,7 @@ def test_long_results_are_capped_with_a_note() -> None:
     assert "%brute tools" in html
 
 
-def test_bundles_have_plain_and_markdown_fallbacks() -> None:
+def test_tool_bundles_have_plain_and_markdown_fallbacks() -> None:
     view = ToolView("c", "shell", {"command": "pytest -q"}, status="error", result="Error: exit 1", duration_ms=2500)
     bundle = render.tool_bundle(view)
     assert set(bundle) == {"text/html", "text/markdown", "text/plain"}

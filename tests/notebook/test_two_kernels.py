@@ -55,7 +55,7 @@ def test_a_second_kernel_is_refused_while_the_first_holds_the_session(kernels: t
             break
 
     outputs = ok(second, "%%brute\nme too, now")
-    assert any("B here." in c["data"].get("text/markdown", "") for c in shown(outputs))
+    assert any("B here." in c["data"].get("text/plain", "") for c in shown(outputs))
     sent = ok(second, "print([m['content'] for m in model.requests[-1]['messages'][1:]])")
     lines = [json.loads(line) for line in (tmp_path / "demo.brute" / "default.jsonl").read_text().splitlines()]
     assert [(m["role"], m["content"][:12]) for m in lines] == [

@@ -90,7 +90,7 @@ def test_transcript_renders_like_the_cell(
     cell.messages = list(read_session(nb.session_path))
     cell.finish()
     blocks = [b["text/html"] for b in published if "brute-tool" in b.get("text/html", "")]
-    texts = [b["text/markdown"] for b in published if "text/html" not in b]
+    texts = [b["text/plain"] for b in published if "brute-text" in b.get("text/html", "")]
     assert len(blocks) == 2 and texts == ["Let me *look*.", "Done: `hi`."]
     for block in blocks:
         assert block in html  # the same collapsible block, byte for byte

@@ -70,7 +70,7 @@ async def test_a_key_inside_the_conversation_is_redacted(tmp_path: Path) -> None
     with FakeProvider(["noted"]) as fake:
         await tool_agent(openai_chat(fake, record=str(cassette))).astart(f"my key is {fake.api_key}")
     assert fake.api_key not in cassette.read_text()
-    assert "<redacted>" in cassette.read_text()
+    assert "sk-fake-...REDACTED" in cassette.read_text()
 
 
 async def test_a_changed_request_raises_a_readable_diff(tmp_path: Path) -> None:

@@ -1,0 +1,139 @@
+"""Redaction: every API key brute_nb knows of is replaced by a recognisable mark before text leaves the process.
+
+The keys known are the values of the environment variables the providers and their SDKs read (``KEY_VARIABLES``)
+plus every ``api_key`` given to a provider (``remember``). Invariant: a cell output, a widget transcript, an error
+message, a session line, a cassette line, an overflow file and a tool result the model reads hold ``sk-...REDACTED``
+where the key was, never the key. The registry of explicit keys is process-wide on purpose: a key given to one
+agent must not show through any other agent's output, an error raised outside a turn, or the kernel's cells.
+Values shorter than ``MIN_LENGTH`` (placeholders such as Ollama's ``"ollama"``) are not secrets and are left alone,
+so ordinary words are never blotted out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+KEY_VARIABLES = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY", "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+    "OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN",
+    "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY", "XAI_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY", "HF_TOKEN",
+)
+"""The variables the openai and anthropic SDKs (and the OpenAI-compatible servers users point them at) read keys
+from; a value set in any of them is a secret wherever it shows up."""
+
+MIN_LENGTH = 8
+SUFFIX = "...REDACTED"
+_PREFIX = re.compile(r"[A-Za-z]{1,4}-(?:[A-Za-z]{2,5}-)?")
+
+E = TypeVar("E", bound=BaseException)
+
+_lock = threading.Lock()
+_given: set[str] = set()
+
+
+def remember(*keys: str | None) -> None:
+    """Add explicit keys (a provider's ``api_key=``) to the ones redacted everywhere from now on."""
+    with _lock:
+        _given.update(k for k in keys if isinstance(k, str) and len(k.strip()) >= MIN_LENGTH)
+
+
+def known(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """Every key to redact right now, longest first (so a key containing another is replaced whole)."""
+    keys = {os.environ.get(name) or "" for name in KEY_VARIABLES}
+    with _lock:
+        keys |= _given
+    keys |= {k for k in extra if k}
+    return tuple(sorted((k for k in keys if len(k.strip()) >= MIN_LENGTH), key=lambda k: (-len(k), k)))
+
+
+def mark(key: str) -> str:
+    """``sk-...REDACTED`` for ``sk-…``: the key's public kind prefix stays readable, nothing of its secret part."""
+    prefix = _PREFIX.match(key)
+    return (prefix.group(0) if prefix else "") + SUFFIX
+
+
+@lru_cache(maxsize=8)
+def _pattern(keys: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(k) for k in keys))
+
+
+def redact(text: str, extra: Iterable[str | None] = ()) -> str:
+    """``text`` with every known key replaced by its mark."""
+    keys = known(extra)
+    if not keys or not text:
+        return text
+    return _pattern(keys).sub(lambda m: mark(m.group(0)), text)
+
+
+def redact_stream(text: str) -> str:
+    """``redact`` for text still arriving: a key's first characters at the very end are hidden too, since the
+    rest of the key may be in the next delta and a live display would show the beginning meanwhile."""
+    text = redact(text)
+    for key in known():
+        for size in range(len(key) - 1, 3, -1):
+            if text.endswith(key[:size]):
+                return text[:-size] + mark(key)
+    return text
+
+
+def redact_value(value: Any) -> Any:
+    """Every string inside a JSON-like value redacted (dict keys too); other values as they are."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)) if isinstance(k, str) else k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v) for v in value)
+    return value
+
+
+def redact_exception(exc: E) -> E:
+    """Redact the messages of ``exc`` and of every exception chained to it, in place, and return it.
+
+    An SDK error quoting an error body that echoes the key would otherwise show it in the cell's traceback
+    ("The above exception was the direct cause of ..."), even when brute_nb's own message is clean.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.args = tuple(redact_value(a) for a in current.args)
+        for attr in ("message", "body"):
+            value = getattr(current, attr, None)
+            if isinstance(value, str | dict | list):
+                with contextlib.suppress(AttributeError):  # a read-only property: its text is in args
+                    setattr(current, attr, redact_value(value))
+        current = current.__cause__ or current.__context__
+    return exc
+
+
+def redact_fragments(parts: list[str], extra: Iterable[str | None] = ()) -> list[str]:
+    """``parts`` (a streamed text, cut anywhere) with every key that spans them replaced: the mark goes where the
+    key began, the key's other characters are dropped from whichever part held them. ``"".join`` of the result is
+    ``redact("".join(parts))``."""
+    joined = "".join(parts)
+    keys = known(extra)
+    spans = [(m.start(), m.end(), mark(m.group(0))) for m in _pattern(keys).finditer(joined)] if keys else []
+    if not spans:
+        return parts
+    starts = {s: text for s, _, text in spans}
+    hidden = {i for s, e, _ in spans for i in range(s, e)}
+    out, pos = [], 0
+    for part in parts:
+        kept = []
+        for i in range(pos, pos + len(part)):
+            if i in starts:
+                kept.append(starts[i])
+            elif i not in hidden:
+                kept.append(joined[i])
+        out.append("".join(kept))
+        pos += len(part)
+    return out
