@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -158,3 +159,20 @@ def test_a_failed_write_fails_the_turn_even_when_a_layer_swallows_it(tmp_path: P
     with pytest.raises(SessionLogError, match="No space left on device"):
         agent().use(SessionLog, path=path).run(swallowing).start("hello")
     assert [json.loads(line)["content"] for line in path.read_text().splitlines()] == ["hello"]
+
+
+@pytest.mark.parametrize(("line", "problem"), [
+    ('{"role":"assistant","content":"","tool_calls":{}}', "'tool_calls' must be a list or null, not an object"),
+    ('{"role":"user","content":"x","meta":[["id","1"]]}', "'meta' must be an object or null, not a list"),
+    ('{"role":"user","content":["x"]}', "'content' must be a string or null, not a list"),
+    ('{"role":"tool","content":"x","tool_call_id":7}', "'tool_call_id' must be a string or null, not a number"),
+    ('{"role":"assistant","content":"","tool_calls":["shell"]}', "tool_calls[0] must be an object"),
+    ('{"role":"assistant","content":"","tool_calls":[{"id":1,"name":"shell"}]}', "'id' and 'name' must be"),
+    ('{"role":"assistant","content":"","tool_calls":[{"id":"a","name":"x","arguments":[1]}]}',
+     "tool_calls[0].arguments must be an object"),
+])
+def test_a_line_with_wrong_types_is_refused_by_file_and_line(tmp_path: Path, line: str, problem: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(whole_lines("hello") + line.encode() + b"\n")
+    with pytest.raises(SessionLogError, match=r"s\.jsonl:2: not a valid message: .*" + re.escape(problem)):
+        read_session(path)
