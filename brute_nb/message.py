@@ -183,11 +183,19 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
+        """A message from its JSON form, which must have exactly the JSON types ``to_dict`` writes.
+
+        The constructor is lenient with Python callers (any iterable of calls, any mapping as meta); a session
+        line is not: ``tool_calls={}`` or ``meta`` as a list of pairs is a damaged line, refused by name.
+        """
         unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta"}
         if unknown:
             raise ValueError(f"unknown message fields {sorted(unknown)}")
         if "role" not in data:
             raise ValueError("a message needs a 'role'")
+        problems = _json_type_problems(data)
+        if problems:
+            raise ValueError("; ".join(problems))
         return cls(**data)
 
     @classmethod
@@ -211,6 +219,34 @@ class Message:
 
     def with_meta(self, **meta: JSON) -> Message:
         return self.replace(meta={**self.meta, **meta})
+
+
+def _json_type_problems(data: Mapping[str, Any]) -> list[str]:
+    """Fields of a message's JSON form whose type is not the one ``to_dict`` writes."""
+    problems = []
+    expected: dict[str, tuple[type, ...]] = {"role": (str,), "content": (str, type(None)),
+                                             "tool_calls": (list, type(None)), "tool_call_id": (str, type(None)),
+                                             "meta": (dict, type(None))}
+    names = {str: "a string", list: "a list", dict: "an object", type(None): "null"}
+    for key, types in expected.items():
+        if key in data and not isinstance(data[key], types):
+            want = " or ".join(names[t] for t in types)
+            problems.append(f"{key!r} must be {want}, not {_json_name(data[key])}")
+    for i, c in enumerate(data.get("tool_calls") or () if isinstance(data.get("tool_calls"), list) else ()):
+        if not isinstance(c, dict):
+            problems.append(f"tool_calls[{i}] must be an object with id, name and arguments, not {_json_name(c)}")
+        elif not isinstance(c.get("id", ""), str) or not isinstance(c.get("name"), str):
+            problems.append(f"tool_calls[{i}]: 'id' and 'name' must be strings")
+        elif not isinstance(c.get("arguments", {}), dict | str | type(None)):
+            problems.append(f"tool_calls[{i}].arguments must be an object, not {_json_name(c['arguments'])}")
+    return problems
+
+
+def _json_name(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+            type(None): "null"}.get(type(value), type(value).__name__)
 
 
 _sequence = itertools.count()

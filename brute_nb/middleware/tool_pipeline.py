@@ -7,6 +7,9 @@ Guarantees (Brute's, with its bugs fixed):
   result is ``Error: interrupted before this tool finished``);
 * interactive calls (``question``) run first, one at a time; the rest run concurrently in one task group;
 * each result is rendered as text and passes the universal truncation (unless self-truncated);
+* calls of a reply cut off by the output token limit (``finish_reason == "max_tokens"``) never run: their
+  arguments may be incomplete yet parse (a file's content cut in half), so each result says it was cut off; the
+  same cut call twice in a turn stops the turn (a model or server repeating it would loop to the limit);
 * events: ``tool_call`` when a call starts, ``tool_result`` when it finishes (completion order; ``index`` is its
   place in the call order); result messages carry ``meta`` ``tool_name``, ``duration_ms``, ``is_error``.
 
@@ -26,7 +29,8 @@ import anyio
 
 from brute_nb.agent import App, Env
 from brute_nb.events import emit
-from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, role_of
+from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of
+from brute_nb.middleware.loop import should_exit
 from brute_nb.redact import redact
 from brute_nb.tools.adapter import Adapter, wrap_all
 from brute_nb.tools.context import use_env
@@ -34,6 +38,9 @@ from brute_nb.tools.results import error_text, finish
 from brute_nb.tools.truncation import ToolOutput
 
 RAW_PREVIEW = 500
+CUT_OFF = ("Error: your reply was cut off by the output token limit (max_tokens) while this call to '{name}' was "
+           "being written, so it did not run (its arguments may be incomplete). Make the call again with less in "
+           "it, e.g. split long content over several smaller calls.")
 
 
 def pending_calls(messages: list[Any]) -> list[ToolCall]:
@@ -55,9 +62,26 @@ class DefaultToolPipeline:
         env["tools"] = list(self.adapters.values())
         result = await self.app(env)
         calls = pending_calls(env["messages"])
-        if calls:
+        if calls and (getattr(env["messages"][-1], "meta", None) or {}).get("finish_reason") == "max_tokens":
+            self._refuse_cut(env, calls)
+        elif calls:
             await self.run_calls(env, calls)
         return result
+
+    def _refuse_cut(self, env: Env, calls: list[ToolCall]) -> None:
+        """Answer every call of a cut-off reply without running it; stop the turn when the same cut repeats."""
+        for i, call in enumerate(calls):
+            emit(env, "tool_call", {"call": call, "index": i})
+            env["messages"].append(self._message(env, i, call, ToolOutput(CUT_OFF.format(name=call.name),
+                                                                          is_error=True), 0.0))
+        cut = [(c.name, dumps(c.arguments)) for c in calls]
+        seen = env.setdefault("metadata", {}).setdefault("cut_calls", [])
+        if cut in seen:
+            should_exit(env, "max_tokens_repeated",
+                        "Stopped: the model's reply was cut off by its output token limit (max_tokens) twice in the "
+                        "same tool call. Raise max_tokens, or ask for the work in smaller steps.",
+                        "DefaultToolPipeline")
+        seen.append(cut)
 
     async def run_calls(self, env: Env, calls: list[ToolCall]) -> list[Message]:
         results: list[Message | None] = [None] * len(calls)

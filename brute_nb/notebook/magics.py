@@ -11,6 +11,7 @@ and pandas are imported inside the magics, on the first ``%%brute`` / ``%brute``
 from __future__ import annotations
 
 import argparse
+import ast
 import shlex
 import string
 from collections.abc import Callable
@@ -67,11 +68,14 @@ def summarize_value(value: Any) -> str:
     return str(value)
 
 
-def expand(template: str, namespace: dict[str, Any]) -> str:
+def expand(template: str, namespace: dict[str, Any], *, calls: bool = False) -> str:
     """Fill ``{expr}`` from the user's namespace (``!r``/``!s``/``!a`` and ``:spec`` work as in ``str.format``).
 
-    A prompt is often about code, so a field is filled only when it evaluates, reads at least one name and
-    formats cleanly; anything else (a JSON object, a set literal, a typo) is left exactly as written.
+    A prompt is often about code, and quoting code must never run it: a field is filled only when it is a name
+    followed by attributes and literal subscripts (``{df}``, ``{df.shape}``, ``{cfg["lr"]}``, ``{xs[0]}``). Calls,
+    operators and everything else are left exactly as written, as are literals (a JSON object, a set) and names
+    that are missing. Attribute access may run a property (``df.shape`` is one), but dunder names are refused.
+    ``calls=True`` (``%%brute --eval``) is the explicit opt-in to evaluate any expression.
     """
     out = []
     try:
@@ -83,16 +87,58 @@ def expand(template: str, namespace: dict[str, Any]) -> str:
         if field is None:
             continue
         original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
-        out.append(_fill(field, spec, conv, namespace, original))
+        out.append(_fill(field, spec, conv, namespace, original, calls))
     return "".join(out)
 
 
-def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str) -> str:
+class _NotAllowed(Exception):
+    """A field that is not a plain reference (a call, an operator, a dunder): it stays text."""
+
+
+_MISSING = object()
+
+
+def _reference(node: ast.expr, namespace: dict[str, Any]) -> Any:
+    """The value of a name/attribute/literal-subscript chain, read without evaluating any code of the prompt."""
+    if isinstance(node, ast.Name):
+        if node.id.startswith("__"):
+            raise _NotAllowed(node.id)
+        value = namespace.get(node.id, _MISSING)
+        if value is _MISSING:
+            raise _NotAllowed(node.id)
+        return value
+    if isinstance(node, ast.Attribute):
+        if node.attr.startswith("__"):
+            raise _NotAllowed(node.attr)
+        return getattr(_reference(node.value, namespace), node.attr)
+    if isinstance(node, ast.Subscript):
+        return _reference(node.value, namespace)[_literal_key(node.slice)]
+    raise _NotAllowed(type(node).__name__)
+
+
+def _literal_key(node: ast.expr) -> Any:
+    if isinstance(node, ast.Slice):
+        parts = [None if p is None else _literal_key(p) for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal_key(e) for e in node.elts)
     try:
-        code = compile(field.strip(), "<prompt>", "eval")
-        if not code.co_names:
-            return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
-        value = eval(code, namespace)  # the user's own expression in the user's own kernel
+        return ast.literal_eval(node)  # constants, negative numbers, tuples: data, never code
+    except ValueError:
+        raise _NotAllowed(type(node).__name__) from None
+
+
+def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str,
+          calls: bool = False) -> str:
+    try:
+        tree = ast.parse(field.strip(), "<prompt>", "eval")
+        if calls:
+            code = compile(tree, "<prompt>", "eval")
+            if not code.co_names:
+                return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
+            value = eval(code, namespace)  # opted in with --eval: the user's expression in the user's kernel
+        else:
+            value = _reference(tree.body, namespace)
         if conv:
             value = CONVERSIONS[conv](value)
         return format(value, spec) if spec else (value if conv else summarize_value(value))
@@ -125,6 +171,8 @@ class BruteMagics(Magics):
     @argument("--over", help="a DataFrame's name: run the cell once per row, {column} filled from the row "
                              "(brute_nb.map); the result is shown and bound to _")
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
+    @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
+                                                  "(default: names, attributes and literal subscripts only)")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
                                             "config, widget, help")
     @line_cell_magic
@@ -144,7 +192,7 @@ class BruteMagics(Magics):
             return self._over(args, cell.strip("\n").rstrip())
         nb = self._session(args)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
-        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {})
+        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {}, calls=args.eval)
         from brute_nb.notebook.runner import run_turn
 
         try:

@@ -5,11 +5,17 @@ It returns what a person would see: captured stdout and stderr, then the last ex
 DataFrames and arrays summarised), or the traceback as an ``Error:`` result. Capture is per thread (a router on
 ``sys.stdout``/``sys.stderr``), so output of cells the user runs meanwhile still reaches their own cells. Its risk
 class is ``python``: the approval policy asks before every call unless the user allowed it.
+
+The code runs on its own thread, so the turn's loop keeps delivering events while it runs. When the turn is
+stopped (an interrupt, the widget's Stop) that thread gets a ``KeyboardInterrupt`` raised in it, as a cell would;
+code stuck in a blocking C call cannot receive it at once, so if it has not stopped within ``STOP_GRACE`` seconds
+the user is told plainly (``STILL_RUNNING``, in the cell) that it is still running and how to stop it.
 """
 
 from __future__ import annotations
 
 import ast
+import ctypes
 import io
 import linecache
 import sys
@@ -19,6 +25,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any, ClassVar, TextIO
 
+import anyio
 import anyio.to_thread
 
 from brute_nb.errors import BruteError
@@ -27,6 +34,9 @@ from brute_nb.tools.base import Tool
 OUTPUT_CAP = 20_000
 """Characters kept of stdout, stderr and the value each; the pipeline's universal truncation still applies."""
 
+STOP_GRACE = 2.0
+"""Seconds a stopped turn waits for the tool's code to reach a Python line and raise the KeyboardInterrupt."""
+
 Namespace = dict[str, Any]
 
 _cells = count(1)
@@ -34,6 +44,12 @@ _cells = count(1)
 
 class NoNamespaceError(BruteError):
     """The python tool runs only inside IPython (a notebook kernel), where there is a user namespace."""
+
+
+STILL_RUNNING = (
+    "The turn stopped, but the python tool's code is still running in a kernel thread: it is blocked in a call "
+    "an interrupt cannot reach yet (a sleep, I/O, a C extension) and will stop at its next Python line. To stop it "
+    "now, restart the kernel (Kernel > Restart Kernel); your variables are lost then.")
 
 
 def ipython_namespace() -> Namespace:
@@ -187,10 +203,64 @@ class PythonTool(Tool):
         return ns() if callable(ns) else ns
 
     async def execute(self, code: str, **_: Any) -> str:
-        namespace = self.namespace()
-        # A thread, so the turn's loop keeps delivering events (and Stop) while user code runs.
-        # Abandoned on Stop: Python code cannot be cancelled, and the turn must not wait for a runaway loop.
-        return await anyio.to_thread.run_sync(run_code, code, namespace, abandon_on_cancel=True)
+        run = _Run(code, self.namespace())
+        run.start()
+        try:
+            # A pooled thread waits for the code's thread, so the turn's loop keeps delivering events (and Stop).
+            await anyio.to_thread.run_sync(run.join, None, abandon_on_cancel=True)
+        except BaseException:  # the turn was stopped: stop the code too, as an interrupt stops a cell
+            run.interrupt()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(run.join, STOP_GRACE)
+            if not run.done:  # printed, not warned: a repeated warning would be shown once per kernel
+                print(STILL_RUNNING, file=sys.stderr, flush=True)
+            raise
+        return run.result
+
+
+class _Run:
+    """``run_code`` on a thread of its own that can be interrupted.
+
+    Not anyio's worker pool: a ``KeyboardInterrupt`` raised asynchronously in a pooled thread after the code
+    returned would land in anyio's own loop. Here the interrupt is sent only while the code runs (a lock orders
+    it against the end), and one still pending at the end is cleared.
+    """
+
+    def __init__(self, code: str, namespace: Namespace) -> None:
+        self.code, self.namespace = code, namespace
+        self.result = ""
+        self.done = False
+        self._lock = threading.Lock()
+        self._running = False
+        self._thread = threading.Thread(target=self._main, name="brute-python-tool", daemon=True)
+
+    def start(self) -> None:
+        self._running = True
+        self._thread.start()
+
+    def join(self, timeout: float | None) -> None:
+        self._thread.join(timeout)
+
+    def interrupt(self) -> None:
+        with self._lock:
+            if self._running and self._thread.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread.ident),
+                                                           ctypes.py_object(KeyboardInterrupt))
+
+    def _main(self) -> None:
+        try:
+            self.result = run_code(self.code, self.namespace)
+        except KeyboardInterrupt:
+            self.result = "Error: KeyboardInterrupt: stopped by the user"
+        while True:  # an interrupt sent just as the code returned may fire here, once: stop it from escaping
+            try:
+                with self._lock:
+                    self._running = False
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), None)
+                break
+            except KeyboardInterrupt:
+                continue
+        self.done = True
 
 
 NOTEBOOK_ONLY: dict[str, PythonTool] = {"python": PythonTool()}

@@ -90,7 +90,7 @@ def build_agent(nb: NotebookAgent) -> Agent:
     provider = nb.model_provider()
     agent = (
         Agent()
-        .use(SessionLog, path=nb.session_path)
+        .use(SessionLog, path=nb.session_path, root=nb.session_path.parent.parent)  # <notebook folder>/<stem>.brute/
         .use(SystemPrompt, text=system)
         .use(Approvals, policy=s.approve)
         .use(ToolResultLoop)

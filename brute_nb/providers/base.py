@@ -138,6 +138,8 @@ class Provider:
         started = time.monotonic()
         try:
             message = await self._complete(env)
+        except ProviderError as exc:
+            raise html_answer(exc, self.provider, self._url()) or exc from exc.__cause__  # e.g. a cut stream
         except BruteError:
             raise
         except Exception as exc:
@@ -157,6 +159,9 @@ class Provider:
 
     def _translate(self, exc: Exception) -> BruteError:
         return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
+
+    def _url(self) -> str | None:
+        return self.base_url or (str(self._client.base_url) if hasattr(self._client, "base_url") else None)
 
 
 def no_key_message(provider: str, variable: str, exc: BaseException) -> str:
@@ -180,6 +185,9 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
         if isinstance(cause, CassetteMismatchError):
             return cause
         cause = cause.__cause__
+    html = html_answer(exc, provider, base_url)
+    if html is not None:
+        return html
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
@@ -202,6 +210,59 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
     else:
         text = f"{provider} call failed: {name}: {exc}"
     return ProviderError(redact(text), provider=provider)
+
+
+def html_answer(exc: BaseException, provider: str, base_url: str | None) -> ProviderError | None:
+    """A clear error when the server answered an HTML page (a login page, a proxy's notice) instead of the API.
+
+    The SDKs then fail somewhere inside their parsers (an ``AssertionError`` in a stream, a string where a message
+    belongs); the page is still in reach of the failure's frames, as an HTTP response or as the text itself. Only
+    frame locals are read (``vars``, never ``getattr``), so no property runs.
+    """
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in list(tb.tb_frame.f_locals.values()):
+            for candidate in _responses(value):
+                url = _html_url(candidate, base_url)
+                if url is not None:
+                    return ProviderError(
+                        f"the server at {url} answered with an HTML page (a login page or a proxy?), not the "
+                        f"{provider} API; check base_url and your network, or sign in to that proxy first",
+                        provider=provider)
+        tb = tb.tb_next
+    return None
+
+
+def _responses(value: object) -> list[object]:
+    """``value`` and a ``response`` it or one of its attributes holds (an SDK stream wraps the raw stream)."""
+    found = [value]
+    own = _instance_vars(value)
+    for inner in (value, *own.values()):
+        response = own.get("response") if inner is value else _instance_vars(inner).get("response")
+        if response is not None:
+            found.append(response)
+    return found
+
+
+def _instance_vars(value: object) -> dict[str, Any]:
+    try:
+        return vars(value)
+    except TypeError:
+        return {}
+
+
+def _html_url(candidate: object, base_url: str | None) -> str | None:
+    if isinstance(candidate, str):
+        head = candidate[:200].lstrip().lower()
+        return (base_url or "its default URL") if head.startswith(("<!doctype html", "<html")) else None
+    if not type(candidate).__module__.startswith("httpx"):
+        return None
+    headers = _instance_vars(candidate).get("headers")
+    kind = headers.get("content-type", "") if isinstance(headers, Mapping) else ""
+    if "text/html" not in str(kind):
+        return None
+    request = _instance_vars(candidate).get("_request")
+    return str(getattr(request, "url", None) or base_url or "its default URL")
 
 
 def _api_message(body: Any) -> str | None:

@@ -3,6 +3,7 @@
 Each function takes a request body (the JSON an SDK sent) and returns the list of problems, worded like the real
 API's 400 errors, empty when the request is valid. The invariant they guard is the one every provider shares:
 every tool call is answered before the conversation goes on, and every answer belongs to a call.
+Tool-call ids must be non-empty and unique in a request, and Anthropic refuses whitespace-only text blocks.
 ``request_problems(api, body)`` runs the same checks without a server (tests validate a built request with it).
 """
 
@@ -40,6 +41,7 @@ def openai_chat_problems(body: Mapping[str, Any]) -> list[str]:
     if not isinstance(messages, list) or not messages:
         return [*problems, "messages: must be a non-empty array"]
     pending: list[str] = []
+    ids: set[Any] = set()
     for i, m in enumerate(messages):
         role = m.get("role")
         if role not in ("system", "developer", "user", "assistant", "tool"):
@@ -63,6 +65,7 @@ def openai_chat_problems(body: Mapping[str, Any]) -> list[str]:
         for j, call in enumerate(m.get("tool_calls") or []):
             if not isinstance((call.get("function") or {}).get("arguments"), str):
                 problems.append(f"messages.{i}.tool_calls.{j}.function.arguments: expected a JSON string")
+            problems.extend(_id_problems(f"messages.{i}.tool_calls.{j}.id", call.get("id"), ids))
             pending.append(call.get("id"))
     if pending:
         problems.append(
@@ -80,9 +83,11 @@ def openai_responses_problems(body: Mapping[str, Any]) -> list[str]:
         return [*problems, "input: must be a string or a non-empty array"]
     calls: list[str] = []
     answered: set[str] = set()
+    ids: set[Any] = set()
     for i, item in enumerate(items):
         kind = item.get("type", "message")
         if kind == "function_call":
+            problems.extend(_id_problems(f"input.{i}.call_id", item.get("call_id"), ids))
             calls.append(item.get("call_id"))
         elif kind == "function_call_output":
             if item.get("call_id") not in calls:
@@ -105,6 +110,7 @@ def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
     if messages[0].get("role") != "user":
         problems.append("messages: first message must use the \"user\" role")
     previous_uses: list[str] = []
+    ids: set[Any] = set()
     for i, m in enumerate(messages):
         role = m.get("role")
         if role not in ("user", "assistant"):
@@ -113,6 +119,9 @@ def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
         if i and role == messages[i - 1].get("role"):
             problems.append(f"messages.{i}: roles must alternate between \"user\" and \"assistant\"")
         problems.extend(_block_problems(i, m, previous_uses))
+        for j, b in enumerate(_blocks(m)):
+            if b.get("type") == "tool_use":
+                problems.extend(_id_problems(f"messages.{i}.content.{j}.id", b.get("id"), ids, TOOL_ID))
         previous_uses = [str(b.get("id")) for b in _blocks(m) if b.get("type") == "tool_use"]
     if previous_uses:
         # A final assistant turn is a prefill, but one that ends in tool_use has no turn left to answer it.
@@ -134,6 +143,22 @@ def request_problems(api: str, body: Mapping[str, Any]) -> list[str]:
     return CHECKS[api](body)
 
 
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def _id_problems(where: str, value: Any, seen: set[Any], pattern: re.Pattern[str] | None = None) -> list[str]:
+    """A tool-call id must be a non-empty string (of ``pattern``'s characters, where the API has one), unique in
+    the request."""
+    if not isinstance(value, str) or not value:
+        return [f"{where}: Invalid empty tool call id; each tool call needs a non-empty string id"]
+    if value in seen:
+        return [f"{where}: Duplicate tool call id {value!r}; tool call ids must be unique"]
+    seen.add(value)
+    if pattern is not None and not pattern.match(value):
+        return [f"{where}: String should match pattern '{pattern.pattern}'"]
+    return []
+
+
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = message.get("content")
     if isinstance(content, str):
@@ -150,6 +175,8 @@ def _block_problems(i: int, message: Mapping[str, Any], previous_uses: list[str]
     for j, b in enumerate(blocks):
         if b.get("type") == "text" and not b.get("text"):
             problems.append(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
+        elif b.get("type") == "text" and not str(b.get("text")).strip():
+            problems.append(f"messages.{i}.content.{j}.text: text content blocks must contain non-whitespace text")
         if b.get("type") == "tool_use" and not isinstance(b.get("input"), Mapping):
             problems.append(f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary")
         if b.get("type") == "tool_result":

@@ -3,7 +3,8 @@
 Outbound rules the API enforces, kept here so no handler has to: the system prompt goes in the top-level
 ``system`` parameter (``system_text``), never in ``messages``; tool calls are ``tool_use`` blocks and tool results
 are ``tool_result`` blocks folded into **user** turns (results first, as the API requires); consecutive same-role
-turns are merged so roles alternate; the first turn is a user turn; empty text blocks are never sent. Thinking
+turns are merged so roles alternate; the first turn is a user turn; empty or whitespace-only text blocks are
+never sent; empty or repeated tool-call ids are renamed (``unique_call_ids``). Thinking
 blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires.
 
 Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
@@ -16,7 +17,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
+from brute_nb.transports.base import (
+    MessageTransport,
+    as_data,
+    finish_reason,
+    response_meta,
+    unique_call_ids,
+    unreadable,
+)
 
 EXPECTED = "a Message with 'content' (as the anthropic SDK returns it)"
 
@@ -35,7 +43,7 @@ class Anthropic(MessageTransport):
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
         turns: list[dict[str, Any]] = []
-        for m in messages:
+        for m in unique_call_ids(messages):
             turn = cls.dump(m)
             if turn is None or not turn["content"]:
                 continue
@@ -59,7 +67,7 @@ class Anthropic(MessageTransport):
             return None
         if role == "tool":
             block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
-            if message.content:
+            if message.content.strip():
                 block["content"] = message.content
             if meta.get("is_error"):
                 block["is_error"] = True
@@ -67,7 +75,7 @@ class Anthropic(MessageTransport):
         content: list[JSON] = []
         if role == "assistant":
             content.extend(thinking_blocks(meta))
-        if message.content:
+        if message.content.strip():  # the API refuses a whitespace-only text block (a model may reply "\n\n")
             content.append({"type": "text", "text": message.content})
         if role == "assistant":
             for c in message.tool_calls or ():

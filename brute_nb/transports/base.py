@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from brute_nb.message import JSON, Message
+from brute_nb.message import JSON, Message, ToolCall
 
 FINISH_REASONS: dict[str, str] = {
     # One vocabulary in meta["finish_reason"] whatever the provider (RubyLLM's): stop, tool_calls, max_tokens,
@@ -34,6 +34,44 @@ FINISH_REASONS: dict[str, str] = {
     "content_filter": "content_filter",
     "refusal": "content_filter",
 }
+
+
+def unique_call_ids(messages: Iterable[Any]) -> list[Any]:
+    """The log with every empty or repeated tool-call id replaced, and its results following the new id.
+
+    Every API refuses a request whose tool-call ids are empty or not unique, and some servers (a proxy, an
+    OpenAI-compatible local model) send such ids; a hand-edited session can hold them too. The replacement is a
+    stable function of the position, so a replayed cassette still matches. Results pair with the calls of the
+    assistant message before them in order, so two calls sharing an id keep their own results.
+    """
+    out: list[Any] = []
+    seen: set[str] = set()
+    renamed: dict[str, list[str]] = {}  # an original id -> new ids of the last assistant message, in call order
+    for i, m in enumerate(messages):
+        calls = getattr(m, "tool_calls", None)
+        if calls and isinstance(m, Message):
+            renamed = {}
+            fixed = []
+            for j, call in enumerate(calls):
+                new = call.id
+                if not call.id or call.id in seen:
+                    new = f"call_{i}_{j}_renamed"
+                    while new in seen:
+                        new += "_"
+                    renamed.setdefault(call.id, []).append(new)
+                else:
+                    renamed.setdefault(call.id, []).append(call.id)
+                seen.add(new)
+                fixed.append(call if new == call.id else ToolCall(new, call.name, call.arguments))
+            m = m.replace(tool_calls=fixed) if any(a is not b for a, b in zip(fixed, calls, strict=True)) else m
+        elif isinstance(m, Message) and m.tool_call_id is not None:
+            queue = renamed.get(m.tool_call_id)
+            if queue:
+                new = queue.pop(0)
+                if new != m.tool_call_id:
+                    m = m.replace(tool_call_id=new)
+        out.append(m)
+    return out
 
 
 def finish_reason(raw: object) -> str | None:
@@ -131,7 +169,7 @@ class MessageTransport:
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
-        return [cls.dump(m) for m in messages]
+        return [cls.dump(m) for m in unique_call_ids(messages)]
 
     @classmethod
     def dump(cls, message: Any) -> JSON:

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
+from brute_nb.transports.base import (
+    MessageTransport,
+    as_data,
+    finish_reason,
+    response_meta,
+    unique_call_ids,
+    unreadable,
+)
 from brute_nb.transports.openai import encode_arguments, synthetic_id
 
 
@@ -21,7 +28,7 @@ class OpenAIResponses(MessageTransport):
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
-        return [item for m in messages for item in cls.dump(m)]
+        return [item for m in unique_call_ids(messages) for item in cls.dump(m)]
 
     @classmethod
     def dump(cls, message: Any) -> JSON:

@@ -158,9 +158,10 @@ def test_second_writer_gets_session_locked_error(tmp_path: Path) -> None:
 
 def test_two_agents_on_one_file_never_interleave(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    gate = anyio.Event()
+    gate, holding = anyio.Event(), anyio.Event()
 
     async def slow(env: dict[str, Any]) -> None:
+        holding.set()  # inside the turn: the first agent holds the session's lock now
         await gate.wait()
         env["messages"].assistant("slow reply")
 
@@ -171,7 +172,7 @@ def test_two_agents_on_one_file_never_interleave(tmp_path: Path) -> None:
     async def main() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(first.astart, "first")
-            await anyio.sleep(0.05)
+            await holding.wait()
             try:
                 await second.astart("second")
             except SessionLockedError:

@@ -1,0 +1,76 @@
+"""Issue 14 item 13: stopping a turn stops the python tool's code too, in a real kernel, or says plainly it cannot."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notebook"))  # the shared real-kernel helpers
+from kernel_helpers import html_of, run, text_of, value_of
+from kernel_helpers import kernel as start_kernel
+
+pytestmark = pytest.mark.kernel
+
+SETUP = """
+import brute_nb
+from brute_nb.providers import Scripted, call, reply
+brute_nb.configure(notebook="demo.ipynb", approve="python=allow", tools="read,+python")
+ticks = 0
+brute_nb.current().provider = Scripted([reply("Counting.", call("python", {"code": CODE})), "ok", "ok"])
+"""
+
+COUNTING = "import time\nfor _ in range(600):\n    ticks += 1\n    time.sleep(0.05)\n"
+BLOCKED = "import time\ntime.sleep(6)\nticks = -1\n"
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    with start_kernel(tmp_path) as (km, kc):
+        yield km, kc
+
+
+def interrupt_when_python_runs(km: Any) -> tuple[list[bool], Any]:
+    done: list[bool] = []
+
+    def on_output(msg: dict[str, Any]) -> None:
+        html = msg["content"].get("data", {}).get("text/html", "")
+        if not done and "running" in html and "python" in html:
+            done.append(True)
+            time.sleep(0.5)  # let the code get going
+            km.interrupt_kernel()
+
+    return done, on_output
+
+
+def test_an_interrupt_stops_the_python_tools_code(kernel: tuple[Any, Any]) -> None:
+    km, kc = kernel
+    assert run(kc, "%load_ext brute_nb")[0]["status"] == "ok"
+    assert run(kc, f"CODE = {COUNTING!r}\n" + SETUP)[0]["status"] == "ok"
+    interrupted, on_output = interrupt_when_python_runs(km)
+    reply, outputs = run(kc, "%%brute\ncount for a while", on_output=on_output)
+    assert interrupted, "the python tool never showed as running"
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    assert "interrupted" in html_of(outputs)
+    first = value_of(kc, "ticks")
+    time.sleep(1.5)
+    assert value_of(kc, "ticks") == first, "the tool's loop kept running after the cell said it stopped"
+    assert 0 < first < 600
+    assert "still running" not in text_of(outputs)
+
+
+def test_code_blocked_in_c_is_reported_as_still_running(kernel: tuple[Any, Any]) -> None:
+    km, kc = kernel
+    assert run(kc, "%load_ext brute_nb")[0]["status"] == "ok"
+    assert run(kc, f"CODE = {BLOCKED!r}\n" + SETUP)[0]["status"] == "ok"
+    interrupted, on_output = interrupt_when_python_runs(km)
+    reply, outputs = run(kc, "%%brute\nwait", on_output=on_output)
+    assert interrupted and reply["status"] == "error"
+    said = text_of(outputs)
+    assert "still running in a kernel thread" in said and "restart the kernel" in said
+    time.sleep(6)
+    assert value_of(kc, "ticks") == 0  # it did stop, at its next Python line, before the assignment
