@@ -63,8 +63,8 @@ def header_cells(html: str) -> list[str]:
 def test_a_turn_fills_braces_and_its_outputs_name_the_session_lines(bench: Bench) -> None:
     (bench.folder / "notes.txt").write_text("remember the milk\n")
     bench.fake.add(reply("Reading.", call("read", {"file_path": "notes.txt"})), "The notes say: milk.")
-    ok(bench.kc, "n = 41")
-    outputs = ok(bench.kc, "%%brute -s main\nread notes.txt, then say {n + 1}")
+    ok(bench.kc, "n = 42")
+    outputs = ok(bench.kc, "%%brute -s main\nread notes.txt, then say {n}")
     assert "then say 42" in bench.sent(-2) and "remember the milk" in bench.sent(-1)
 
     lines = bench.lines("main")
@@ -84,8 +84,8 @@ def test_a_turn_fills_braces_and_its_outputs_name_the_session_lines(bench: Bench
 
 def test_raw_leaves_braces_alone(bench: Bench) -> None:
     bench.fake.add("Braces kept.")
-    ok(bench.kc, "%%brute --raw --quiet\nliteral {n + 1}")
-    assert "literal {n + 1}" in bench.sent()
+    ok(bench.kc, "%%brute --raw --quiet\nliteral {n}")
+    assert "literal {n}" in bench.sent()
 
 
 def test_log_tools_and_usage_are_tables(bench: Bench) -> None:
