@@ -30,11 +30,15 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 COLUMNS: tuple[str, ...] = (
     "turn", "role", "content", "tool_calls", "tool_call_id", "tool_names", "n_tool_calls", "chars",
-    "model", "input_tokens", "output_tokens", "finish_reason", "created_at", "duration_ms", "meta",
+    "model", "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "cost", "finish_reason",
+    "created_at", "duration_ms", "meta",
 )
 """The columns of ``frame(log)``, in order."""
 
-META_COLUMNS: tuple[str, ...] = ("model", "input_tokens", "output_tokens", "finish_reason", "created_at", "duration_ms")
+META_COLUMNS: tuple[str, ...] = (
+    "model", "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "cost", "finish_reason",
+    "created_at", "duration_ms",
+)
 """Columns lifted out of ``Message.meta`` (providers report these keys)."""
 
 TOOL_CALL_COLUMNS: tuple[str, ...] = (
@@ -166,10 +170,9 @@ def _meta_columns(metas: Sequence[Mapping[str, Any]], with_meta: list[int] | Non
     rows = np.array(with_meta, dtype=np.intp)
     # `type(v) is` rather than isinstance: JSON values are exact types, and bool must not pass as int.
     model = [v if type(v := m.get("model")) is str else None for m in full]
-    tokens_in = [v if type(v := m.get("input_tokens")) is int and _INT64_MIN <= v <= _INT64_MAX else None
-                 for m in full]
-    tokens_out = [v if type(v := m.get("output_tokens")) is int and _INT64_MIN <= v <= _INT64_MAX else None
-                  for m in full]
+    tokens_in, tokens_out, reads, writes = ([_int64(m.get(key)) for m in full] for key in (
+        "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"))
+    cost = [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full]
     finish = [v if type(v := m.get("finish_reason")) is str else None for m in full]
     stamps = [v if type(v := m.get("created_at")) is str else None for m in full]
     duration = [None if (v := m.get("duration_ms")) is None else _number_or_none(v) for m in full]
@@ -177,10 +180,17 @@ def _meta_columns(metas: Sequence[Mapping[str, Any]], with_meta: list[int] | Non
         "model": _strings(_scatter(n, rows, model)),
         "input_tokens": _masked(n, rows, tokens_in, np.int64, pd.arrays.IntegerArray),
         "output_tokens": _masked(n, rows, tokens_out, np.int64, pd.arrays.IntegerArray),
+        "cached_tokens": _masked(n, rows, reads, np.int64, pd.arrays.IntegerArray),
+        "cache_write_tokens": _masked(n, rows, writes, np.int64, pd.arrays.IntegerArray),
+        "cost": _masked(n, rows, cost, np.float64, pd.arrays.FloatingArray),
         "finish_reason": _strings(_scatter(n, rows, finish)),
         "created_at": _timestamps(n, rows, stamps),
         "duration_ms": _masked(n, rows, duration, np.float64, pd.arrays.FloatingArray),
     }
+
+
+def _int64(value: Any) -> int | None:
+    return value if type(value) is int and _INT64_MIN <= value <= _INT64_MAX else None
 
 
 def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
@@ -381,8 +391,10 @@ def _meta_value(name: str, value: Any) -> Any:
         import pandas as pd
 
         return pd.Timestamp(value).isoformat()
-    if name in ("input_tokens", "output_tokens"):
+    if name in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
         return int(value)
+    if name == "cost":
+        return float(value)
     if name == "duration_ms":
         number = float(value)
         return int(number) if number.is_integer() else number

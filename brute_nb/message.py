@@ -23,6 +23,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, SupportsIndex, overload, runtime_checkable
 
+from brute_nb.cost import message_cost
+from brute_nb.structured import parsed_frame as structured_frame
+from brute_nb.structured import parsed_value as structured_value
+
 JSON = Any
 """A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
 
@@ -204,6 +208,77 @@ class Message:
 
     def with_meta(self, **meta: JSON) -> Message:
         return self.replace(meta={**self.meta, **meta})
+
+    # What the seed's RubyLLM::Message answers, read from ``meta`` (the one place a provider's report lives).
+
+    @property
+    def finish_reason(self) -> str | None:
+        """stop, tool_calls, max_tokens, content_filter, or the provider's own spelling (``pause_turn``)."""
+        value = self.meta.get("finish_reason")
+        return value if isinstance(value, str) else None
+
+    @property
+    def cost(self) -> float | None:
+        """USD for this reply (cache reads and writes at their own rates); None when the model is not priced."""
+        return message_cost(self)
+
+    @property
+    def thinking(self) -> str | None:
+        value = self.meta.get("thinking")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def citations(self) -> tuple[Mapping[str, JSON], ...]:
+        """Sources the reply cites, one shape whatever the provider: ``{"url", "title", "cited_text"}``."""
+        return tuple(c for c in self.meta.get("citations") or () if isinstance(c, Mapping))
+
+    @property
+    def server_tool_calls(self) -> tuple[Mapping[str, JSON], ...]:
+        """Tools the provider ran itself (web search): ``{"id", "name", "arguments", "result"}`` each."""
+        return tuple(c for c in self.meta.get("server_tool_calls") or () if isinstance(c, Mapping))
+
+    @property
+    def parsed(self) -> Any:
+        """The structured reply: validated by its schema class when that class is loaded, else the JSON value."""
+        return structured_value(self)
+
+    @property
+    def parsed_df(self) -> Any:
+        """A structured reply holding a list of records, as a DataFrame."""
+        return structured_frame(self)
+
+    @property
+    def stopped(self) -> bool:
+        return self.finish_reason == "stop" and not self.tool_calls
+
+    @property
+    def max_tokens(self) -> bool:
+        return self.finish_reason == "max_tokens"
+
+    @property
+    def content_filtered(self) -> bool:
+        return self.finish_reason == "content_filter"
+
+    @property
+    def tool_call_stop(self) -> bool:
+        return self.finish_reason == "tool_calls" or (bool(self.tool_calls) and self.finish_reason == "stop")
+
+    @property
+    def tool_result(self) -> bool:
+        return bool(self.tool_call_id)
+
+    def tool_results(self, messages: Iterable[Any]) -> list[Any]:
+        """The results in ``messages`` that answer this message's calls, in log order."""
+        ids = {c.id for c in self.tool_calls or ()}
+        return [m for m in messages if ids and getattr(m, "tool_call_id", None) in ids]
+
+    def cache_until_here(self) -> Message:
+        """A copy marked as a prompt-cache boundary: the conversation up to here is the prefix to cache."""
+        return self.with_meta(cache_until_here=True)
+
+    @property
+    def cache_boundary(self) -> bool:
+        return bool(self.meta.get("cache_until_here"))
 
 
 _sequence = itertools.count()

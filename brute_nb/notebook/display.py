@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
+from brute_nb.cost import total as cost_total
 from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
@@ -161,7 +162,8 @@ class CellView:
         output can be traced back to the exact messages behind it.
         """
         ids = [str(m.meta["id"]) for m in self.messages if "id" in (getattr(m, "meta", None) or {})]
-        usage = {k: stats.get(k) for k in ("input_tokens", "output_tokens", "tool_calls")}
+        usage = {k: stats.get(k) for k in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                                           "cost", "tool_calls")}
         return {"session": self.session, "message_ids": ids, "model": stats.get("model"), "usage": usage}
 
     def final_segments(self) -> list[Any]:
@@ -195,7 +197,7 @@ class CellView:
         return out
 
     def stats(self, tool_calls: int) -> dict[str, Any]:
-        inp = out = 0
+        inp = out = reads = writes = 0
         seen = False
         model = None
         for m in self.messages:
@@ -206,10 +208,15 @@ class CellView:
                     seen = True
                     inp += int(meta.get("input_tokens") or 0)
                     out += int(meta.get("output_tokens") or 0)
+                    reads += int(meta.get("cached_tokens") or 0)
+                    writes += int(meta.get("cache_write_tokens") or 0)
         return {
             "model": model,
             "input_tokens": inp if seen else None,
             "output_tokens": out if seen else None,
+            "cached_tokens": reads,
+            "cache_write_tokens": writes,
+            "cost": cost_total(self.messages) if seen else None,
             "tool_calls": tool_calls,
             "elapsed_s": time.monotonic() - self._started,
             "replayed": self.replayed,

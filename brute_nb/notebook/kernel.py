@@ -149,13 +149,19 @@ class NotebookAgent:
 
     @property
     def usage(self) -> Any:
-        """Tokens per turn and in total, from the assistant messages' meta."""
+        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta."""
         df = self.df
         assistant = df[df["role"] == "assistant"]
-        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens"]].sum(min_count=1)
+        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                                              "cost"]].sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
         per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
+
+    @property
+    def last(self) -> Any:
+        """The session's last assistant reply (``current().last.parsed``, ``.cost``), or None."""
+        return next((m for m in reversed(self.log) if role_of(m) == "assistant"), None)
 
     def reset(self) -> Path | None:
         """Start the session afresh; the old file is kept, renamed with a timestamp."""

@@ -33,7 +33,7 @@ SUBCOMMANDS = """\
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
-%brute usage             tokens per turn and in total
+%brute usage             tokens and cost (USD) per turn and in total
 %brute config [k=v ...]  show or change settings (notebook, model, tools, system, max_iterations, root,
                          replay, record, window); shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -110,7 +110,7 @@ class BruteMagics(Magics):
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
                                 "network, python; modes: allow, ask, deny)")
-    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
+    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "

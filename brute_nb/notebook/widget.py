@@ -26,6 +26,8 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
+from brute_nb.cost import format_usd
+from brute_nb.cost import total as cost_total
 from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
@@ -87,8 +89,8 @@ def log_html(messages: list[Any]) -> str:
     return "".join(out)
 
 
-def totals(messages: list[Any]) -> tuple[int, int, int]:
-    """(input tokens, output tokens, tool calls) of the given messages.
+def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
+    """(input tokens, output tokens, tool calls, cost in USD or None) of the given messages.
 
     Calls are counted as the model makes them (as the cell's footer counts them), so one still running shows.
     """
@@ -99,7 +101,7 @@ def totals(messages: list[Any]) -> tuple[int, int, int]:
             inp += int(meta.get("input_tokens") or 0)
             out += int(meta.get("output_tokens") or 0)
             tools += len(m.tool_calls or ())
-    return inp, out, tools
+    return inp, out, tools, cost_total(messages)
 
 
 class ChatWidget:
@@ -116,7 +118,7 @@ class ChatWidget:
         self._prompt = ""
         self._blocks: list[str] = []
         self._seen = 0
-        self._base = (0, 0, 0)
+        self._base: tuple[int, int, int, float | None] = (0, 0, 0, None)
         self._approval: Callable[[str], None] | None = None
         self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
@@ -335,12 +337,15 @@ class ChatWidget:
         self._out.push((f'<div class="brute-chat">{html}</div>', status, view is not None), force=force)
 
     def _status_text(self, view: CellView | None) -> str:
-        inp, out, tools = self._base
+        inp, out, tools, cost = self._base
         if view is not None:
-            t_in, t_out, t_tools = totals([m for m in view.messages if role_of(m) != "user"])
+            t_in, t_out, t_tools, t_cost = totals([m for m in view.messages if role_of(m) != "user"])
             inp, out, tools = inp + t_in, out + t_out, tools + t_tools
+            cost = cost if t_cost is None else (cost or 0.0) + t_cost
         bits = [self._model(), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
                 f"{tools} tool call{'s' if tools != 1 else ''}"]
+        if cost is not None:
+            bits.append(format_usd(cost))
         if self.queue:
             bits.append(f"{len(self.queue)} queued")
         return " · ".join(bits)

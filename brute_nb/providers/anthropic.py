@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.providers.base import Provider, incomplete, tool_specs
@@ -44,6 +45,8 @@ class AnthropicMessages(Provider):
                  for s in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if env.get("schema") is not None:
+            kwargs["output_config"] = structured.anthropic_format(env["schema"])
         return kwargs
 
     async def _complete(self, env: dict[str, Any]) -> Message:

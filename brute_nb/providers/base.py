@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from brute_nb import structured
+from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.message import JSON, Message
 
@@ -148,7 +150,13 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
+        meta["cost"] = price(meta)
+        schema = env.get("schema")
+        if schema is not None and not message.tool_calls:
+            meta[structured.SCHEMA_KEY] = structured.name_of(schema)
         env["messages"].append(message.replace(meta=meta))
+        if schema is not None and not message.tool_calls:
+            structured.validate(schema, message.content)  # after the append: the text the model sent is kept
 
     def _translate(self, exc: Exception) -> BruteError:
         return translate_error(exc, self.provider, self.base_url)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message
 from brute_nb.providers.base import Provider, incomplete, tool_specs
@@ -34,6 +35,8 @@ class OpenAIChat(Provider):
         tools = [{"type": "function", "function": spec} for spec in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if env.get("schema") is not None:
+            kwargs["response_format"] = structured.openai_chat_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
             kwargs.setdefault("stream_options", {"include_usage": True})
@@ -125,6 +128,8 @@ class OpenAIResponses(Provider):
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if env.get("schema") is not None:
+            kwargs["text"] = structured.responses_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
         return kwargs
