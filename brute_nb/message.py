@@ -224,7 +224,8 @@ class Message:
 
     @property
     def thinking(self) -> str | None:
-        value = self.meta.get("thinking")
+        """The reasoning the model showed (Chat-compatible servers report it as ``reasoning_content``)."""
+        value = self.meta.get("thinking") or self.meta.get("reasoning_content")
         return value if isinstance(value, str) and value else None
 
     @property

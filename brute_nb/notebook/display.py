@@ -9,6 +9,7 @@ ignores display updates, so this keeps stored notebooks and fresh runs identical
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -174,6 +175,7 @@ class CellView:
             if role_of(m) != "assistant":
                 continue
             meta = dict(getattr(m, "meta", {}) or {})
+            out.extend(server_views(meta))
             if m.content:
                 own = {k: meta[k] for k in ("input_tokens", "output_tokens") if k in meta}
                 if "id" in meta:
@@ -221,3 +223,14 @@ class CellView:
             "elapsed_s": time.monotonic() - self._started,
             "replayed": self.replayed,
         }
+
+
+def server_views(meta: Mapping[str, Any]) -> list[ToolView]:
+    """The tools the provider ran itself (web search), as tool blocks whose status says "server"."""
+    views = []
+    for call in meta.get("server_tool_calls") or ():
+        result = call.get("result")
+        views.append(ToolView(call_id=str(call.get("id") or ""), name=str(call.get("name") or "server tool"),
+                              arguments=call.get("arguments") or {}, status="server",
+                              result=None if result is None else json.dumps(result, ensure_ascii=False, default=str)))
+    return views

@@ -66,6 +66,7 @@ class _ChatAccumulator:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.reasoning: list[str] = []
+        self.annotations: list[Any] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.head: dict[str, JSON] = {}
@@ -86,6 +87,7 @@ class _ChatAccumulator:
         text = delta.content or ""
         extra = delta.model_extra or {}
         reasoning = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+        self.annotations.extend(extra.get("annotations") or ())  # search models' url citations
         self.text.append(text)
         self.reasoning.append(reasoning)
         for frag in delta.tool_calls or ():
@@ -102,6 +104,8 @@ class _ChatAccumulator:
         message: dict[str, JSON] = {"role": "assistant", "content": "".join(self.text)}
         if any(self.reasoning):
             message["reasoning_content"] = "".join(self.reasoning)
+        if self.annotations:
+            message["annotations"] = self.annotations
         if self.calls:
             message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
         return {**self.head, "choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}

@@ -180,7 +180,7 @@ def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
     if api == "anthropic":
         return _json(200, wire.anthropic_json(body, reply, n), headers)
     if api == "openai_responses":
-        return _json(200, wire_responses.response_json(body, reply, n), headers)
+        return _json(200, wire_responses.final_json(body, reply, n), headers)
     return _json(200, wire.openai_chat_json(body, reply, n), headers)
 
 

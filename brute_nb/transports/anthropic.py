@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.transports import citations
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 
 CONTINUE_TEXT = "(continue)"
@@ -110,6 +111,8 @@ def message_from(data: Mapping[str, Any]) -> Message:
         elif kind == "redacted_thinking":
             thinking.append({"type": "redacted_thinking", "data": block.get("data") or ""})
     meta = message_meta(data)
+    blocks = [b for b in content or [] if isinstance(b, Mapping)]
+    citations.add_to(meta, citations.anthropic_citations(blocks), citations.anthropic_server_calls(blocks))
     if thinking:
         meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")
         meta["thinking_blocks"] = thinking

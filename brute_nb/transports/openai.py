@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
+from brute_nb.transports import citations
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 
 
@@ -105,6 +106,7 @@ def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
         meta["reasoning_content"] = reasoning
     if role == "tool":
         return Message(Role.TOOL, content, tool_call_id=data.get("tool_call_id"), meta=meta)
+    citations.add_to(meta, citations.chat_citations(data), [])
     calls = []
     for index, raw in enumerate(data.get("tool_calls") or []):
         fn = raw.get("function") or {}

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.transports import citations
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 from brute_nb.transports.openai import encode_arguments, synthetic_id
 
@@ -83,4 +84,6 @@ def response_message(data: Mapping[str, Any]) -> Message:
         meta["finish_reason"] = "tool_calls" if calls else "stop"
     if reasoning:
         meta["thinking"] = "\n\n".join(reasoning)
+    output = [i for i in data.get("output") or [] if isinstance(i, Mapping)]
+    citations.add_to(meta, citations.responses_citations(output), citations.responses_server_calls(output))
     return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
