@@ -111,6 +111,8 @@ class BruteMagics(Magics):
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
                                 "network, python; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
+    @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
+                               "structured output, validated (brute_nb.current().last.parsed)")
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
@@ -132,13 +134,35 @@ class BruteMagics(Magics):
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
         prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {})
         from brute_nb.notebook.runner import run_turn
+        from brute_nb.structured import StructuredOutputError
 
         try:
             nb.agent  # noqa: B018 - builds the stack now, so a config problem is a UsageError, not a traceback
         except (ProviderNotConfiguredError, st.SettingsError) as exc:
             raise UsageError(str(exc)) from None
-        run_turn(nb, prompt, quiet=args.quiet)
+        extra = {"schema": self._schema(args.schema)} if args.schema else {}
+        try:
+            run_turn(nb, prompt, quiet=args.quiet, **extra)
+        except StructuredOutputError as exc:
+            raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
         return None
+
+    def _schema(self, name: str) -> Any:
+        """The schema ``--schema NAME`` names in the user's namespace (a dotted name reaches attributes)."""
+        head, *rest = name.split(".")
+        ns = self.shell.user_ns if self.shell else {}
+        if head not in ns:
+            raise UsageError(f"--schema {name}: no such name in the namespace; define a pydantic model (class "
+                             f"{head}(BaseModel): ...) or a JSON-schema dict first")
+        value = ns[head]
+        for part in rest:
+            value = getattr(value, part, None)
+        from brute_nb.structured import StructuredOutputError, check
+
+        try:
+            return check(value, f"--schema {name}")
+        except StructuredOutputError as exc:
+            raise UsageError(str(exc)) from None
 
     def _session(self, args: Any) -> Any:
         reg = self.registry

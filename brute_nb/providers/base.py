@@ -133,6 +133,8 @@ class Provider:
         raise NotImplementedError
 
     async def __call__(self, env: dict[str, Any]) -> None:
+        if env.get("schema") is not None:
+            structured.check(env["schema"])  # a bad schema is the caller's mistake, said before anything is sent
         started = time.monotonic()
         try:
             message = await self._complete(env)
