@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.agent import Agent, Env
+from brute_nb.caching import session_key
 from brute_nb.errors import BruteError
 from brute_nb.message import Log, role_of
 from brute_nb.middleware.session_log import read_session
@@ -115,6 +116,7 @@ class NotebookAgent:
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
+        extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
         return await self.agent.astart(prompt, root=self.root, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:

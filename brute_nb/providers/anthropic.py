@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from brute_nb import structured
+from brute_nb.caching import anthropic_breakpoints
 from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.providers.base import Provider, incomplete, tool_specs
@@ -49,6 +50,8 @@ class AnthropicMessages(Provider):
             kwargs["tools"] = tools
         if env.get("schema") is not None:
             kwargs["output_config"] = structured.anthropic_format(env["schema"])
+        if self.cache is not False:
+            anthropic_breakpoints(kwargs)
         return kwargs
 
     async def _complete(self, env: dict[str, Any]) -> Message:

@@ -58,6 +58,7 @@ class Provider:
         replay: str | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
+        cache: bool | None = None,
         **params: Any,
     ) -> None:
         if record and replay:
@@ -71,6 +72,8 @@ class Provider:
         self.max_retries = max_retries
         self.timeout = timeout
         self.params = params
+        self.cache = cache
+        """Prompt caching (see ``brute_nb.caching``); None lets the provider choose (on where the API has it)."""
         self._given_client = client
         self._client: Any = None
 

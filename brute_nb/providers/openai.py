@@ -11,14 +11,32 @@ from __future__ import annotations
 from typing import Any
 
 from brute_nb import structured
+from brute_nb.caching import session_key
 from brute_nb.events import emit
-from brute_nb.message import JSON, Message
+from brute_nb.message import JSON, Message, role_of
 from brute_nb.providers.base import Provider, incomplete, tool_specs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
 
 
-class OpenAIChat(Provider):
+def cache_key(env: dict[str, Any]) -> str:
+    """The session's key (``env["cache_key"]``, set by the notebook), else one from the conversation's first
+    message: stable across the steps of a conversation and across a replay of it."""
+    if env.get("cache_key"):
+        return str(env["cache_key"])
+    first = next((m for m in env["messages"] if role_of(m) != "system"), None)
+    return session_key(getattr(first, "content", ""))
+
+
+class _OpenAIProvider(Provider):
+
+    @property
+    def caching(self) -> bool:
+        """Send ``prompt_cache_key`` (compatible servers ignore fields they do not know; ``cache=False`` stops it)."""
+        return self.cache is not False
+
+
+class OpenAIChat(_OpenAIProvider):
     """``agent.run(OpenAIChat("gpt-4.1"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
 
     provider = "openai"
@@ -35,6 +53,8 @@ class OpenAIChat(Provider):
         tools = [{"type": "function", "function": spec} for spec in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if self.caching:
+            kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
             kwargs["response_format"] = structured.openai_chat_format(env["schema"])
         if self.stream:
@@ -111,7 +131,7 @@ class _ChatAccumulator:
         return {**self.head, "choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}
 
 
-class OpenAIResponses(Provider):
+class OpenAIResponses(_OpenAIProvider):
     """``agent.run(OpenAIResponses("gpt-4.1"))``: the same agent over the Responses API."""
 
     provider = "openai"
@@ -132,6 +152,8 @@ class OpenAIResponses(Provider):
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if self.caching:
+            kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
             kwargs["text"] = structured.responses_format(env["schema"])
         if self.stream:

@@ -28,6 +28,7 @@ from typing import Any
 
 from brute_nb.message import ToolCall, dumps
 from brute_nb.testing import rules, wire, wire_responses
+from brute_nb.testing.cache_model import Bill, PromptCache
 from brute_nb.testing.script import Fault, Reply, as_reply
 
 API_KEY = "sk-fake-0123456789abcdef"
@@ -63,6 +64,8 @@ class FakeProvider:
     def __init__(self, script: Iterable[Any] = (), *, api_key: str | None = API_KEY, enforce_rules: bool = True):
         self.script: list[Reply | Fault] = [as_reply(item) for item in script]
         self.requests: list[dict[str, Any]] = []
+        self.prompt_cache = PromptCache()
+        """What the fake has cached (see ``cache_model``): replies report cache reads and writes from it."""
         self.api_key = api_key
         self.enforce_rules = enforce_rules
         self._lock = threading.Lock()
@@ -125,6 +128,8 @@ class FakeProvider:
             n = len(self.requests)
             problem = self._refusal(api, headers, body)
             item = self.script.pop(0) if problem is None and self.script else None
+            if isinstance(item, Reply) and not item.cached_tokens:  # a scripted count wins over the cache model
+                item = _billed(api, self.prompt_cache.bill(api, body), item)
         if problem is not None:
             return problem
         if item is None:
@@ -156,6 +161,13 @@ class FakeProvider:
 def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> Outcome:
     body = dumps(payload).encode()
     return Outcome(status, {"content-type": "application/json", **(headers or {})}, [body])
+
+
+def _billed(api: str, bill: Bill, reply: Reply) -> Reply:
+    # Anthropic's input_tokens leave out cache reads and writes; OpenAI's include the cached part.
+    billed = bill.total - bill.read - bill.written if api == "anthropic" else bill.total
+    return dataclasses.replace(reply, prompt_tokens=max(billed, 1), cached_tokens=bill.read,
+                               cache_write_tokens=bill.written)
 
 
 def _with_ids(api: str, reply: Reply, n: int) -> Reply:

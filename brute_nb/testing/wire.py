@@ -30,8 +30,10 @@ def arguments_text(call: ToolCall) -> str:
 
 
 def usage_numbers(body: Mapping[str, Any], reply: Reply) -> tuple[int, int]:
-    sent = json.dumps(body.get("messages", body.get("input", "")))
     out = len(reply.text) + len(reply.thinking) + sum(len(arguments_text(c)) for c in reply.calls)
+    if reply.prompt_tokens is not None:
+        return reply.prompt_tokens, max(1, out // 4)
+    sent = json.dumps(body.get("messages", body.get("input", "")))
     return max(1, len(sent) // 4), max(1, out // 4)
 
 
@@ -126,7 +128,8 @@ def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, A
         "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
         "stop_reason": reply.finish or ("tool_use" if reply.calls else "end_turn"), "stop_sequence": None,
         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
-                  "cache_read_input_tokens": reply.cached_tokens, "cache_creation_input_tokens": 0},
+                  "cache_read_input_tokens": reply.cached_tokens,
+                  "cache_creation_input_tokens": reply.cache_write_tokens},
     }
 
 

@@ -62,7 +62,7 @@ class Anthropic(MessageTransport):
                 block["content"] = message.content
             if meta.get("is_error"):
                 block["is_error"] = True
-            return {"role": "user", "content": [block]}
+            return {"role": "user", "content": _marked([block], meta)}
         content: list[JSON] = []
         if role == "assistant":
             content.extend(thinking_blocks(meta))
@@ -72,13 +72,20 @@ class Anthropic(MessageTransport):
             for c in message.tool_calls or ():
                 call = ToolCall.coerce(c)
                 content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
-        return {"role": role, "content": content}
+        return {"role": role, "content": _marked(content, meta)}
 
     def _wrap(self, item: Any) -> Message | Iterable[Message]:
         data = as_data(item)
         if not isinstance(data, Mapping):
             raise TypeError(f"Anthropic transport cannot read {type(item).__name__}: expected a Message")
         return message_from(data)
+
+
+def _marked(content: list[JSON], meta: Mapping[str, Any]) -> list[JSON]:
+    """A message marked ``cache_until_here`` ends in a cache breakpoint (the provider keeps the API's limit)."""
+    if meta.get("cache_until_here") and content:
+        content[-1] = {**content[-1], "cache_control": {"type": "ephemeral"}}
+    return content
 
 
 def thinking_blocks(meta: Mapping[str, Any]) -> list[JSON]:
