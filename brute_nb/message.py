@@ -23,6 +23,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, SupportsIndex, overload, runtime_checkable
 
+from brute_nb.attachments import Attachment
+from brute_nb.attachments import attachments as as_attachments
 from brute_nb.cost import message_cost
 from brute_nb.structured import parsed_frame as structured_frame
 from brute_nb.structured import parsed_value as structured_value
@@ -127,6 +129,8 @@ class Message:
     tool_calls: tuple[ToolCall, ...] | None = None
     tool_call_id: str | None = None
     meta: Mapping[str, JSON] = field(default_factory=lambda: _EMPTY_META)
+    attachments: tuple[Attachment, ...] = ()
+    """Files sent with the message (images, plots, PDFs); see ``brute_nb.attachments``."""
 
     def __init__(
         self,
@@ -135,6 +139,7 @@ class Message:
         tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
         tool_call_id: str | None = None,
         meta: Mapping[str, JSON] | None = None,
+        attachments: Iterable[Any] | None = None,
     ) -> None:
         object.__setattr__(self, "role", _role(role))
         if content is None:
@@ -147,6 +152,7 @@ class Message:
         if tool_call_id is not None and not isinstance(tool_call_id, str):
             raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
         object.__setattr__(self, "tool_call_id", tool_call_id)
+        object.__setattr__(self, "attachments", as_attachments(attachments))
         if not meta:
             object.__setattr__(self, "meta", _EMPTY_META)
         elif isinstance(meta, MappingProxyType):
@@ -164,6 +170,8 @@ class Message:
             parts.append(f"tool_calls={list(self.tool_calls)!r}")
         if self.tool_call_id is not None:
             parts.append(f"tool_call_id={self.tool_call_id!r}")
+        if self.attachments:
+            parts.append(f"attachments={[a.label for a in self.attachments]!r}")
         if self.meta:
             parts.append(f"meta={dict(self.meta)!r}")
         return f"Message({', '.join(parts)})"
@@ -175,6 +183,8 @@ class Message:
             out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
+        if self.attachments:
+            out["attachments"] = [a.to_dict() for a in self.attachments]
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
@@ -185,7 +195,7 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
-        unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta"}
+        unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta", "attachments"}
         if unknown:
             raise ValueError(f"unknown message fields {sorted(unknown)}")
         if "role" not in data:
@@ -202,7 +212,8 @@ class Message:
     def replace(self, **changes: Any) -> Message:
         """A copy with some fields changed (the value itself never changes)."""
         fields: dict[str, Any] = {"role": self.role, "content": self.content, "tool_calls": self.tool_calls,
-                                  "tool_call_id": self.tool_call_id, "meta": self.meta}
+                                  "tool_call_id": self.tool_call_id, "meta": self.meta,
+                                  "attachments": self.attachments}
         fields.update(changes)
         return Message(**fields)
 
@@ -457,8 +468,9 @@ class Log(list[Any]):
         added: Message = self[-1]
         return added
 
-    def user(self, text: str, **meta: JSON) -> Message:
-        return self._add(Message(Role.USER, text, meta=meta))
+    def user(self, text: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
+        """A user message; ``attachments`` take paths, bytes, PIL images and matplotlib figures."""
+        return self._add(Message(Role.USER, text, meta=meta, attachments=attachments))
 
     def assistant(
         self,
@@ -471,8 +483,8 @@ class Log(list[Any]):
     def system(self, text: str) -> Message:
         return self._add(Message(Role.SYSTEM, text))
 
-    def tool(self, text: str, *, tool_call_id: str, **meta: JSON) -> Message:
-        return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta))
+    def tool(self, text: str, *, tool_call_id: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
+        return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta, attachments=attachments))
 
     def to_frame(self) -> Any:
         """The log as a pandas DataFrame, one row a message (see ``brute_nb.frame``)."""

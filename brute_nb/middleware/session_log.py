@@ -15,6 +15,7 @@ It owns the file and keeps the brief's promise that nothing a user made is ever 
 * A malformed line raises ``SessionLogError`` naming file, line and problem; nothing is written after a failed
   load. A turn that raises or is cancelled still persists what happened, with unanswered tool calls closed.
 * A file lock held for the turn keeps a second writer (another kernel) out with ``SessionLockedError``.
+* Attachments' bytes go once into ``attachments/<sha256>.<ext>`` beside the file, before the line naming them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 import anyio
 
 from brute_nb.agent import App, Env
+from brute_nb.attachments import folder_of, located, store_all
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.message import Log, Message, close_unanswered, dumps, role_of, unanswered_calls
 from brute_nb.middleware.session_lock import SessionLock
@@ -85,7 +87,8 @@ def _parse(path: Path, data: bytes) -> list[Message]:
         if not isinstance(value, dict):
             raise SessionLogError(f"{path}:{lineno}: expected a JSON object (a message), got {type(value).__name__}")
         try:
-            messages.append(Message.from_dict(value))
+            message = Message.from_dict(value)
+            messages.append(located(message, folder_of(path)) if message.attachments else message)
         except (TypeError, ValueError) as exc:
             raise SessionLogError(f"{path}:{lineno}: not a valid message: {exc}") from None
     return messages
@@ -131,6 +134,7 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
     unless ``sync``: a line is in the kernel once ``write`` returns, so a crashed or killed process keeps it;
     only a power loss could take it, as with any editor's save.
     """
+    store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
     data = _lines(messages)
     fd = _open_append(path)
     try:
@@ -161,6 +165,7 @@ def _open_append(path: Path) -> int:
 def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
     """Write a whole new version beside the file, fsync it, then swap it in with ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    store_all(messages, folder_of(path))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         _write_all(fd, _lines(messages))

@@ -143,7 +143,9 @@ def footer_text(stats: Mapping[str, Any]) -> str:
     if stats.get("cached_tokens") or stats.get("cache_write_tokens"):
         reads, writes = stats.get("cached_tokens") or 0, stats.get("cache_write_tokens") or 0
         bits.append(f"{reads:,} cache read / {writes:,} written")
-    if stats.get("cost") is not None:  # an unpriced model (local, fake) shows no price rather than a guess
+    # An unpriced model (local, fake) shows no price rather than a guess; a replay cost nothing (the recorded
+    # price stays in the frame's cost column).
+    if stats.get("cost") is not None and not stats.get("replayed"):
         bits.append(format_usd(stats["cost"]))
     n = stats.get("tool_calls", 0)
     bits.append(f"{n} tool call{'s' if n != 1 else ''}")

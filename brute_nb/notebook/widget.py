@@ -344,11 +344,17 @@ class ChatWidget:
             cost = cost if t_cost is None else (cost or 0.0) + t_cost
         bits = [self._model(), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
                 f"{tools} tool call{'s' if tools != 1 else ''}"]
-        if cost is not None:
+        if cost is not None and not self._replayed():  # as the cell's footer: a replay cost nothing
             bits.append(format_usd(cost))
         if self.queue:
             bits.append(f"{len(self.queue)} queued")
         return " · ".join(bits)
+
+    def _replayed(self) -> bool:
+        try:
+            return self.nb.replayed
+        except BruteError:  # nothing configured yet
+            return False
 
     def _model(self) -> str:
         """The model the status line names: as configured, else the one the session's provider picked (a replayed

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
 from brute_nb.transports import citations
+from brute_nb.transports.attachment_blocks import anthropic_blocks, attachments_of
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 
 CONTINUE_TEXT = "(continue)"
@@ -58,7 +60,11 @@ class Anthropic(MessageTransport):
             return None
         if role == "tool":
             block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
-            if message.content:
+            files = attachments_of(message)
+            if files:  # a tool that rendered a chart: text and images inside the result
+                text = [{"type": "text", "text": message.content}] if message.content else []
+                block["content"] = [*text, *anthropic_blocks(files)]
+            elif message.content:
                 block["content"] = message.content
             if meta.get("is_error"):
                 block["is_error"] = True
@@ -66,6 +72,10 @@ class Anthropic(MessageTransport):
         content: list[JSON] = []
         if role == "assistant":
             content.extend(thinking_blocks(meta))
+            if attachments_of(message):
+                raise AttachmentError("an assistant message cannot carry attachments for anthropic; attach files "
+                                      "to a user message or a tool result")
+        content.extend(anthropic_blocks(attachments_of(message)))  # images before the text, as Anthropic advises
         if message.content:
             content.append({"type": "text", "text": message.content})
         if role == "assistant":

@@ -17,8 +17,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from brute_nb.attachments import AttachmentError
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
 from brute_nb.transports import citations
+from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 
 
@@ -50,11 +52,34 @@ class OpenAI(MessageTransport):
     """``client.chat.completions.create(messages=OpenAI.dump_all(log), ...)``."""
 
     @classmethod
+    def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
+        """As the base, except that files tool results returned follow them in a user message: a Chat ``tool``
+        message holds text only."""
+        out: list[JSON] = []
+        pending: list[JSON] = []
+        for m in messages:
+            if pending and role_of(m) != "tool":
+                out.append(_tool_files_message(pending))
+                pending = []
+            out.append(cls.dump(m))
+            if role_of(m) == "tool":
+                pending += chat_parts(attachments_of(m))
+        if pending:
+            out.append(_tool_files_message(pending))
+        return out
+
+    @classmethod
     def dump(cls, message: Any) -> JSON:
         role = role_of(message)
         if role == "tool":
             return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content or ""}
         out: dict[str, JSON] = {"role": role, "content": message.content or ""}
+        files = attachments_of(message)
+        if files:
+            if role != "user":
+                raise AttachmentError(f"openai takes attachments only in user messages, not {role} messages")
+            text = [{"type": "text", "text": message.content}] if message.content else []
+            out["content"] = [*text, *chat_parts(files)]
         if role == "assistant":
             calls = message.tool_calls or ()
             if calls:
@@ -85,6 +110,10 @@ class OpenAI(MessageTransport):
                 meta["finish_reason"] = reason
             data = data.get("message") or data.get("delta") or {}
         return message_from(data, meta)
+
+
+def _tool_files_message(parts: list[JSON]) -> JSON:
+    return {"role": "user", "content": [{"type": "text", "text": "Files returned by the tool calls above:"}, *parts]}
 
 
 def completion_meta(data: Mapping[str, Any]) -> dict[str, JSON]:

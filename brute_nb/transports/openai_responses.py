@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
 from brute_nb.transports import citations
+from brute_nb.transports.attachment_blocks import attachments_of, responses_parts
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta
 from brute_nb.transports.openai import encode_arguments, synthetic_id
 
@@ -27,11 +29,20 @@ class OpenAIResponses(MessageTransport):
     @classmethod
     def dump(cls, message: Any) -> JSON:
         role = role_of(message)
+        files = attachments_of(message)
         if role == "tool":
-            return [{"type": "function_call_output", "call_id": message.tool_call_id or "",
-                     "output": message.content or ""}]
+            output: JSON = message.content or ""
+            if files:  # a function's output may hold images and files too
+                output = [*([{"type": "input_text", "text": message.content}] if message.content else []),
+                          *responses_parts(files)]
+            return [{"type": "function_call_output", "call_id": message.tool_call_id or "", "output": output}]
         items: list[JSON] = []
-        if role != "assistant" or message.content:
+        if files and role != "user":
+            raise AttachmentError(f"openai takes attachments only in user messages, not {role} messages")
+        if files:
+            text = [{"type": "input_text", "text": message.content}] if message.content else []
+            items.append({"type": "message", "role": role, "content": [*text, *responses_parts(files)]})
+        elif role != "assistant" or message.content:
             items.append({"type": "message", "role": role, "content": message.content or ""})
         calls = (message.tool_calls or ()) if role == "assistant" else ()
         for c in calls:
