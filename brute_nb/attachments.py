@@ -138,6 +138,11 @@ def attachment(value: Any, name: str | None = None) -> Attachment:
         buffer = io.BytesIO()
         value.save(buffer, format="PNG")
         return from_bytes(buffer.getvalue(), "image/png", name or "image.png")
+    for method, kind in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg")):  # IPython.display.Image
+        rendered = getattr(value, method, None)
+        image = rendered() if callable(rendered) else None
+        if isinstance(image, bytes):
+            return from_bytes(image, kind, name or f"image{EXTENSIONS[kind]}")
     raise AttachmentError(f"cannot attach a {type(value).__name__}: give a file path, bytes, a PIL image or a "
                           "matplotlib figure")
 
@@ -148,7 +153,10 @@ def attachments(values: Iterable[Any] | None) -> tuple[Attachment, ...]:
 
 def is_attachable(value: Any) -> bool:
     """A value a prompt's ``{expr}`` turns into an attachment rather than text (a figure or an image)."""
-    return hasattr(value, "savefig") or (hasattr(value, "save") and hasattr(value, "mode") and hasattr(value, "size"))
+    if isinstance(value, type):
+        return False
+    return (hasattr(value, "savefig") or (hasattr(value, "save") and hasattr(value, "mode") and hasattr(value, "size"))
+            or callable(getattr(value, "_repr_png_", None)) or callable(getattr(value, "_repr_jpeg_", None)))
 
 
 def folder_of(session: Path) -> Path:

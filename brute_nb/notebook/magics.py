@@ -59,11 +59,12 @@ def summarize_value(value: Any) -> str:
     return str(value)
 
 
-def expand(template: str, namespace: dict[str, Any]) -> str:
+def expand(template: str, namespace: dict[str, Any], found: list[Any] | None = None) -> str:
     """Fill ``{expr}`` from the user's namespace (``!r``/``!s``/``!a`` and ``:spec`` work as in ``str.format``).
 
     A prompt is often about code, so a field is filled only when it evaluates, reads at least one name and
-    formats cleanly; anything else (a JSON object, a set literal, a typo) is left exactly as written.
+    formats cleanly; anything else (a JSON object, a set literal, a typo) is left exactly as written. With a
+    ``found`` list, a figure or an image (``{fig}``, ``{Out[7]}``) goes into it, to be attached, instead of its repr.
     """
     out = []
     try:
@@ -75,21 +76,33 @@ def expand(template: str, namespace: dict[str, Any]) -> str:
         if field is None:
             continue
         original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
-        out.append(_fill(field, spec, conv, namespace, original))
+        out.append(_fill(field, spec, conv, namespace, original, found))
     return "".join(out)
 
 
-def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str) -> str:
+def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str,
+          found: list[Any] | None = None) -> str:
     try:
         code = compile(field.strip(), "<prompt>", "eval")
         if not code.co_names:
             return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
         value = eval(code, namespace)  # the user's own expression in the user's own kernel
+        if found is not None and not conv and not spec and _attachable(value):
+            from brute_nb.attachments import attachment
+
+            found.append(attachment(value, name=f"{field.strip()}.png"))
+            return f"[attached image: {field.strip()}]"
         if conv:
             value = CONVERSIONS[conv](value)
         return format(value, spec) if spec else (value if conv else summarize_value(value))
     except Exception:
         return original
+
+
+def _attachable(value: Any) -> bool:
+    from brute_nb.attachments import is_attachable
+
+    return is_attachable(value)
 
 
 @magics_class
@@ -113,6 +126,7 @@ class BruteMagics(Magics):
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
+    @argument("--attach", help="files to send with the prompt, comma-separated: report.pdf,plot.png")
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
@@ -132,7 +146,10 @@ class BruteMagics(Magics):
             raise UsageError("%%brute needs a prompt in the cell body")
         nb = self._session(args)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
-        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {})
+        files: list[Any] = []
+        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {}, files)
+        if args.attach:
+            files += self._attach(args.attach)
         from brute_nb.notebook.runner import run_turn
         from brute_nb.structured import StructuredOutputError
 
@@ -140,12 +157,24 @@ class BruteMagics(Magics):
             nb.agent  # noqa: B018 - builds the stack now, so a config problem is a UsageError, not a traceback
         except (ProviderNotConfiguredError, st.SettingsError) as exc:
             raise UsageError(str(exc)) from None
-        extra = {"schema": self._schema(args.schema)} if args.schema else {}
+        extra: dict[str, Any] = {"schema": self._schema(args.schema)} if args.schema else {}
+        if files:
+            extra["attachments"] = files
         try:
             run_turn(nb, prompt, quiet=args.quiet, **extra)
         except StructuredOutputError as exc:
             raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
         return None
+
+    @staticmethod
+    def _attach(spec: str) -> list[Any]:
+        """``--attach a.pdf,b.png``: each file read now, so a missing one is a short error before anything is sent."""
+        from brute_nb.attachments import AttachmentError, attachment
+
+        try:
+            return [attachment(Path(p.strip()).expanduser()) for p in spec.split(",") if p.strip()]
+        except AttachmentError as exc:
+            raise UsageError(f"--attach: {exc}") from None
 
     def _schema(self, name: str) -> Any:
         """The schema ``--schema NAME`` names in the user's namespace (a dotted name reaches attributes)."""

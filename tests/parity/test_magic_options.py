@@ -59,3 +59,24 @@ def test_schema_option_errors_are_short(shell: tuple[Any, NotebookAgent], fake_p
     with pytest.raises(UsageError, match="age: Field required"):
         ip.run_cell_magic("brute", "--schema Person --quiet", "x")
     assert nb.last.content == '{"name": "Ada"}'
+
+
+def test_attach_option_and_a_figure_in_the_prompt(shell: tuple[Any, NotebookAgent], fake_provider: FakeProvider,
+                                                   tmp_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    ip, nb = shell
+    fig = Figure(figsize=(1, 1))
+    fig.add_subplot().plot([3, 1, 2])
+    ip.user_ns["fig"] = fig
+    (tmp_path / "report.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    fake_provider.add("It dips, then rises.")
+    ip.run_cell_magic("brute", f"--attach {tmp_path / 'report.pdf'} --quiet", "What is wrong with {fig}?")
+    sent = fake_provider.requests[0]["json"]["messages"][-1]
+    assert sent["content"][0] == {"type": "text", "text": "What is wrong with [attached image: fig]?"}
+    assert [p["type"] for p in sent["content"][1:]] == ["image_url", "file"]
+    user = [m for m in nb.log if m.role == "user"][-1]
+    assert [a.media_type for a in user.attachments] == ["image/png", "application/pdf"]
+    assert (nb.session_path.parent / "attachments").is_dir()
+    with pytest.raises(UsageError, match="--attach: cannot attach"):
+        ip.run_cell_magic("brute", "--attach missing.pdf", "x")
