@@ -12,6 +12,7 @@ greppable. The invariant ``store`` keeps: the bytes of an attachment are written
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import mimetypes
@@ -140,11 +141,25 @@ def attachment(value: Any, name: str | None = None) -> Attachment:
         return from_bytes(buffer.getvalue(), "image/png", name or "image.png")
     for method, kind in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg")):  # IPython.display.Image
         rendered = getattr(value, method, None)
-        image = rendered() if callable(rendered) else None
-        if isinstance(image, bytes):
+        image = _as_bytes(rendered() if callable(rendered) else None)
+        if image:
             return from_bytes(image, kind, name or f"image{EXTENSIONS[kind]}")
     raise AttachmentError(f"cannot attach a {type(value).__name__}: give a file path, bytes, a PIL image or a "
                           "matplotlib figure")
+
+
+def _as_bytes(rendered: Any) -> bytes | None:
+    """What a ``_repr_png_`` gives: bytes, base64 text (IPython's Image), or (data, metadata)."""
+    if isinstance(rendered, tuple) and rendered:
+        rendered = rendered[0]
+    if isinstance(rendered, bytes):
+        return rendered
+    if isinstance(rendered, str):
+        try:
+            return base64.b64decode(rendered, validate=True)
+        except ValueError:
+            return None
+    return None
 
 
 def attachments(values: Iterable[Any] | None) -> tuple[Attachment, ...]:

@@ -20,6 +20,7 @@ from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
 from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
 
 __all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
@@ -140,6 +141,9 @@ class CellView:
         tool_calls = sum(isinstance(item, ToolView) for item in segments)
         stats = {**self.stats(tool_calls), **(extra_stats or {})}
         base = self.output_meta(stats)
+        pictures = thumbnails_bundle(turn_attachments(self.messages))
+        if pictures is not None and not self.quiet:
+            self._publish(pictures, {"brute": base})
         for item in segments:
             if isinstance(item, ToolView):
                 if not self.quiet:

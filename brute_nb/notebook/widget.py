@@ -34,6 +34,7 @@ from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def log_html(messages: list[Any]) -> str:
         role = role_of(m)
         if role == "user":
             flush()
-            out.append(user_html(str(m.content)))
+            out.append(user_html(str(m.content)) + thumbnails_html(getattr(m, "attachments", None) or ()))
         elif role != "system":
             turn.append(m)
     flush()

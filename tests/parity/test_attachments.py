@@ -194,3 +194,27 @@ def test_bad_sources_say_what_to_give() -> None:
         attachment(b"just some bytes")
     with pytest.raises(AttachmentError, match="cannot attach a int"):
         attachment(3)
+
+
+def test_thumbnails_escape_names_and_embed_only_small_images() -> None:
+    from brute_nb.notebook.thumbnails import thumbnails_bundle, thumbnails_html
+
+    small = attachment(png_bytes(), name="<b>plot</b>.png")
+    html = thumbnails_html([small])
+    assert html.count("<img ") == 1 and "&lt;b&gt;plot&lt;/b&gt;.png" in html and "<b>plot" not in html
+    big = Attachment("image/png", "0" * 64, "huge.png", data=b"\x89PNG" + b"0" * 300_000)
+    gone = Attachment("application/pdf", "1" * 64, "gone.pdf", path="/nonexistent/gone.pdf")
+    html = thumbnails_html([big, gone])
+    assert "<img" not in html and html.count("brute-attachment\"") == 2
+    bundle = thumbnails_bundle([small, gone])
+    assert bundle is not None and bundle["text/plain"].startswith("attached: ")
+    assert thumbnails_bundle([]) is None
+
+
+def test_an_ipython_image_out_value_is_attachable() -> None:
+    from IPython.display import Image as DisplayImage
+
+    found: list[Any] = []
+    text = expand("look at {Out[7]}", {"Out": {7: DisplayImage(data=png_bytes())}}, found)
+    assert text == "look at [attached image: Out[7]]"
+    assert found[0].read_bytes() == png_bytes()
