@@ -18,6 +18,7 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``metadata``       per-turn scratch shared by layers (usage totals, compaction notes, the budgets' counters)
 ``ask``            None, or ``fn(question: str, options: list[str]) -> str`` for the question tool
 ``root``           the workspace root for file tools (a path), or None for the current folder
+``cache_key``      None, or the session's prompt-cache key (OpenAI ``prompt_cache_key``; the notebook sets it)
 ``attachments``    (``start`` only) files sent with the prompt: paths, bytes, PIL images, matplotlib figures
 ``schema``         None, or a pydantic model / JSON-schema dict: the reply is structured output (``start(text,
                    schema=Person)``), validated by the provider, ``message.parsed``

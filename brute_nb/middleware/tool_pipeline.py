@@ -104,7 +104,7 @@ class DefaultToolPipeline:
         approval = env.get("metadata", {}).get("approvals", {}).get(call.id)
         if approval is not None:
             meta["approval"] = approval  # recorded by the approvals hook, shown in the tool block
-        message = Message(Role.TOOL, output.text, tool_call_id=call.id, meta=meta)
+        message = Message(Role.TOOL, output.text, tool_call_id=call.id, meta=meta, attachments=output.attachments)
         emit(env, "tool_result", {"call": call, "message": message, "duration_ms": meta["duration_ms"],
                                   "is_error": output.is_error, "index": index})
         return message

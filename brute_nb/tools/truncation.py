@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -37,6 +37,8 @@ class ToolOutput:
     truncated: bool = False
     is_error: bool = False
     overflow_path: str | None = None
+    attachments: tuple[Any, ...] = ()
+    """Images a tool returned (a rendered chart), sent with its result."""
 
     def __str__(self) -> str:
         return self.text

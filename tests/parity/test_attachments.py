@@ -218,3 +218,30 @@ def test_an_ipython_image_out_value_is_attachable() -> None:
     text = expand("look at {Out[7]}", {"Out": {7: DisplayImage(data=png_bytes())}}, found)
     assert text == "look at [attached image: Out[7]]"
     assert found[0].read_bytes() == png_bytes()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_real_tool_returning_a_figure_sends_it_with_its_result(fake_provider: FakeProvider,
+                                                                       kind: str) -> None:
+    from brute_nb import tool
+    from brute_nb.middleware import DefaultToolPipeline
+
+    @tool
+    def chart(values: list[float]) -> Any:
+        """Plot the values as a line chart.
+
+        Args:
+            values: the points to plot
+        """
+        fig = Figure(figsize=(1, 1))
+        fig.add_subplot().plot(values)
+        return ["a line through the points", fig]
+
+    fake_provider.add(reply("", call("chart", {"values": [1, 3, 2]})), "It peaks in the middle.")
+    a = agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=[chart]).run(FACTORIES[kind](fake_provider))
+    env = await a.astart("chart 1 3 2")
+    result = next(m for m in env["messages"] if m.role == "tool")
+    assert result.content == "a line through the points\n[attached: figure.png]"
+    assert [x.media_type for x in result.attachments] == ["image/png"]
+    assert base64.b64encode(result.attachments[0].read_bytes()).decode()[:60] in json.dumps(
+        fake_provider.requests[1]["json"])
