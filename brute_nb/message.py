@@ -152,7 +152,7 @@ class Message:
         if tool_call_id is not None and not isinstance(tool_call_id, str):
             raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
         object.__setattr__(self, "tool_call_id", tool_call_id)
-        object.__setattr__(self, "attachments", as_attachments(attachments))
+        object.__setattr__(self, "attachments", as_attachments(attachments) if attachments else ())
         if not meta:
             object.__setattr__(self, "meta", _EMPTY_META)
         elif isinstance(meta, MappingProxyType):

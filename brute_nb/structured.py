@@ -93,8 +93,12 @@ def responses_format(schema: Any) -> dict[str, Any]:
 
 
 def anthropic_format(schema: Any) -> dict[str, Any]:
-    """Anthropic's ``output_config`` (anthropic 2.x sends it as is)."""
-    return {"format": {"type": "json_schema", "schema": json_schema(schema)}}
+    """Anthropic's ``output_config``, its schema shaped as the SDK's own ``output_format=`` helper shapes it (objects
+    closed; optional fields may stay optional; unsupported constraints moved into descriptions)."""
+    from anthropic.lib._parse._transform import transform_schema
+
+    shaped: dict[str, Any] = transform_schema(schema if is_model(schema) else dict(schema))
+    return {"format": {"type": "json_schema", "schema": shaped}}
 
 
 def validate(schema: Any, text: str) -> Any:

@@ -19,8 +19,9 @@ IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
 
 
-def strict_schema_problems(schema: Any, where: str) -> list[str]:
-    """OpenAI strict mode (and Anthropic's structured output): every object closed and every property required."""
+def strict_schema_problems(schema: Any, where: str, *, all_required: bool = True) -> list[str]:
+    """OpenAI strict mode: every object closed and every property required; Anthropic's structured output asks
+    only that every object be closed (``all_required=False``)."""
     if not isinstance(schema, Mapping):
         return [f"{where}: the schema must be a JSON object"]
     problems: list[str] = []
@@ -32,7 +33,7 @@ def strict_schema_problems(schema: Any, where: str) -> list[str]:
             problems.append(f"Invalid schema for {where}: In {context}, 'additionalProperties' is required to be "
                             "supplied and to be false.")
         missing = [k for k in node.get("properties") or {} if k not in (node.get("required") or ())]
-        if missing:
+        if missing and all_required:
             problems.append(f"Invalid schema for {where}: In {context}, 'required' is required to be supplied and "
                             f"to be an array including every key in properties. Missing {missing[0]!r}.")
     return problems
@@ -66,7 +67,8 @@ def _format_problems(fmt: Any, where: str, *, named: bool) -> list[str]:
         problems.append(f"{where}.name: string should match pattern '{NAME.pattern}'")
     if named and not fmt.get("strict"):
         return problems  # non-strict OpenAI schemas are taken as given
-    return problems + strict_schema_problems(fmt.get("schema"), f"{where} {fmt.get('name', '')!r}".rstrip(" '"))
+    return problems + strict_schema_problems(fmt.get("schema"), f"{where} {fmt.get('name', '')!r}".rstrip(" '"),
+                                             all_required=named)
 
 
 def openai_chat(body: Mapping[str, Any]) -> list[str]:
