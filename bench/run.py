@@ -513,7 +513,18 @@ def run_all(quick: bool) -> tuple[list[Row], list[str]]:
         attempt("streaming", aio(lambda: streaming(max(3, reps // 3))))
         attempt("load time", lambda: load_time(max(5, reps // 2)))
         attempt("memory", lambda: memory(tmp))
+        attempt("prompt cache", prompt_cache)
     return rows, failures
+
+
+def prompt_cache() -> Row:
+    """Billed input of a 30-step tool loop with the provider's cache breakpoints vs without (bench/cache.py)."""
+    from bench.cache import STEPS, TARGET, measure
+
+    r = measure()
+    return Row(f"prompt cache, {STEPS}-step loop", f"<= {TARGET:.0%} of uncached",
+               f"${r['cached_usd']:.4f} vs ${r['uncached_usd']:.4f}", r["ratio"], r["met"],
+               "billed input priced with genai-prices; fake server models cache reads/writes")
 
 
 def table(rows: list[Row]) -> str:

@@ -19,6 +19,10 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``metadata``       per-turn scratch shared by layers (usage totals, compaction notes, the budgets' counters)
 ``ask``            None, or ``fn(question: str, options: list[str]) -> str`` for the question tool
 ``root``           the workspace root for file tools (a path), or None for the current folder
+``cache_key``      None, or the session's prompt-cache key (OpenAI ``prompt_cache_key``; the notebook sets it)
+``attachments``    (``start`` only) files sent with the prompt: paths, bytes, PIL images, matplotlib figures
+``schema``         None, or a pydantic model / JSON-schema dict: the reply is structured output (``start(text,
+                   schema=Person)``), validated by the provider, ``message.parsed``
 =================  ==========================================================================================
 
 Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.
@@ -34,6 +38,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from brute_nb.attachments import attachments
 from brute_nb.errors import MiddlewareError
 from brute_nb.events import Callback, Events, emit
 from brute_nb.message import Log, Message
@@ -174,8 +179,11 @@ class Agent:
 
     def new_env(self, prompt: str | Message | None = None, **extra: Any) -> Env:
         messages = Log(ids=True)
+        files = extra.pop("attachments", None)  # paths, bytes, PIL images, figures: sent with the prompt
         if isinstance(prompt, str):
-            messages.user(prompt)
+            messages.user(prompt, attachments=files)
+        elif isinstance(prompt, Message) and files:
+            messages.append(prompt.replace(attachments=(*prompt.attachments, *attachments(files))))
         elif prompt is not None:
             messages.append(prompt)  # a Message, or any duck-typed message object
         env: Env = {

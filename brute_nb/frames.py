@@ -3,8 +3,9 @@
 A frame is a view computed from the log and its ``meta``; ``log_from_frame`` turns a (filtered, edited) frame back
 into a ``Log``. The invariant: ``log_from_frame(frame(log)) == log`` for every log of ``Message`` values, because the
 last column, ``meta``, carries each message's whole meta; the explicit meta columns (``model``, ``input_tokens``...)
-are written back into it only where they were edited. Derived columns (``turn``, ``tool_names``, ``n_tool_calls``,
-``chars``) are never read back: ``tool_calls`` and ``content`` are the truth.
+are written back into it only where they were edited; ``attachments`` holds the ``Attachment`` values themselves
+(bytes reachable), so a frame turned back into a session keeps them. Derived columns (``turn``, ``tool_names``,
+``n_tool_calls``, ``chars``) are never read back: ``tool_calls`` and ``content`` are the truth.
 
 Frames are built column-wise, one comprehension of plain Python values a field, then numpy arrays and one DataFrame
 constructor (no per-row dict or Series), so 100,000 messages take well under the naive ``pd.DataFrame([m.to_dict()
@@ -29,12 +30,16 @@ if TYPE_CHECKING:
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 COLUMNS: tuple[str, ...] = (
-    "turn", "role", "content", "tool_calls", "tool_call_id", "tool_names", "n_tool_calls", "chars",
-    "model", "input_tokens", "output_tokens", "finish_reason", "created_at", "duration_ms", "meta",
+    "turn", "role", "content", "tool_calls", "tool_call_id", "attachments", "tool_names", "n_tool_calls",
+    "chars", "model", "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "cost", "finish_reason",
+    "created_at", "duration_ms", "meta",
 )
 """The columns of ``frame(log)``, in order."""
 
-META_COLUMNS: tuple[str, ...] = ("model", "input_tokens", "output_tokens", "finish_reason", "created_at", "duration_ms")
+META_COLUMNS: tuple[str, ...] = (
+    "model", "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens", "cost", "finish_reason",
+    "created_at", "duration_ms",
+)
 """Columns lifted out of ``Message.meta`` (providers report these keys)."""
 
 TOOL_CALL_COLUMNS: tuple[str, ...] = (
@@ -86,6 +91,7 @@ def _columns(msgs: Sequence[Any]) -> dict[str, Any]:
         "content": _strings(contents),
         "tool_calls": _objects(calls),
         "tool_call_id": _strings([m.tool_call_id for m in msgs]),
+        "attachments": _objects([list(a) if (a := getattr(m, "attachments", None)) else None for m in msgs]),
         "tool_names": _strings(["" if c is None else ",".join(x["name"] for x in c) for c in calls]),
         "n_tool_calls": np.array([0 if c is None else len(c) for c in calls], dtype=np.int64),
         "chars": np.array([len(c) if type(c) is str else len(str(c)) for c in contents], dtype=np.int64),
@@ -166,10 +172,9 @@ def _meta_columns(metas: Sequence[Mapping[str, Any]], with_meta: list[int] | Non
     rows = np.array(with_meta, dtype=np.intp)
     # `type(v) is` rather than isinstance: JSON values are exact types, and bool must not pass as int.
     model = [v if type(v := m.get("model")) is str else None for m in full]
-    tokens_in = [v if type(v := m.get("input_tokens")) is int and _INT64_MIN <= v <= _INT64_MAX else None
-                 for m in full]
-    tokens_out = [v if type(v := m.get("output_tokens")) is int and _INT64_MIN <= v <= _INT64_MAX else None
-                  for m in full]
+    tokens_in, tokens_out, reads, writes = ([_int64(m.get(key)) for m in full] for key in (
+        "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"))
+    cost = [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full]
     finish = [v if type(v := m.get("finish_reason")) is str else None for m in full]
     stamps = [v if type(v := m.get("created_at")) is str else None for m in full]
     duration = [None if (v := m.get("duration_ms")) is None else _number_or_none(v) for m in full]
@@ -177,10 +182,17 @@ def _meta_columns(metas: Sequence[Mapping[str, Any]], with_meta: list[int] | Non
         "model": _strings(_scatter(n, rows, model)),
         "input_tokens": _masked(n, rows, tokens_in, np.int64, pd.arrays.IntegerArray),
         "output_tokens": _masked(n, rows, tokens_out, np.int64, pd.arrays.IntegerArray),
+        "cached_tokens": _masked(n, rows, reads, np.int64, pd.arrays.IntegerArray),
+        "cache_write_tokens": _masked(n, rows, writes, np.int64, pd.arrays.IntegerArray),
+        "cost": _masked(n, rows, cost, np.float64, pd.arrays.FloatingArray),
         "finish_reason": _strings(_scatter(n, rows, finish)),
         "created_at": _timestamps(n, rows, stamps),
         "duration_ms": _masked(n, rows, duration, np.float64, pd.arrays.FloatingArray),
     }
+
+
+def _int64(value: Any) -> int | None:
+    return value if type(value) is int and _INT64_MIN <= value <= _INT64_MAX else None
 
 
 def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
@@ -267,7 +279,7 @@ def log_from_frame(df: pd.DataFrame) -> Log:
         raise FrameError("the frame has no 'role' column; make it with brute_nb.frame(log) or log.to_frame()")
     n = len(df)
     column = {name: (df[name].tolist() if name in df.columns else [None] * n)
-              for name in ("role", "content", "tool_calls", "tool_call_id", "meta")}
+              for name in ("role", "content", "tool_calls", "tool_call_id", "meta", "attachments")}
     metas = [_meta_cell(v, label) for v, label in zip(column["meta"], df.index, strict=True)]
     edits = _meta_edits(df, metas)
     out = Log()
@@ -285,6 +297,7 @@ def log_from_frame(df: pd.DataFrame) -> Log:
                 _calls_cell(column["tool_calls"][i]),
                 None if _missing(column["tool_call_id"][i]) else column["tool_call_id"][i],
                 meta,
+                None if _missing(column["attachments"][i]) else column["attachments"][i],
             ))
         except (TypeError, ValueError) as exc:
             raise FrameError(f"row {label!r}: {exc}") from None
@@ -381,8 +394,10 @@ def _meta_value(name: str, value: Any) -> Any:
         import pandas as pd
 
         return pd.Timestamp(value).isoformat()
-    if name in ("input_tokens", "output_tokens"):
+    if name in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
         return int(value)
+    if name == "cost":
+        return float(value)
     if name == "duration_ms":
         number = float(value)
         return int(number) if number.is_integer() else number

@@ -24,6 +24,11 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol, SupportsIndex, overload, runtime_checkable
 
 import brute_nb  # the package (already loaded: this is its submodule); its lazy ``frames`` serves Log.to_frame
+from brute_nb.attachments import Attachment
+from brute_nb.attachments import attachments as as_attachments
+from brute_nb.cost import message_cost
+from brute_nb.structured import parsed_frame as structured_frame
+from brute_nb.structured import parsed_value as structured_value
 
 JSON = Any
 """A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
@@ -125,6 +130,8 @@ class Message:
     tool_calls: tuple[ToolCall, ...] | None = None
     tool_call_id: str | None = None
     meta: Mapping[str, JSON] = field(default_factory=lambda: _EMPTY_META)
+    attachments: tuple[Attachment, ...] = ()
+    """Files sent with the message (images, plots, PDFs); see ``brute_nb.attachments``."""
 
     def __init__(
         self,
@@ -133,6 +140,7 @@ class Message:
         tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
         tool_call_id: str | None = None,
         meta: Mapping[str, JSON] | None = None,
+        attachments: Iterable[Any] | None = None,
     ) -> None:
         object.__setattr__(self, "role", _role(role))
         if content is None:
@@ -145,6 +153,7 @@ class Message:
         if tool_call_id is not None and not isinstance(tool_call_id, str):
             raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
         object.__setattr__(self, "tool_call_id", tool_call_id)
+        object.__setattr__(self, "attachments", as_attachments(attachments) if attachments else ())
         if not meta:
             object.__setattr__(self, "meta", _EMPTY_META)
         elif isinstance(meta, MappingProxyType):
@@ -162,6 +171,8 @@ class Message:
             parts.append(f"tool_calls={list(self.tool_calls)!r}")
         if self.tool_call_id is not None:
             parts.append(f"tool_call_id={self.tool_call_id!r}")
+        if self.attachments:
+            parts.append(f"attachments={[a.label for a in self.attachments]!r}")
         if self.meta:
             parts.append(f"meta={dict(self.meta)!r}")
         return f"Message({', '.join(parts)})"
@@ -173,6 +184,8 @@ class Message:
             out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
+        if self.attachments:
+            out["attachments"] = [a.to_dict() for a in self.attachments]
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
@@ -188,7 +201,7 @@ class Message:
         The constructor is lenient with Python callers (any iterable of calls, any mapping as meta); a session
         line is not: ``tool_calls={}`` or ``meta`` as a list of pairs is a damaged line, refused by name.
         """
-        unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta"}
+        unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta", "attachments"}
         if unknown:
             raise ValueError(f"unknown message fields {sorted(unknown)}")
         if "role" not in data:
@@ -213,12 +226,85 @@ class Message:
     def replace(self, **changes: Any) -> Message:
         """A copy with some fields changed (the value itself never changes)."""
         fields: dict[str, Any] = {"role": self.role, "content": self.content, "tool_calls": self.tool_calls,
-                                  "tool_call_id": self.tool_call_id, "meta": self.meta}
+                                  "tool_call_id": self.tool_call_id, "meta": self.meta,
+                                  "attachments": self.attachments}
         fields.update(changes)
         return Message(**fields)
 
     def with_meta(self, **meta: JSON) -> Message:
         return self.replace(meta={**self.meta, **meta})
+
+    # What the seed's RubyLLM::Message answers, read from ``meta`` (the one place a provider's report lives).
+
+    @property
+    def finish_reason(self) -> str | None:
+        """stop, tool_calls, max_tokens, content_filter, or the provider's own spelling (``pause_turn``)."""
+        value = self.meta.get("finish_reason")
+        return value if isinstance(value, str) else None
+
+    @property
+    def cost(self) -> float | None:
+        """USD for this reply (cache reads and writes at their own rates); None when the model is not priced."""
+        return message_cost(self)
+
+    @property
+    def thinking(self) -> str | None:
+        """The reasoning the model showed (Chat-compatible servers report it as ``reasoning_content``)."""
+        value = self.meta.get("thinking") or self.meta.get("reasoning_content")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def citations(self) -> tuple[Mapping[str, JSON], ...]:
+        """Sources the reply cites, one shape whatever the provider: ``{"url", "title", "cited_text"}``."""
+        return tuple(c for c in self.meta.get("citations") or () if isinstance(c, Mapping))
+
+    @property
+    def server_tool_calls(self) -> tuple[Mapping[str, JSON], ...]:
+        """Tools the provider ran itself (web search): ``{"id", "name", "arguments", "result"}`` each."""
+        return tuple(c for c in self.meta.get("server_tool_calls") or () if isinstance(c, Mapping))
+
+    @property
+    def parsed(self) -> Any:
+        """The structured reply: validated by its schema class when that class is loaded, else the JSON value."""
+        return structured_value(self)
+
+    @property
+    def parsed_df(self) -> Any:
+        """A structured reply holding a list of records, as a DataFrame."""
+        return structured_frame(self)
+
+    @property
+    def stopped(self) -> bool:
+        return self.finish_reason == "stop" and not self.tool_calls
+
+    @property
+    def max_tokens(self) -> bool:
+        return self.finish_reason == "max_tokens"
+
+    @property
+    def content_filtered(self) -> bool:
+        return self.finish_reason == "content_filter"
+
+    @property
+    def tool_call_stop(self) -> bool:
+        return self.finish_reason == "tool_calls" or (bool(self.tool_calls) and self.finish_reason == "stop")
+
+    @property
+    def tool_result(self) -> bool:
+        return bool(self.tool_call_id)
+
+    def tool_results(self, messages: Iterable[Any]) -> list[Any]:
+        """The results in ``messages`` that answer this message's calls, in log order."""
+        ids = {c.id for c in self.tool_calls or ()}
+        return [m for m in messages if ids and getattr(m, "tool_call_id", None) in ids]
+
+    def cache_until_here(self) -> Message:
+        """A copy marked as a prompt-cache boundary: the conversation up to here is the prefix to cache."""
+        return self.with_meta(cache_until_here=True)
+
+    @property
+    def cache_boundary(self) -> bool:
+        return bool(self.meta.get("cache_until_here"))
 
 
 def _json_type_problems(data: Mapping[str, Any]) -> list[str]:
@@ -226,7 +312,7 @@ def _json_type_problems(data: Mapping[str, Any]) -> list[str]:
     problems = []
     expected: dict[str, tuple[type, ...]] = {"role": (str,), "content": (str, type(None)),
                                              "tool_calls": (list, type(None)), "tool_call_id": (str, type(None)),
-                                             "meta": (dict, type(None))}
+                                             "meta": (dict, type(None)), "attachments": (list, type(None))}
     names = {str: "a string", list: "a list", dict: "an object", type(None): "null"}
     for key, types in expected.items():
         if key in data and not isinstance(data[key], types):
@@ -432,8 +518,9 @@ class Log(list[Any]):
         added: Message = self[-1]
         return added
 
-    def user(self, text: str, **meta: JSON) -> Message:
-        return self._add(Message(Role.USER, text, meta=meta))
+    def user(self, text: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
+        """A user message; ``attachments`` take paths, bytes, PIL images and matplotlib figures."""
+        return self._add(Message(Role.USER, text, meta=meta, attachments=attachments))
 
     def assistant(
         self,
@@ -446,8 +533,8 @@ class Log(list[Any]):
     def system(self, text: str) -> Message:
         return self._add(Message(Role.SYSTEM, text))
 
-    def tool(self, text: str, *, tool_call_id: str, **meta: JSON) -> Message:
-        return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta))
+    def tool(self, text: str, *, tool_call_id: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
+        return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta, attachments=attachments))
 
     # The frame code lives in brute_nb.frames, which imports this module; these two delegate through the package's
     # lazy ``brute_nb.frames`` attribute, so this module imports no other part of brute_nb (no import cycle).

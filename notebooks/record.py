@@ -163,6 +163,14 @@ SCRIPTS = {
         reply("I'll check the plum stock.", call("stock", {"item": "plums"})),
         reply("Sorry, no plums left: the stock tool reports 0."),
     ],
+    "plots_and_structured": [
+        reply("The line climbs steadily, by about one unit a month from January to May, then falls by half in "
+              "June: June is the one that stands out. Worth checking whether June's data is complete before "
+              "reading it as a real drop."),
+        reply('{"months": [{"month": "January", "sales": 3.0}, {"month": "February", "sales": 4.0}, '
+              '{"month": "March", "sales": 5.0}, {"month": "April", "sales": 6.0}, '
+              '{"month": "May", "sales": 7.0}, {"month": "June", "sales": 3.5}]}'),
+    ],
     "widget": [
         # turn 1, sent from the chat panel
         reply("I'll read it.", call("read", {"file_path": "stats.py"})),

@@ -1,11 +1,14 @@
-"""Budget: ceilings on tokens, tool calls, model calls (iterations) and wall time, per turn and per session.
+"""Budget: ceilings on tokens, cost (USD), tool calls, model calls (iterations) and wall time, per turn and per
+session.
 
 It sits inside ToolResultLoop, before the model call, like MaxIterations: it checks before each model call and,
 once a ceiling is reached, sets ``should_exit`` (reason ``budget_exhausted``) instead of calling the model. The
 previous step ended with every tool call answered, so the turn ends with a valid log. Ceilings are checked between
 steps, so one step can overshoot (a reply with ten tool calls runs all ten) but no new step starts past one.
 
-Counting: tokens from assistant messages' ``meta`` (``input_tokens`` + ``output_tokens``), tools = tool results,
+Counting: tokens from assistant messages' ``meta`` (``input_tokens`` + ``output_tokens``), cost from their price
+(``brute_nb.cost``; a reply the price table cannot price stops a cost-limited turn, since its ceiling could no longer
+be kept), tools = tool results,
 iterations = model calls (assistant replies), time = wall seconds since the turn started. Per-turn counters live
 in ``env["metadata"]["budget"]``; session counters in ``agent.state`` (seeded once from the history's tokens, replies
 and tool results, then kept across turns and stack rebuilds; session time counts only time spent in turns).
@@ -18,19 +21,23 @@ from time import monotonic
 from typing import Any
 
 from brute_nb.agent import App, Env
+from brute_nb.cost import message_cost
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import role_of
 from brute_nb.middleware.loop import should_exit
 
-KINDS = ("tokens", "tools", "iterations", "time")
+KINDS = ("tokens", "cost", "tools", "iterations", "time")
 OPTIONS = (*KINDS, *(f"session_{k}" for k in KINDS))
 STATE_KEY = "budget_session"
-UNITS = {"tokens": "tokens", "tools": "tool calls", "iterations": "model calls", "time": "s"}
+UNITS = {"tokens": "tokens", "cost": "USD", "tools": "tool calls", "iterations": "model calls", "time": "s"}
 
 
 @dataclass
 class Usage:
     tokens: int = 0
+    cost: float = 0.0
+    unpriced: str | None = None
+    """The model of a reply the price table could not price (a cost ceiling cannot be kept past it)."""
     tools: int = 0
     iterations: int = 0
     time: float = 0.0
@@ -109,11 +116,16 @@ class Budget:
     def _first_reached(self, turn: Usage, session: Usage) -> str | None:
         for name, limit in self.limits.items():
             scope, _, kind = name.rpartition("_")
-            used = (session if scope == "session" else turn).get(kind)
+            usage = session if scope == "session" else turn
+            where = "session" if scope == "session" else "turn"
+            if kind == "cost" and usage.unpriced is not None:
+                return (f"Stopped: the {where} cost budget cannot be kept: the price of {usage.unpriced!r} is not "
+                        f"known; use a token budget instead (--budget tokens=N)")
+            used = usage.get(kind)
             if used >= limit:
-                where = "session" if scope == "session" else "turn"
-                shown = f"{used:.1f}" if kind == "time" else f"{used:,.0f}"
-                return (f"Stopped: the {where} {kind} budget is reached ({shown} of {limit:,.0f} {UNITS[kind]}); "
+                shown = {"time": f"{used:.1f}", "cost": f"{used:.4f}"}.get(kind, f"{used:,.0f}")
+                cap = f"{limit:.2f}" if kind == "cost" else f"{limit:,.0f}"
+                return (f"Stopped: the {where} {kind} budget is reached ({shown} of {cap} {UNITS[kind]}); "
                         f"raise it with --budget {name}=N")
         return None
 
@@ -123,6 +135,11 @@ def _add(usage: Usage, message: Any) -> None:
     if role == "assistant":
         usage.tokens += tokens_of(message)
         usage.iterations += 1
+        cost = message_cost(message)
+        if cost is None:
+            usage.unpriced = str((getattr(message, "meta", None) or {}).get("model") or "this model")
+        else:
+            usage.cost += cost
     elif role == "tool":
         usage.tools += 1
 

@@ -21,6 +21,7 @@ It owns the file and keeps the brief's promise that nothing a user made is ever 
 * A session file (or its archive or lock) that resolves outside ``root`` (a symlink out of the notebook's
   folder) is refused, never written or read through.
 * A file lock held for the turn keeps a second writer (another kernel) out with ``SessionLockedError``.
+* Attachments' bytes go once into ``attachments/<sha256>.<ext>`` beside the file, before the line naming them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 import anyio
 
 from brute_nb.agent import App, Env
+from brute_nb.attachments import folder_of, located, store_all
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.message import (
     INTERRUPTED_RESULT,
@@ -130,7 +132,8 @@ def _parse(path: Path, data: bytes) -> list[Message]:
         if not isinstance(value, dict):
             raise SessionLogError(f"{path}:{lineno}: expected a JSON object (a message), got {type(value).__name__}")
         try:
-            messages.append(Message.from_dict(value))
+            message = Message.from_dict(value)
+            messages.append(located(message, folder_of(path)) if message.attachments else message)
         except (TypeError, ValueError) as exc:
             raise SessionLogError(f"{path}:{lineno}: not a valid message: {exc}") from None
     return messages
@@ -192,6 +195,7 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
     only a power loss could take it, as with any editor's save. A write that fails part-way (a full disk) is cut
     back to the size before it, so no torn line is left behind, and raises ``SessionLogError``.
     """
+    store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
     data = _lines(messages)
     fd = _open_append(path)
     try:
@@ -257,6 +261,7 @@ def _open_append(path: Path) -> int:
 def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
     """Write a whole new version beside the file, fsync it, then swap it in with ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    store_all(messages, folder_of(path))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         _write_all(fd, _lines(messages))

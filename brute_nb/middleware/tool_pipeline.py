@@ -130,7 +130,8 @@ class DefaultToolPipeline:
         if approval is not None:
             meta["approval"] = approval  # recorded by the approvals hook, shown in the tool block
         # Redacted before the model, the log, the session file or a display sees it (a tool may read a .env).
-        message = Message(Role.TOOL, redact(output.text), tool_call_id=call.id, meta=meta)
+        message = Message(Role.TOOL, redact(output.text), tool_call_id=call.id, meta=meta,
+                          attachments=output.attachments)
         emit(env, "tool_result", {"call": call, "message": message, "duration_ms": meta["duration_ms"],
                                   "is_error": output.is_error, "index": index})
         return message

@@ -9,15 +9,18 @@ ignores display updates, so this keeps stored notebooks and fresh runs identical
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
+from brute_nb.cost import total as cost_total
 from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
 from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
 
 __all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
@@ -138,6 +141,9 @@ class CellView:
         tool_calls = sum(isinstance(item, ToolView) for item in segments)
         stats = {**self.stats(tool_calls), **(extra_stats or {})}
         base = self.output_meta(stats)
+        pictures = thumbnails_bundle(turn_attachments(self.messages))
+        if pictures is not None and not self.quiet:
+            self._publish(pictures, {"brute": base})
         for item in segments:
             if isinstance(item, ToolView):
                 if not self.quiet:
@@ -161,7 +167,8 @@ class CellView:
         output can be traced back to the exact messages behind it.
         """
         ids = [str(m.meta["id"]) for m in self.messages if "id" in (getattr(m, "meta", None) or {})]
-        usage = {k: stats.get(k) for k in ("input_tokens", "output_tokens", "tool_calls")}
+        usage = {k: stats.get(k) for k in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                                           "cost", "tool_calls")}
         return {"session": self.session, "message_ids": ids, "model": stats.get("model"), "usage": usage}
 
     def final_segments(self) -> list[Any]:
@@ -172,6 +179,7 @@ class CellView:
             if role_of(m) != "assistant":
                 continue
             meta = dict(getattr(m, "meta", {}) or {})
+            out.extend(server_views(meta))
             if m.content:
                 own = {k: meta[k] for k in ("input_tokens", "output_tokens") if k in meta}
                 if "id" in meta:
@@ -195,7 +203,7 @@ class CellView:
         return out
 
     def stats(self, tool_calls: int) -> dict[str, Any]:
-        inp = out = 0
+        inp = out = reads = writes = 0
         seen = False
         model = None
         for m in self.messages:
@@ -206,11 +214,27 @@ class CellView:
                     seen = True
                     inp += int(meta.get("input_tokens") or 0)
                     out += int(meta.get("output_tokens") or 0)
+                    reads += int(meta.get("cached_tokens") or 0)
+                    writes += int(meta.get("cache_write_tokens") or 0)
         return {
             "model": model,
             "input_tokens": inp if seen else None,
             "output_tokens": out if seen else None,
+            "cached_tokens": reads,
+            "cache_write_tokens": writes,
+            "cost": cost_total(self.messages) if seen else None,
             "tool_calls": tool_calls,
             "elapsed_s": time.monotonic() - self._started,
             "replayed": self.replayed,
         }
+
+
+def server_views(meta: Mapping[str, Any]) -> list[ToolView]:
+    """The tools the provider ran itself (web search), as tool blocks whose status says "server"."""
+    views = []
+    for call in meta.get("server_tool_calls") or ():
+        result = call.get("result")
+        views.append(ToolView(call_id=str(call.get("id") or ""), name=str(call.get("name") or "server tool"),
+                              arguments=call.get("arguments") or {}, status="server",
+                              result=None if result is None else json.dumps(result, ensure_ascii=False, default=str)))
+    return views

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.agent import Agent, Env
+from brute_nb.caching import session_key
 from brute_nb.errors import BruteError
 from brute_nb.message import Log, role_of
 from brute_nb.middleware.session_log import read_session
@@ -115,6 +116,7 @@ class NotebookAgent:
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
+        extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
         return await self.agent.astart(prompt, root=self.root, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
@@ -149,13 +151,19 @@ class NotebookAgent:
 
     @property
     def usage(self) -> Any:
-        """Tokens per turn and in total, from the assistant messages' meta."""
+        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta."""
         df = self.df
         assistant = df[df["role"] == "assistant"]
-        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens"]].sum(min_count=1)
+        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
+                                              "cost"]].sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
         per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
+
+    @property
+    def last(self) -> Any:
+        """The session's last assistant reply (``current().last.parsed``, ``.cost``), or None."""
+        return next((m for m in reversed(self.log) if role_of(m) == "assistant"), None)
 
     def reset(self) -> Path | None:
         """Start the session afresh; the old file is kept, renamed with a timestamp."""

@@ -35,7 +35,7 @@ SUBCOMMANDS = """\
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
-%brute usage             tokens per turn and in total
+%brute usage             tokens and cost (USD) per turn and in total
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -68,14 +68,16 @@ def summarize_value(value: Any) -> str:
     return str(value)
 
 
-def expand(template: str, namespace: dict[str, Any], *, calls: bool = False) -> str:
+def expand(template: str, namespace: dict[str, Any], found: list[Any] | None = None, *,
+           calls: bool = False) -> str:
     """Fill ``{expr}`` from the user's namespace (``!r``/``!s``/``!a`` and ``:spec`` work as in ``str.format``).
 
     A prompt is often about code, and quoting code must never run it: a field is filled only when it is a name
     followed by attributes and literal subscripts (``{df}``, ``{df.shape}``, ``{cfg["lr"]}``, ``{xs[0]}``). Calls,
     operators and everything else are left exactly as written, as are literals (a JSON object, a set) and names
     that are missing. Attribute access may run a property (``df.shape`` is one), but dunder names are refused.
-    ``calls=True`` (``%%brute --eval``) is the explicit opt-in to evaluate any expression.
+    ``calls=True`` (``%%brute --eval``) is the explicit opt-in to evaluate any expression. With a ``found`` list,
+    a figure or an image (``{fig}``, ``{Out[7]}``) goes into it, to be attached, instead of its repr.
     """
     out = []
     try:
@@ -87,7 +89,7 @@ def expand(template: str, namespace: dict[str, Any], *, calls: bool = False) -> 
         if field is None:
             continue
         original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
-        out.append(_fill(field, spec, conv, namespace, original, calls))
+        out.append(_fill(field, spec, conv, namespace, original, calls, found))
     return "".join(out)
 
 
@@ -129,7 +131,7 @@ def _literal_key(node: ast.expr) -> Any:
 
 
 def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str,
-          calls: bool = False) -> str:
+          calls: bool = False, found: list[Any] | None = None) -> str:
     try:
         tree = ast.parse(field.strip(), "<prompt>", "eval")
         if calls:
@@ -139,11 +141,22 @@ def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, A
             value = eval(code, namespace)  # opted in with --eval: the user's expression in the user's kernel
         else:
             value = _reference(tree.body, namespace)
+        if found is not None and not conv and not spec and _attachable(value):
+            from brute_nb.attachments import attachment
+
+            found.append(attachment(value, name=f"{field.strip()}.png"))
+            return f"[attached image: {field.strip()}]"
         if conv:
             value = CONVERSIONS[conv](value)
         return format(value, spec) if spec else (value if conv else summarize_value(value))
     except Exception:
         return original
+
+
+def _attachable(value: Any) -> bool:
+    from brute_nb.attachments import is_attachable
+
+    return is_attachable(value)
 
 
 @magics_class
@@ -164,7 +177,10 @@ class BruteMagics(Magics):
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
                                 "network, python; modes: allow, ask, deny)")
-    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
+    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
+    @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
+                               "structured output, validated (brute_nb.current().last.parsed)")
+    @argument("--attach", help="files to send with the prompt, comma-separated: report.pdf,plot.png")
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer; with --over, no "
                                                    "progress bar)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
@@ -192,14 +208,25 @@ class BruteMagics(Magics):
             return self._over(args, cell.strip("\n").rstrip())
         nb = self._session(args)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
-        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {}, calls=args.eval)
+        files: list[Any] = []
+        prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {}, files,
+                                              calls=args.eval)
+        if args.attach:
+            files += self._attach(args.attach)
         from brute_nb.notebook.runner import run_turn
+        from brute_nb.structured import StructuredOutputError
 
         try:
             nb.agent  # noqa: B018 - builds the stack now, so a config problem is a UsageError, not a traceback
         except (ProviderNotConfiguredError, st.SettingsError) as exc:
             raise UsageError(str(exc)) from None
-        run_turn(nb, prompt, quiet=args.quiet)
+        extra: dict[str, Any] = {"schema": self._schema(args.schema)} if args.schema else {}
+        if files:
+            extra["attachments"] = files
+        try:
+            run_turn(nb, prompt, quiet=args.quiet, **extra)
+        except StructuredOutputError as exc:
+            raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
         return None
 
     def _over(self, args: Any, template: str) -> Any:
@@ -218,6 +245,33 @@ class BruteMagics(Magics):
                 "progress": not args.quiet}
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
         except BruteError as exc:
+            raise UsageError(str(exc)) from None
+
+    @staticmethod
+    def _attach(spec: str) -> list[Any]:
+        """``--attach a.pdf,b.png``: each file read now, so a missing one is a short error before anything is sent."""
+        from brute_nb.attachments import AttachmentError, attachment
+
+        try:
+            return [attachment(Path(p.strip()).expanduser()) for p in spec.split(",") if p.strip()]
+        except AttachmentError as exc:
+            raise UsageError(f"--attach: {exc}") from None
+
+    def _schema(self, name: str) -> Any:
+        """The schema ``--schema NAME`` names in the user's namespace (a dotted name reaches attributes)."""
+        head, *rest = name.split(".")
+        ns = self.shell.user_ns if self.shell else {}
+        if head not in ns:
+            raise UsageError(f"--schema {name}: no such name in the namespace; define a pydantic model (class "
+                             f"{head}(BaseModel): ...) or a JSON-schema dict first")
+        value = ns[head]
+        for part in rest:
+            value = getattr(value, part, None)
+        from brute_nb.structured import StructuredOutputError, check
+
+        try:
+            return check(value, f"--schema {name}")
+        except StructuredOutputError as exc:
             raise UsageError(str(exc)) from None
 
     def _session(self, args: Any) -> Any:

@@ -25,6 +25,7 @@ from functools import cache
 from html import escape
 from typing import Any
 
+from brute_nb.cost import format_usd
 from brute_nb.redact import redact, redact_stream
 
 RESULT_DISPLAY_CAP = 4000
@@ -231,6 +232,13 @@ def footer_text(stats: Mapping[str, Any]) -> str:
         bits.append(str(stats["model"]))
     if stats.get("input_tokens") is not None or stats.get("output_tokens") is not None:
         bits.append(f"{stats.get('input_tokens') or 0:,} in / {stats.get('output_tokens') or 0:,} out tokens")
+    if stats.get("cached_tokens") or stats.get("cache_write_tokens"):
+        reads, writes = stats.get("cached_tokens") or 0, stats.get("cache_write_tokens") or 0
+        bits.append(f"{reads:,} cache read / {writes:,} written")
+    # An unpriced model (local, fake) shows no price rather than a guess; a replay cost nothing (the recorded
+    # price stays in the frame's cost column).
+    if stats.get("cost") is not None and not stats.get("replayed"):
+        bits.append(format_usd(stats["cost"]))
     n = stats.get("tool_calls", 0)
     bits.append(f"{n} tool call{'s' if n != 1 else ''}")
     if stats.get("elapsed_s") is not None:

@@ -26,12 +26,15 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
+from brute_nb.cost import format_usd
+from brute_nb.cost import total as cost_total
 from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
@@ -75,15 +78,15 @@ def log_html(messages: list[Any]) -> str:
         role = role_of(m)
         if role == "user":
             flush()
-            out.append(user_html(str(m.content)))
+            out.append(user_html(str(m.content)) + thumbnails_html(getattr(m, "attachments", None) or ()))
         elif role != "system":
             turn.append(m)
     flush()
     return "".join(out)
 
 
-def totals(messages: list[Any]) -> tuple[int, int, int]:
-    """(input tokens, output tokens, tool calls) of the given messages.
+def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
+    """(input tokens, output tokens, tool calls, cost in USD or None) of the given messages.
 
     Calls are counted as the model makes them (as the cell's footer counts them), so one still running shows.
     """
@@ -94,7 +97,7 @@ def totals(messages: list[Any]) -> tuple[int, int, int]:
             inp += int(meta.get("input_tokens") or 0)
             out += int(meta.get("output_tokens") or 0)
             tools += len(m.tool_calls or ())
-    return inp, out, tools
+    return inp, out, tools, cost_total(messages)
 
 
 class ChatWidget:
@@ -111,7 +114,7 @@ class ChatWidget:
         self._prompt = ""
         self._blocks: list[str] = []
         self._seen = 0
-        self._base = (0, 0, 0)
+        self._base: tuple[int, int, int, float | None] = (0, 0, 0, None)
         self._approval: Callable[[str], None] | None = None
         self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
@@ -330,15 +333,24 @@ class ChatWidget:
         self._out.push((f'<div class="brute-chat">{html}</div>', status, view is not None), force=force)
 
     def _status_text(self, view: CellView | None) -> str:
-        inp, out, tools = self._base
+        inp, out, tools, cost = self._base
         if view is not None:
-            t_in, t_out, t_tools = totals([m for m in view.messages if role_of(m) != "user"])
+            t_in, t_out, t_tools, t_cost = totals([m for m in view.messages if role_of(m) != "user"])
             inp, out, tools = inp + t_in, out + t_out, tools + t_tools
+            cost = cost if t_cost is None else (cost or 0.0) + t_cost
         bits = [self._model(), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
                 f"{tools} tool call{'s' if tools != 1 else ''}"]
+        if cost is not None and not self._replayed():  # as the cell's footer: a replay cost nothing
+            bits.append(format_usd(cost))
         if self.queue:
             bits.append(f"{len(self.queue)} queued")
         return " · ".join(bits)
+
+    def _replayed(self) -> bool:
+        try:
+            return self.nb.replayed
+        except BruteError:  # nothing configured yet
+            return False
 
     def _model(self) -> str:
         """The model the status line names: as configured, else the one the session's provider picked (a replayed

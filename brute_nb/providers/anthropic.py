@@ -1,17 +1,21 @@
 """AnthropicMessages: the Messages API through ``AsyncAnthropic``, streamed with the SDK's ``messages.stream``.
 
 Text deltas go out as ``assistant_delta`` events and thinking as ``reasoning_delta``; the final message is taken
-from the SDK's own accumulator and appended only when it carries a stop reason (a cut stream is an error).
+from the SDK's own accumulator and appended only when it carries a stop reason (a cut stream is an error). A reply
+that stops with ``pause_turn`` (a long server-tool turn) is continued at once and joined into one message.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from brute_nb import structured
+from brute_nb.caching import anthropic_breakpoints
 from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.providers.base import Provider, incomplete, tool_specs
 from brute_nb.transports.anthropic import Anthropic
+from brute_nb.transports.base import as_data
 
 DEFAULT_MAX_TOKENS = 16_000
 """The seed's example call uses 16,000."""
@@ -44,12 +48,26 @@ class AnthropicMessages(Provider):
                  for s in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if env.get("schema") is not None:
+            kwargs["output_config"] = structured.anthropic_format(env["schema"])
+        if self.cache is not False:
+            anthropic_breakpoints(kwargs)
         return kwargs
 
     async def _complete(self, env: dict[str, Any]) -> Message:
         kwargs = self.request(env)
+        reply = await self._once(env, kwargs)
+        for _ in range(MAX_CONTINUATIONS):
+            if reply.get("stop_reason") != "pause_turn":
+                break
+            # A long server-tool turn paused: send what came so far back as the assistant turn, and it goes on.
+            sent = [*kwargs["messages"], {"role": "assistant", "content": _input_blocks(reply["content"])}]
+            reply = _joined(reply, await self._once(env, {**kwargs, "messages": sent}))
+        return Anthropic.wrap_one(reply)
+
+    async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not self.stream:
-            return Anthropic.wrap_one(await self.client.messages.create(**kwargs))
+            return dict(as_data(await self.client.messages.create(**kwargs)))
         async with self.client.messages.stream(**kwargs) as stream:
             async for event in stream:
                 if event.type == "text":
@@ -59,4 +77,21 @@ class AnthropicMessages(Provider):
             final = await stream.get_final_message()
         if final.stop_reason is None:
             raise incomplete(self.provider)
-        return Anthropic.wrap_one(final)
+        return dict(as_data(final))
+
+
+MAX_CONTINUATIONS = 8
+"""How many times a ``pause_turn`` reply is continued before it is kept as it is."""
+
+
+def _input_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reply blocks as request blocks: the fields the reply left empty are dropped (the API refuses some nulls)."""
+    return [{k: v for k, v in b.items() if v is not None and k != "parsed_output"} for b in blocks]
+
+
+def _joined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """One reply from a paused one and its continuation: blocks in order, usage summed, the last stop reason."""
+    before: dict[str, Any] = first.get("usage") or {}
+    summed = {k: v + before[k] if isinstance(v, int) and isinstance(before.get(k), int) else v
+              for k, v in (then.get("usage") or {}).items()}
+    return {**then, "content": [*first["content"], *then["content"]], "usage": summed}

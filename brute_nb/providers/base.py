@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+from brute_nb import structured
+from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.message import JSON, Message
 from brute_nb.redact import redact, redact_exception, remember
@@ -61,6 +63,7 @@ class Provider:
         replay: str | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
+        cache: bool | None = None,
         **params: Any,
     ) -> None:
         if record and replay:
@@ -75,6 +78,8 @@ class Provider:
         self.max_retries = max_retries
         self.timeout = timeout
         self.params = params
+        self.cache = cache
+        """Prompt caching (see ``brute_nb.caching``); None lets the provider choose (on where the API has it)."""
         self._given_client = client
         self._client: Any = None
 
@@ -135,6 +140,8 @@ class Provider:
         raise NotImplementedError
 
     async def __call__(self, env: dict[str, Any]) -> None:
+        if env.get("schema") is not None:
+            structured.check(env["schema"])  # a bad schema is the caller's mistake, said before anything is sent
         started = time.monotonic()
         try:
             message = await self._complete(env)
@@ -154,8 +161,14 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
+        meta["cost"] = price(meta)
+        schema = env.get("schema")
+        if schema is not None and not message.tool_calls:
+            meta[structured.SCHEMA_KEY] = structured.name_of(schema)
         # A reply quoting a key (the user's prompt held one) keeps it out of the log, and so out of every view.
         env["messages"].append(message.replace(meta=meta, content=redact(message.content)))
+        if schema is not None and not message.tool_calls:
+            structured.validate(schema, message.content)  # after the append: the text the model sent is kept
 
     def _translate(self, exc: Exception) -> BruteError:
         return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)

@@ -10,14 +10,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from brute_nb import structured
+from brute_nb.caching import session_key
 from brute_nb.events import emit
-from brute_nb.message import JSON, Message
+from brute_nb.message import JSON, Message, role_of
 from brute_nb.providers.base import Provider, incomplete, tool_specs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
 
 
-class OpenAIChat(Provider):
+def cache_key(env: dict[str, Any]) -> str:
+    """The session's key (``env["cache_key"]``, set by the notebook), else one from the conversation's first
+    message: stable across the steps of a conversation and across a replay of it."""
+    if env.get("cache_key"):
+        return str(env["cache_key"])
+    first = next((m for m in env["messages"] if role_of(m) != "system"), None)
+    return session_key(getattr(first, "content", ""))
+
+
+class _OpenAIProvider(Provider):
+
+    @property
+    def caching(self) -> bool:
+        """Send ``prompt_cache_key`` (compatible servers ignore fields they do not know; ``cache=False`` stops it)."""
+        return self.cache is not False
+
+
+class OpenAIChat(_OpenAIProvider):
     """``agent.run(OpenAIChat("gpt-4.1"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
 
     provider = "openai"
@@ -34,6 +53,10 @@ class OpenAIChat(Provider):
         tools = [{"type": "function", "function": spec} for spec in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if self.caching:
+            kwargs.setdefault("prompt_cache_key", cache_key(env))
+        if env.get("schema") is not None:
+            kwargs["response_format"] = structured.openai_chat_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
             kwargs.setdefault("stream_options", {"include_usage": True})
@@ -63,6 +86,7 @@ class _ChatAccumulator:
     def __init__(self) -> None:
         self.text: list[str] = []
         self.reasoning: list[str] = []
+        self.annotations: list[Any] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.head: dict[str, JSON] = {}
@@ -83,6 +107,7 @@ class _ChatAccumulator:
         text = delta.content or ""
         extra = delta.model_extra or {}
         reasoning = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
+        self.annotations.extend(extra.get("annotations") or ())  # search models' url citations
         self.text.append(text)
         self.reasoning.append(reasoning)
         for frag in delta.tool_calls or ():
@@ -99,12 +124,14 @@ class _ChatAccumulator:
         message: dict[str, JSON] = {"role": "assistant", "content": "".join(self.text)}
         if any(self.reasoning):
             message["reasoning_content"] = "".join(self.reasoning)
+        if self.annotations:
+            message["annotations"] = self.annotations
         if self.calls:
             message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
         return {**self.head, "choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}
 
 
-class OpenAIResponses(Provider):
+class OpenAIResponses(_OpenAIProvider):
     """``agent.run(OpenAIResponses("gpt-4.1"))``: the same agent over the Responses API."""
 
     provider = "openai"
@@ -125,6 +152,10 @@ class OpenAIResponses(Provider):
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
         if tools:
             kwargs["tools"] = tools
+        if self.caching:
+            kwargs.setdefault("prompt_cache_key", cache_key(env))
+        if env.get("schema") is not None:
+            kwargs["text"] = structured.responses_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
         return kwargs

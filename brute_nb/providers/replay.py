@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx2
 
+from brute_nb.caching import without_marks
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
 from brute_nb.message import JSON, dumps
 from brute_nb.redact import redact, redact_fragments, redact_value
@@ -239,6 +240,8 @@ def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> st
     expected = recorded.get("request")
     if not isinstance(expected, dict) or not isinstance(sent, dict):
         return "" if expected == sent else _diff(expected, sent)
+    # Cache marks change the bill, not the conversation: a cassette recorded without them still matches.
+    expected, sent = without_marks(expected), without_marks(sent)
     keys = [k for k in CHECKED_FIELDS if expected.get(k) != sent.get(k)]
     if not keys:
         return ""

@@ -29,6 +29,7 @@ from typing import Any
 
 from brute_nb.message import ToolCall, dumps
 from brute_nb.testing import rules, wire, wire_responses
+from brute_nb.testing.cache_model import Bill, PromptCache
 from brute_nb.testing.script import Fault, Reply, as_reply
 
 API_KEY = "sk-fake-0123456789abcdef"
@@ -70,6 +71,8 @@ class FakeProvider:
         """``fn(request_json) -> reply`` answers when the script is empty: a reply that depends on the request,
         for concurrent clients whose request order is not fixed."""
         self.requests: list[dict[str, Any]] = []
+        self.prompt_cache = PromptCache()
+        """What the fake has cached (see ``cache_model``): replies report cache reads and writes from it."""
         self.api_key = api_key
         self.enforce_rules = enforce_rules
         self._lock = threading.Lock()
@@ -135,6 +138,8 @@ class FakeProvider:
                 problem = self.rate_limit.check(api, body)
                 self.requests[-1]["limited"] = problem is not None
             item = self.script.pop(0) if problem is None and self.script else None
+            if isinstance(item, Reply) and not item.cached_tokens:  # a scripted count wins over the cache model
+                item = _billed(api, self.prompt_cache.bill(api, body), item)
         if problem is not None:
             return problem
         if item is None and self.responder is not None:
@@ -207,6 +212,13 @@ def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> O
     return Outcome(status, {"content-type": "application/json", **(headers or {})}, [body])
 
 
+def _billed(api: str, bill: Bill, reply: Reply) -> Reply:
+    # Anthropic's input_tokens leave out cache reads and writes; OpenAI's include the cached part.
+    billed = bill.total - bill.read - bill.written if api == "anthropic" else bill.total
+    return dataclasses.replace(reply, prompt_tokens=max(billed, 1), cached_tokens=bill.read,
+                               cache_write_tokens=bill.written)
+
+
 def _with_ids(api: str, reply: Reply, n: int) -> Reply:
     calls = tuple(c if c.id else ToolCall(f"{ID_PREFIX[api]}{n}_{i}", c.name, c.arguments)
                   for i, c in enumerate(reply.calls))
@@ -229,7 +241,7 @@ def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
     if api == "anthropic":
         return _json(200, wire.anthropic_json(body, reply, n), headers)
     if api == "openai_responses":
-        return _json(200, wire_responses.response_json(body, reply, n), headers)
+        return _json(200, wire_responses.final_json(body, reply, n), headers)
     return _json(200, wire.openai_chat_json(body, reply, n), headers)
 
 

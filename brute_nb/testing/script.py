@@ -25,6 +25,13 @@ class Reply:
     """Override the finish reason (e.g. "length"); by default it follows from the calls."""
     delay: float = 0.0
     """Seconds to wait before each stream event after the first: a slow model, for interrupting mid-stream."""
+    cache_write_tokens: int = 0
+    prompt_tokens: int | None = None
+    """The billed input as the fake's prompt cache counted it (``cache_model``); None: a rough count."""
+    citations: tuple[dict[str, Any], ...] = ()
+    """Sources the text cites, ``{"url", "title", "cited_text"}`` each, sent in each API's own shape."""
+    server_calls: tuple[dict[str, Any], ...] = ()
+    """Tools the provider ran itself (web search), ``{"name", "arguments", "result"}`` each."""
 
 
 @dataclass(frozen=True)

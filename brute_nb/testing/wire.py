@@ -30,8 +30,10 @@ def arguments_text(call: ToolCall) -> str:
 
 
 def usage_numbers(body: Mapping[str, Any], reply: Reply) -> tuple[int, int]:
-    sent = json.dumps(body.get("messages", body.get("input", "")))
     out = len(reply.text) + len(reply.thinking) + sum(len(arguments_text(c)) for c in reply.calls)
+    if reply.prompt_tokens is not None:
+        return reply.prompt_tokens, max(1, out // 4)
+    sent = json.dumps(body.get("messages", body.get("input", "")))
     return max(1, len(sent) // 4), max(1, out // 4)
 
 
@@ -51,12 +53,26 @@ def openai_chat_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str,
     if reply.calls:
         message["tool_calls"] = [{"id": c.id, "type": "function",
                                   "function": {"name": c.name, "arguments": arguments_text(c)}} for c in reply.calls]
+    if reply.citations:
+        message["annotations"] = chat_annotations(reply)
     return {
         "id": f"chatcmpl-{n}", "object": "chat.completion", "created": CREATED, "model": body.get("model"),
         "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply), "logprobs": None}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
                   "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
     }
+
+
+def chat_annotations(reply: Reply) -> list[dict[str, Any]]:
+    """Search models' ``url_citation`` annotations, with offsets of the cited text in the reply."""
+    out = []
+    for c in reply.citations:
+        cited = str(c.get("cited_text") or "")
+        start = max(reply.text.find(cited), 0)
+        end = start + len(cited) if cited in reply.text else start
+        out.append({"type": "url_citation", "url_citation": {"url": c.get("url"), "title": c.get("title"),
+                                                             "start_index": start, "end_index": end}})
+    return out
 
 
 def _chat_finish(reply: Reply) -> str:
@@ -72,6 +88,8 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
     events = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"reasoning_content": p}) for p in pieces(reply.thinking)]
     events += [chunk({"content": p}) for p in pieces(reply.text)]
+    if reply.citations:
+        events.append(chunk({"annotations": chat_annotations(reply)}))
     for i, c in enumerate(reply.calls):
         events.append(chunk({"tool_calls": [{"index": i, "id": c.id, "type": "function",
                                              "function": {"name": c.name, "arguments": ""}}]}))
@@ -91,15 +109,27 @@ def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, A
     content: list[dict[str, Any]] = []
     if reply.thinking:
         content.append({"type": "thinking", "thinking": reply.thinking, "signature": f"sig-{n}"})
+    for i, server in enumerate(reply.server_calls):
+        use_id = f"srvtoolu_{n}_{i}"
+        content.append({"type": "server_tool_use", "id": use_id, "name": server["name"],
+                        "input": server.get("arguments") or {}})
+        content.append({"type": f"{server['name']}_tool_result", "tool_use_id": use_id,
+                        "content": server.get("result") or []})
     if reply.text:
-        content.append({"type": "text", "text": reply.text})
+        text: dict[str, Any] = {"type": "text", "text": reply.text}
+        if reply.citations:
+            text["citations"] = [{"type": "web_search_result_location", "url": c.get("url"), "title": c.get("title"),
+                                  "cited_text": c.get("cited_text"), "encrypted_index": f"idx-{n}"}
+                                 for c in reply.citations]
+        content.append(text)
     for c in reply.calls:
         content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c)})
     return {
         "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
         "stop_reason": reply.finish or ("tool_use" if reply.calls else "end_turn"), "stop_sequence": None,
         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
-                  "cache_read_input_tokens": reply.cached_tokens, "cache_creation_input_tokens": 0},
+                  "cache_read_input_tokens": reply.cached_tokens,
+                  "cache_creation_input_tokens": reply.cache_write_tokens},
     }
 
 
@@ -117,7 +147,8 @@ def anthropic_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
         kind = block["type"]
         empty = {"thinking": {"type": "thinking", "thinking": "", "signature": ""},
                  "text": {"type": "text", "text": ""},
-                 "tool_use": {**block, "input": {}}}[kind]
+                 "tool_use": {**block, "input": {}},
+                 "server_tool_use": {**block, "input": {}}}.get(kind, block)
         events.append(event_line("content_block_start",
                                  {"type": "content_block_start", "index": index, "content_block": empty}))
         for delta in _block_deltas(block):
@@ -136,5 +167,8 @@ def _block_deltas(block: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [*({"type": "thinking_delta", "thinking": p} for p in pieces(block["thinking"])),
                 {"type": "signature_delta", "signature": block["signature"]}]
     if block["type"] == "text":
-        return [{"type": "text_delta", "text": p} for p in pieces(block["text"])]
+        cited = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
+        return [*cited, *({"type": "text_delta", "text": p} for p in pieces(block["text"]))]
+    if block["type"].endswith("_tool_result"):
+        return []  # a server tool's result arrives whole in its content_block_start
     return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from brute_nb.testing.script import Reply
-from brute_nb.testing.wire import CREATED, arguments_text, event_line, pieces, usage_numbers
+from brute_nb.testing.wire import CREATED, arguments_text, chat_annotations, event_line, pieces, usage_numbers
 
 
 def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "completed") -> dict[str, Any]:
@@ -15,15 +15,22 @@ def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "
     if reply.thinking:
         output.append({"type": "reasoning", "id": f"rs_{n}",
                        "summary": [{"type": "summary_text", "text": reply.thinking}]})
+    for i, server in enumerate(reply.server_calls):
+        output.append({"type": f"{server['name']}_call", "id": f"ws_{n}_{i}", "status": "completed",
+                       "action": {"type": "search", **(server.get("arguments") or {})}})
     if reply.text:
+        annotations = [{"type": "url_citation", "url": a["url_citation"]["url"], "title": a["url_citation"]["title"],
+                        "start_index": a["url_citation"]["start_index"], "end_index": a["url_citation"]["end_index"]}
+                       for a in chat_annotations(reply)]
         output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+                       "content": [{"type": "output_text", "text": reply.text, "annotations": annotations}]})
     for i, c in enumerate(reply.calls):
         output.append({"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id, "name": c.name,
                        "arguments": arguments_text(c), "status": "completed"})
     return {
         "id": f"resp_{n}", "object": "response", "created_at": CREATED, "model": body.get("model"),
         "status": status, "output": output if status == "completed" else [],
+        "incomplete_details": None,
         "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools") or [],
         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
                   "input_tokens_details": {"cached_tokens": reply.cached_tokens},
@@ -31,8 +38,22 @@ def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "
     }
 
 
-def responses_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
+INCOMPLETE = {"length": "max_output_tokens", "max_tokens": "max_output_tokens",
+              "max_output_tokens": "max_output_tokens", "content_filter": "content_filter"}
+"""Scripted finish reasons the Responses API reports as an incomplete response (with this reason)."""
+
+
+def final_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    """The finished response: completed, or incomplete (cut by max tokens, filtered) with what was produced."""
     full = response_json(body, reply, n)
+    reason = INCOMPLETE.get(reply.finish or "")
+    if reason is not None:
+        full = {**full, "status": "incomplete", "incomplete_details": {"reason": reason}}
+    return full
+
+
+def responses_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
+    full = final_json(body, reply, n)
     seq = iter(range(1_000_000))
     events: list[str] = []
 
@@ -64,7 +85,7 @@ def responses_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
                 emit("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
                      summary_index=0, delta=p)
         emit("response.output_item.done", output_index=index, item=item)
-    emit("response.completed", response=full)
+    emit("response.completed" if full["status"] == "completed" else "response.incomplete", response=full)
     return events
 
 
@@ -73,4 +94,6 @@ def _opening(item: Mapping[str, Any]) -> dict[str, Any]:
         return {**item, "status": "in_progress", "content": []}
     if item["type"] == "function_call":
         return {**item, "status": "in_progress", "arguments": ""}
+    if item["type"].endswith("_call"):
+        return {**item, "status": "in_progress"}
     return {**item, "summary": []}

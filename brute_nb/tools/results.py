@@ -1,8 +1,9 @@
 """Turning whatever a tool returned into the text the model reads.
 
-Results are strings. A dict is rendered as readable ``key: value`` lines, a multi-line string value (a diff, a
-page) as a block under its key, so nothing collapses into one 2,000-character line (Brute's inspect-string
-bug); other values become JSON. Then the universal truncation runs, unless the tool already truncated itself.
+Results are strings; a figure, an image or an ``Attachment`` rides along as the result's attachment. A dict is
+rendered as readable ``key: value`` lines, a multi-line string value (a diff, a page) as a block under its key,
+so nothing collapses into one 2,000-character line (Brute's inspect-string bug); other values become JSON. Then
+the universal truncation runs, unless the tool already truncated itself.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from brute_nb.tools.truncation import ToolOutput, truncate
 def render(value: Any) -> ToolOutput:
     if isinstance(value, ToolOutput):
         return value
+    pictures = _pictures(value)
+    if pictures is not None:
+        return pictures
     if value is None:
         return ToolOutput("")
     if isinstance(value, str):
@@ -27,6 +31,20 @@ def render(value: Any) -> ToolOutput:
     if isinstance(value, list | tuple | int | float | bool):
         return ToolOutput(to_json(value))
     return ToolOutput(str(value))
+
+
+def _pictures(value: Any) -> ToolOutput | None:
+    """A figure, an image or an Attachment (alone, or in a list beside text) as a result that carries them."""
+    from brute_nb.attachments import Attachment, attachment, is_attachable
+
+    items = value if isinstance(value, list | tuple) else [value]
+    if not any(isinstance(v, Attachment) or is_attachable(v) for v in items):
+        return None
+    files = tuple(attachment(v) for v in items if isinstance(v, Attachment) or is_attachable(v))
+    texts = [v if isinstance(v, str) else to_json(v) for v in items if not (isinstance(v, Attachment)
+                                                                             or is_attachable(v))]
+    names = ", ".join(f.label for f in files)
+    return ToolOutput("\n".join([*texts, f"[attached: {names}]"]), attachments=files)
 
 
 def to_json(value: Any) -> str:
@@ -52,7 +70,7 @@ def finish(value: Any, overflow_dir: str | os.PathLike[str] | None = None) -> To
         return out
     capped = truncate(out.text, directory=overflow_dir)
     return ToolOutput(capped.text, truncated=capped.text != out.text, is_error=out.is_error,
-                      overflow_path=capped.overflow_path)
+                      overflow_path=capped.overflow_path, attachments=out.attachments)
 
 
 def error_text(exc: BaseException) -> str:

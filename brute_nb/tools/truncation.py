@@ -21,7 +21,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from brute_nb.redact import redact
 from brute_nb.tools.context import current_env, root, shown_path
@@ -43,6 +43,8 @@ class ToolOutput:
     truncated: bool = False
     is_error: bool = False
     overflow_path: str | None = None
+    attachments: tuple[Any, ...] = ()
+    """Images a tool returned (a rendered chart), sent with its result."""
 
     def __str__(self) -> str:
         return self.text

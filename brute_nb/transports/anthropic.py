@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.transports import citations
+from brute_nb.transports.attachment_blocks import anthropic_blocks, attachments_of
 from brute_nb.transports.base import (
     MessageTransport,
     as_data,
@@ -67,21 +70,29 @@ class Anthropic(MessageTransport):
             return None
         if role == "tool":
             block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
-            if message.content.strip():
+            files = attachments_of(message)
+            if files:  # a tool that rendered a chart: text and images inside the result
+                text = [{"type": "text", "text": message.content}] if message.content.strip() else []
+                block["content"] = [*text, *anthropic_blocks(files)]
+            elif message.content.strip():
                 block["content"] = message.content
             if meta.get("is_error"):
                 block["is_error"] = True
-            return {"role": "user", "content": [block]}
+            return {"role": "user", "content": _marked([block], meta)}
         content: list[JSON] = []
         if role == "assistant":
             content.extend(thinking_blocks(meta))
+            if attachments_of(message):
+                raise AttachmentError("an assistant message cannot carry attachments for anthropic; attach files "
+                                      "to a user message or a tool result")
+        content.extend(anthropic_blocks(attachments_of(message)))  # images before the text, as Anthropic advises
         if message.content.strip():  # the API refuses a whitespace-only text block (a model may reply "\n\n")
             content.append({"type": "text", "text": message.content})
         if role == "assistant":
             for c in message.tool_calls or ():
                 call = ToolCall.coerce(c)
                 content.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
-        return {"role": role, "content": content}
+        return {"role": role, "content": _marked(content, meta)}
 
     def _wrap(self, item: Any) -> Message | Iterable[Message]:
         data = as_data(item)
@@ -90,6 +101,13 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+def _marked(content: list[JSON], meta: Mapping[str, Any]) -> list[JSON]:
+    """A message marked ``cache_until_here`` ends in a cache breakpoint (the provider keeps the API's limit)."""
+    if meta.get("cache_until_here") and content:
+        content[-1] = {**content[-1], "cache_control": {"type": "ephemeral"}}
+    return content
 
 
 def thinking_blocks(meta: Mapping[str, Any]) -> list[JSON]:
@@ -121,10 +139,14 @@ def message_from(data: Mapping[str, Any]) -> Message:
                              "signature": block.get("signature") or ""})
         elif kind == "redacted_thinking":
             thinking.append({"type": "redacted_thinking", "data": block.get("data") or ""})
+        elif kind == "server_tool_use" or str(kind).endswith("_tool_result"):
+            continue  # a tool the provider ran itself: read below, into meta["server_tool_calls"]
         else:
             raise TypeError(f"Anthropic transport cannot read a {kind!r} content block; it reads text, tool_use, "
-                            "thinking and redacted_thinking")
+                            "thinking, redacted_thinking and server tool blocks")
     meta = message_meta(data)
+    blocks = [b for b in content or [] if isinstance(b, Mapping)]
+    citations.add_to(meta, citations.anthropic_citations(blocks), citations.anthropic_server_calls(blocks))
     if thinking:
         meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")
         meta["thinking_blocks"] = thinking

@@ -17,7 +17,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from brute_nb.attachments import AttachmentError
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
+from brute_nb.transports import citations
+from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
 from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
 
 EXPECTED = "a ChatCompletion, a choice, or a message with 'content' or 'tool_calls' (as the openai SDK returns them)"
@@ -61,11 +64,34 @@ class OpenAI(MessageTransport):
     """``client.chat.completions.create(messages=OpenAI.dump_all(log), ...)``."""
 
     @classmethod
+    def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
+        """As the base, except that files tool results returned follow them in a user message: a Chat ``tool``
+        message holds text only."""
+        out: list[JSON] = []
+        pending: list[JSON] = []
+        for m in messages:
+            if pending and role_of(m) != "tool":
+                out.append(_tool_files_message(pending))
+                pending = []
+            out.append(cls.dump(m))
+            if role_of(m) == "tool":
+                pending += chat_parts(attachments_of(m))
+        if pending:
+            out.append(_tool_files_message(pending))
+        return out
+
+    @classmethod
     def dump(cls, message: Any) -> JSON:
         role = role_of(message)
         if role == "tool":
             return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content or ""}
         out: dict[str, JSON] = {"role": role, "content": message.content or ""}
+        files = attachments_of(message)
+        if files:
+            if role != "user":
+                raise AttachmentError(f"openai takes attachments only in user messages, not {role} messages")
+            text = [{"type": "text", "text": message.content}] if message.content else []
+            out["content"] = [*text, *chat_parts(files)]
         if role == "assistant":
             calls = message.tool_calls or ()
             if calls:
@@ -100,6 +126,10 @@ class OpenAI(MessageTransport):
         return message_from(data, meta)
 
 
+def _tool_files_message(parts: list[JSON]) -> JSON:
+    return {"role": "user", "content": [{"type": "text", "text": "Files returned by the tool calls above:"}, *parts]}
+
+
 def completion_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
     usage = data.get("usage") or {}
     return response_meta(
@@ -121,6 +151,7 @@ def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
         meta["reasoning_content"] = reasoning
     if role == "tool":
         return Message(Role.TOOL, content, tool_call_id=data.get("tool_call_id"), meta=meta)
+    citations.add_to(meta, citations.chat_citations(data), [])
     calls = []
     for index, raw in enumerate(data.get("tool_calls") or []):
         fn = raw.get("function") or {}

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.transports import citations
+from brute_nb.transports.attachment_blocks import attachments_of, responses_parts
 from brute_nb.transports.base import (
     MessageTransport,
     as_data,
@@ -33,11 +36,20 @@ class OpenAIResponses(MessageTransport):
     @classmethod
     def dump(cls, message: Any) -> JSON:
         role = role_of(message)
+        files = attachments_of(message)
         if role == "tool":
-            return [{"type": "function_call_output", "call_id": message.tool_call_id or "",
-                     "output": message.content or ""}]
+            output: JSON = message.content or ""
+            if files:  # a function's output may hold images and files too
+                output = [*([{"type": "input_text", "text": message.content}] if message.content else []),
+                          *responses_parts(files)]
+            return [{"type": "function_call_output", "call_id": message.tool_call_id or "", "output": output}]
         items: list[JSON] = []
-        if role != "assistant" or message.content:
+        if files and role != "user":
+            raise AttachmentError(f"openai takes attachments only in user messages, not {role} messages")
+        if files:
+            text = [{"type": "input_text", "text": message.content}] if message.content else []
+            items.append({"type": "message", "role": role, "content": [*text, *responses_parts(files)]})
+        elif role != "assistant" or message.content:
             items.append({"type": "message", "role": role, "content": message.content or ""})
         calls = (message.tool_calls or ()) if role == "assistant" else ()
         for c in calls:
@@ -83,9 +95,11 @@ def response_message(data: Mapping[str, Any]) -> Message:
                                   arguments=parse_arguments(item.get("arguments"))))
         elif kind == "reasoning":
             reasoning.extend(str(s.get("text") or "") for s in item.get("summary") or [])
+        elif str(kind).endswith("_call"):
+            continue  # a tool the provider ran itself (web_search_call...): read into meta["server_tool_calls"]
         else:
             raise TypeError(f"OpenAIResponses transport cannot read a {kind!r} output item; it reads message, "
-                            "function_call and reasoning")
+                            "function_call, reasoning and server tool calls")
     usage = data.get("usage") or {}
     meta = response_meta(
         data,
@@ -101,4 +115,6 @@ def response_message(data: Mapping[str, Any]) -> Message:
         meta["finish_reason"] = "tool_calls" if calls else "stop"
     if reasoning:
         meta["thinking"] = "\n\n".join(reasoning)
+    output = [i for i in data.get("output") or [] if isinstance(i, Mapping)]
+    citations.add_to(meta, citations.responses_citations(output), citations.responses_server_calls(output))
     return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)

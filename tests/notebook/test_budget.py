@@ -134,7 +134,7 @@ def test_bad_options_fail_at_definition_listing_every_problem() -> None:
     with pytest.raises(MiddlewareError) as err:
         Budget(None, tokns=5, tools=-1)
     assert "tokns" in str(err.value) and "tools must be" in str(err.value)
-    with pytest.raises(SettingsError, match="unknown budget 'cost'"):
-        parse_budget("tokens=5,cost=3")
+    with pytest.raises(SettingsError, match="unknown budget 'costs'"):
+        parse_budget("tokens=5,costs=3")
     assert parse_budget("tokens=50000,time=300,session_tools=9") == {
         "tokens": 50000.0, "time": 300.0, "session_tools": 9.0}

@@ -342,6 +342,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     ours = {m for m in imported if m.startswith("brute_nb")}
     assert ours <= {
+        "brute_nb.cost",
         "brute_nb.errors",
         "brute_nb.message",
         "brute_nb.sync",
@@ -353,6 +354,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.kernel",
         "brute_nb.notebook.registry",
         "brute_nb.notebook.settings",
+        "brute_nb.notebook.thumbnails",
     }, ours
 
 

@@ -1,0 +1,213 @@
+"""Attachment: a file sent with a message (an image, a plot, a PDF, a text file), as a value.
+
+An attachment is its media type, the sha256 of its bytes, a name, and where the bytes live: in memory (``data``,
+until a session stores them) or in a file (``path``). Two attachments with the same bytes are equal whatever
+their name's spelling on disk, and the session line names an attachment by hash only, so sessions stay small and
+greppable. The invariant ``store`` keeps: the bytes of an attachment are written once, atomically, into
+``<folder>/<sha256>.<ext>`` before any session line names them; an existing file is never rewritten.
+
+``attachment(value)`` takes what a notebook user has at hand: a path, bytes, a PIL image or a matplotlib figure
+(rendered to PNG). Pillow and matplotlib are only touched when such a value is given (never imported here).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import mimetypes
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from brute_nb.errors import BruteError
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+PDF = "application/pdf"
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp", PDF: ".pdf",
+              "text/plain": ".txt", "text/csv": ".csv", "text/markdown": ".md", "application/json": ".json"}
+SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
+              (b"%PDF-", PDF))
+
+
+class AttachmentError(BruteError, ValueError):
+    """An attachment that cannot be made, found or sent (the message says which, and what to do)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    media_type: str
+    sha256: str
+    name: str = ""
+    path: str | None = field(default=None, compare=False)
+    """Where the bytes are on disk (the user's file, or the session's attachments folder); not saved."""
+    data: bytes | None = field(default=None, compare=False, repr=False)
+    """The bytes while they live only in memory (a figure, a pasted image)."""
+
+    @property
+    def kind(self) -> str:
+        """image, pdf, text or file: what the transports decide on."""
+        if self.media_type in IMAGE_TYPES:
+            return "image"
+        if self.media_type == PDF:
+            return "pdf"
+        if self.media_type.startswith("text/") or self.media_type == "application/json":
+            return "text"
+        return "file"
+
+    @property
+    def filename(self) -> str:
+        """The file name the bytes are stored under: ``<sha256>.<ext>``."""
+        return self.sha256 + EXTENSIONS.get(self.media_type, mimetypes.guess_extension(self.media_type) or ".bin")
+
+    @property
+    def label(self) -> str:
+        return self.name or self.filename
+
+    def read_bytes(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        if self.path is None:
+            raise AttachmentError(f"attachment {self.label} ({self.media_type}) has no bytes: it was loaded from a "
+                                  "session without its attachments folder")
+        try:
+            return Path(self.path).read_bytes()
+        except OSError as exc:
+            raise AttachmentError(f"attachment {self.label}: cannot read {self.path} ({exc.strerror})") from None
+
+    def text(self) -> str:
+        return self.read_bytes().decode("utf-8", errors="replace")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"media_type": self.media_type, "sha256": self.sha256}
+        if self.name:
+            out["name"] = self.name
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Attachment:
+        unknown = set(data) - {"media_type", "sha256", "name"}
+        if unknown or not isinstance(data.get("media_type"), str) or not isinstance(data.get("sha256"), str):
+            raise ValueError(f"an attachment is {{media_type, sha256, name}}, got {dict(data)!r}")
+        return cls(data["media_type"], data["sha256"], str(data.get("name") or ""))
+
+    @classmethod
+    def coerce(cls, value: Any) -> Attachment:
+        return value if isinstance(value, Attachment) else cls.from_dict(value) if isinstance(value, Mapping) \
+            else attachment(value)
+
+
+def from_bytes(data: bytes, media_type: str | None = None, name: str = "") -> Attachment:
+    kind = media_type or sniff(data) or (mimetypes.guess_type(name)[0] if name else None)
+    if kind is None:
+        raise AttachmentError(f"cannot tell what {name or 'these bytes'} are (not PNG, JPEG, GIF, WebP or PDF); "
+                              "pass a file path with an extension, or Attachment bytes with media_type=")
+    return Attachment(kind, hashlib.sha256(data).hexdigest(), name, data=bytes(data))
+
+
+def sniff(data: bytes) -> str | None:
+    for magic, kind in SIGNATURES:
+        if data.startswith(magic):
+            return kind
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def attachment(value: Any, name: str | None = None) -> Attachment:
+    """An Attachment from a path, bytes, a PIL image or a matplotlib figure (PNG)."""
+    if isinstance(value, Attachment):
+        return value
+    if isinstance(value, str | os.PathLike):
+        path = Path(value).expanduser()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise AttachmentError(f"cannot attach {str(value)!r}: {exc.strerror or exc}") from None
+        found = from_bytes(data, sniff(data) or mimetypes.guess_type(path.name)[0], name or path.name)
+        return replace(found, path=str(path.resolve()))
+    if isinstance(value, bytes | bytearray | memoryview):
+        return from_bytes(bytes(value), name=name or "")
+    if hasattr(value, "savefig"):  # a matplotlib Figure
+        buffer = io.BytesIO()
+        value.savefig(buffer, format="png", bbox_inches="tight")
+        return from_bytes(buffer.getvalue(), "image/png", name or "figure.png")
+    if hasattr(value, "save") and hasattr(value, "mode") and hasattr(value, "size"):  # a PIL Image
+        buffer = io.BytesIO()
+        value.save(buffer, format="PNG")
+        return from_bytes(buffer.getvalue(), "image/png", name or "image.png")
+    for method, kind in (("_repr_png_", "image/png"), ("_repr_jpeg_", "image/jpeg")):  # IPython.display.Image
+        rendered = getattr(value, method, None)
+        image = _as_bytes(rendered() if callable(rendered) else None)
+        if image:
+            return from_bytes(image, kind, name or f"image{EXTENSIONS[kind]}")
+    raise AttachmentError(f"cannot attach a {type(value).__name__}: give a file path, bytes, a PIL image or a "
+                          "matplotlib figure")
+
+
+def _as_bytes(rendered: Any) -> bytes | None:
+    """What a ``_repr_png_`` gives: bytes, base64 text (IPython's Image), or (data, metadata)."""
+    if isinstance(rendered, tuple) and rendered:
+        rendered = rendered[0]
+    if isinstance(rendered, bytes):
+        return rendered
+    if isinstance(rendered, str):
+        try:
+            return base64.b64decode(rendered, validate=True)
+        except ValueError:
+            return None
+    return None
+
+
+def attachments(values: Iterable[Any] | None) -> tuple[Attachment, ...]:
+    return tuple(Attachment.coerce(v) for v in values or ())
+
+
+def is_attachable(value: Any) -> bool:
+    """A value a prompt's ``{expr}`` turns into an attachment rather than text (a figure or an image)."""
+    if isinstance(value, type):
+        return False
+    return (hasattr(value, "savefig") or (hasattr(value, "save") and hasattr(value, "mode") and hasattr(value, "size"))
+            or callable(getattr(value, "_repr_png_", None)) or callable(getattr(value, "_repr_jpeg_", None)))
+
+
+def folder_of(session: Path) -> Path:
+    """Where a session's attachments live: ``<stem>.brute/attachments`` beside its JSONL files."""
+    return session.parent / "attachments"
+
+
+def store(item: Attachment, folder: Path) -> Attachment:
+    """The attachment with its bytes in ``folder`` (written once, atomically; an existing file is kept)."""
+    target = folder / item.filename
+    if not target.exists():
+        data = item.read_bytes()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{item.filename}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return replace(item, path=str(target), data=None)
+
+
+def store_all(messages: Iterable[Any], folder: Path) -> None:
+    """Write the bytes of every attachment the messages carry (before their lines are written)."""
+    for m in messages:
+        for item in getattr(m, "attachments", None) or ():
+            store(item, folder)
+
+
+def located(message: Any, folder: Path) -> Any:
+    """A message read from a session, its attachments pointing at the bytes in ``folder``."""
+    items = getattr(message, "attachments", None)
+    if not items:
+        return message
+    return message.replace(attachments=tuple(replace(a, path=str(folder / a.filename)) for a in items))

@@ -1,0 +1,102 @@
+"""Prompt caching: where a request marks its cacheable prefix, and the per-session key OpenAI routes caches by.
+
+An agent loop resends the whole conversation at every step, so the prefix it shares with the previous step is
+most of what it pays for. Anthropic caches only up to blocks marked ``cache_control`` (at most four a request);
+``anthropic_breakpoints`` places them on a built request: the user's own marks (``Message.cache_until_here()``,
+latest first), the tools + system prefix, the end of the previous step (read back now) and the end of this
+request (read back by the next step). OpenAI caches any prefix it has seen on its own; what it needs is a prefix
+that stays byte-stable across steps (the transports dump a log deterministically) and a ``prompt_cache_key``
+(``session_key``) so one session's requests reach the same cache.
+
+The invariant: a request never carries more than ``MAX_BREAKPOINTS`` marks, and a mark never changes what the
+model reads (``without_marks`` of a marked request equals the unmarked one, which is how replay compares them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from brute_nb.message import JSON
+
+MAX_BREAKPOINTS = 4
+EPHEMERAL: dict[str, JSON] = {"type": "ephemeral"}
+MARK = "cache_control"
+UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
+"""Blocks the API refuses a cache_control on."""
+
+
+def session_key(name: object) -> str:
+    """A short, stable ``prompt_cache_key`` for a session (its file path or name), never the name itself."""
+    return "brute-" + hashlib.sha256(str(name).encode()).hexdigest()[:24]
+
+
+def anthropic_breakpoints(kwargs: dict[str, Any], limit: int = MAX_BREAKPOINTS) -> dict[str, Any]:
+    """``kwargs`` (for ``messages.create``) with cache breakpoints placed, at most ``limit``; changed in place."""
+    turns: list[dict[str, Any]] = kwargs.get("messages") or []
+    explicit = [b for t in turns for b in _blocks(t) if MARK in b]
+    for block in explicit:
+        del block[MARK]  # placed again below, within the limit, latest first
+    wanted: list[dict[str, Any]] = list(reversed(explicit))[: max(limit - 2, 1)]
+    prefix = _prefix_block(kwargs)
+    if prefix is not None:
+        wanted.append(prefix)
+    wanted += [b for b in (_last_markable(turns), _previous_step_end(turns)) if b is not None]
+    placed: list[int] = []
+    for block in wanted:
+        if len(placed) < limit and id(block) not in placed:
+            block[MARK] = dict(EPHEMERAL)
+            placed.append(id(block))
+    return kwargs
+
+
+def _blocks(turn: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = turn.get("content")
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _prefix_block(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The block that ends the tools + system prefix: the system text (made a block list), else the last tool."""
+    system = kwargs.get("system")
+    if isinstance(system, str) and system:
+        block: dict[str, Any] = {"type": "text", "text": system}
+        kwargs["system"] = [block]
+        return block
+    for blocks in (system, kwargs.get("tools")):
+        if isinstance(blocks, list) and blocks and isinstance(blocks[-1], dict):
+            last: dict[str, Any] = blocks[-1]
+            return last
+    return None
+
+
+def _last_markable(turns: list[dict[str, Any]], before: int | None = None) -> dict[str, Any] | None:
+    for turn in reversed(turns[:before]):
+        for block in reversed(_blocks(turn)):
+            if block.get("type") not in UNMARKABLE and not (block.get("type") == "text" and not block.get("text")):
+                found: dict[str, Any] = block
+                return found
+        if isinstance(turn.get("content"), str) and turn["content"]:
+            text: dict[str, Any] = {"type": "text", "text": turn["content"]}
+            turn["content"] = [text]
+            return text
+    return None
+
+
+def _previous_step_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last block before the newest assistant turn: where the previous request ended."""
+    last_assistant = next((i for i in range(len(turns) - 1, -1, -1) if turns[i].get("role") == "assistant"), None)
+    return None if not last_assistant else _last_markable(turns, last_assistant)
+
+
+def without_marks(value: JSON) -> JSON:
+    """A request with every cache mark removed and a block-list system prompt as its text (what the model reads)."""
+    if isinstance(value, list):
+        return [without_marks(v) for v in value]
+    if not isinstance(value, Mapping):
+        return value
+    out = {k: without_marks(v) for k, v in value.items() if k not in (MARK, "prompt_cache_key")}
+    system = out.get("system")
+    if isinstance(system, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in system):
+        out["system"] = "\n\n".join(str(b.get("text") or "") for b in system)
+    return out

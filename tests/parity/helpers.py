@@ -1,0 +1,60 @@
+"""Shared bits for the parity tests: providers on the fake server and a tiny tool-running layer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from brute_nb import agent
+from brute_nb.agent import Agent
+from brute_nb.middleware.loop import ToolResultLoop
+from brute_nb.providers.anthropic import AnthropicMessages
+from brute_nb.providers.base import Provider
+from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
+from brute_nb.testing import FakeProvider
+
+READ = {"name": "read", "description": "Read a file.",
+        "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}}}
+
+
+class RunTools:
+    """Advertises the tools and answers every call of the reply (stands in for the tool pipeline)."""
+
+    def __init__(self, app: Any, tools: list[Any], result: str = "result") -> None:
+        self.app = app
+        self.tools = tools
+        self.result = result
+
+    async def __call__(self, env: dict[str, Any]) -> Any:
+        env["tools"] = self.tools
+        await self.app(env)
+        last = env["messages"][-1]
+        for c in last.tool_calls or ():
+            env["messages"].tool(f"{self.result} of {c.name}", tool_call_id=c.id)
+        return env
+
+
+def openai_chat(fake: FakeProvider, model: str = "gpt-fake", **kw: Any) -> Provider:
+    return OpenAIChat(model, base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0, **kw)
+
+
+def openai_responses(fake: FakeProvider, model: str = "gpt-fake", **kw: Any) -> Provider:
+    return OpenAIResponses(model, base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0, **kw)
+
+
+def anthropic(fake: FakeProvider, model: str = "claude-fake", **kw: Any) -> Provider:
+    return AnthropicMessages(model, base_url=fake.base_url, api_key=fake.api_key, max_retries=0, **kw)
+
+
+FACTORIES: dict[str, Callable[..., Provider]] = {
+    "openai_chat": openai_chat, "openai_responses": openai_responses, "anthropic": anthropic}
+KINDS = sorted(FACTORIES)
+REAL_MODEL = {"openai_chat": "gpt-4.1", "openai_responses": "gpt-4.1", "anthropic": "claude-sonnet-4-20250514"}
+"""Models genai-prices knows, so a reply through the fake server gets a real price."""
+
+
+def tool_agent(provider: Provider, *layers: tuple[Any, dict[str, Any]], tools: list[Any] | None = None) -> Agent:
+    a = agent().use(ToolResultLoop)
+    for cls, options in layers:
+        a.use(cls, **options)
+    return a.use(RunTools, tools=[READ] if tools is None else tools).run(provider)

@@ -1,0 +1,105 @@
+"""Cost: each reply priced from its token counts with genai-prices, through the real SDKs and the fake server."""
+
+from __future__ import annotations
+
+import pytest
+from genai_prices import Usage, calc_price
+
+from brute_nb.cost import billed_usage, format_usd, price, total
+from brute_nb.message import Message
+from brute_nb.middleware.budget import Budget
+from brute_nb.notebook.render import footer_text
+from brute_nb.testing import FakeProvider, call, reply
+
+from .helpers import FACTORIES, KINDS, REAL_MODEL, tool_agent
+
+pytestmark = pytest.mark.anyio
+
+
+def table_price(provider: str, model: str, **usage: int) -> float:
+    return float(calc_price(Usage(**usage), model, provider_id=provider).total_price)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_known_model_is_priced_from_its_tokens(fake_provider: FakeProvider, kind: str) -> None:
+    fake_provider.add(reply("", call("read", {"file_path": "a"})), "done")
+    model = REAL_MODEL[kind]
+    env = await tool_agent(FACTORIES[kind](fake_provider, model=model)).astart("go")
+    replies = [m for m in env["messages"] if m.role == "assistant"]
+    provider = "anthropic" if kind == "anthropic" else "openai"
+    for m in replies:
+        expected = table_price(provider, model, input_tokens=m.meta["input_tokens"],
+                               output_tokens=m.meta["output_tokens"])
+        assert m.meta["cost"] == pytest.approx(expected) and m.cost == pytest.approx(expected)
+        assert m.cost > 0
+    assert total(env["messages"]) == pytest.approx(sum(m.cost for m in replies))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_unknown_model_costs_none_not_a_guess(fake_provider: FakeProvider, kind: str) -> None:
+    fake_provider.add("hi")
+    env = await tool_agent(FACTORIES[kind](fake_provider)).astart("go")
+    last = env["messages"][-1]
+    assert last.meta["input_tokens"] > 0
+    assert last.meta["cost"] is None and last.cost is None
+    assert total(env["messages"]) is None
+
+
+async def test_cache_reads_are_priced_at_their_own_rate(fake_provider: FakeProvider) -> None:
+    fake_provider.add(reply("cached", cached_tokens=2000))
+    env = await tool_agent(FACTORIES["anthropic"](fake_provider, model=REAL_MODEL["anthropic"])).astart("go " * 4000)
+    m = env["messages"][-1]
+    uncached = Message("assistant", "", meta={**m.meta, "cached_tokens": 0, "cost": None})
+    # Anthropic's input_tokens leave the cache reads out; the bill counts them, at a tenth of the input rate.
+    assert billed_usage(m.meta) == {"input_tokens": m.meta["input_tokens"] + 2000,
+                                    "output_tokens": m.meta["output_tokens"], "cache_read_tokens": 2000}
+    assert m.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], input_tokens=m.meta[
+        "input_tokens"] + 2000, output_tokens=m.meta["output_tokens"], cache_read_tokens=2000))
+    assert m.cost > price(uncached.meta)  # 2000 more billed tokens, but cheaper than 2000 uncached ones
+    assert m.cost < price({**m.meta, "input_tokens": m.meta["input_tokens"] + 2000, "cached_tokens": 0})
+
+
+def test_repricing_and_unknown_providers() -> None:
+    meta = {"provider": "openai", "model": "gpt-4.1", "input_tokens": 1_000_000, "output_tokens": 0}
+    assert price(meta) == pytest.approx(table_price("openai", "gpt-4.1", input_tokens=1_000_000))
+    assert price(meta, model="gpt-4.1-mini") < price(meta)
+    assert price({**meta, "provider": "ollama"}) is None  # a local server is never priced as OpenAI's model
+    assert price({"provider": "openai", "model": "gpt-4.1"}) is None  # no token counts
+    assert Message("user", "hi").cost is None
+
+
+def test_the_footer_shows_a_known_cost_and_hides_an_unknown_one() -> None:
+    assert "$0.0123" in footer_text({"model": "m", "input_tokens": 1, "output_tokens": 1, "cost": 0.0123})
+    assert "$" not in footer_text({"model": "m", "input_tokens": 1, "output_tokens": 1, "cost": None})
+    assert format_usd(12.5) == "$12.50"
+
+
+async def test_a_cost_budget_stops_the_turn_between_steps(fake_provider: FakeProvider) -> None:
+    fake_provider.add(*(reply("", call("read", {"file_path": str(i)})) for i in range(5)), "done")
+    provider = FACTORIES["openai_chat"](fake_provider, model="gpt-4.1")
+    a = tool_agent(provider, (Budget, {"cost": 0.0000001}))
+    env = await a.astart("go")
+    assert env["should_exit"]["reason"] == "budget_exhausted"
+    assert "cost budget is reached" in env["should_exit"]["message"]
+    assert len(fake_provider.requests) == 1
+    assert env["messages"][-1].role == "tool"
+
+
+async def test_a_cost_budget_on_an_unpriced_model_says_so(fake_provider: FakeProvider) -> None:
+    fake_provider.add(reply("", call("read", {"file_path": "a"})), "done")
+    env = await tool_agent(FACTORIES["anthropic"](fake_provider), (Budget, {"cost": 5})).astart("go")
+    assert "price of 'claude-fake' is not known" in env["should_exit"]["message"]
+    assert len(fake_provider.requests) == 1
+
+
+def test_frame_and_usage_have_cost_and_cache_columns() -> None:
+    from brute_nb.frames import frame, log_from_frame
+    from brute_nb.message import Log
+
+    log = Log([Message("user", "q"), Message("assistant", "a", meta={
+        "provider": "openai", "model": "gpt-4.1", "input_tokens": 10, "output_tokens": 2, "cached_tokens": 4,
+        "cost": 0.5})])
+    df = frame(log)
+    assert df.loc[1, "cost"] == 0.5 and df.loc[1, "cached_tokens"] == 4 and df["cost"].isna().sum() == 1
+    df.loc[1, "cost"] = 0.25
+    assert log_from_frame(df)[1].meta["cost"] == 0.25
