@@ -67,7 +67,8 @@ class AnthropicMessages(Provider):
 
     async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not self.stream:
-            return dict(as_data(await self.client.messages.create(**kwargs)))
+            data = as_data(await self.client.messages.create(**kwargs))  # a local: an HTML page is named from it
+            return dict(data)
         async with self.client.messages.stream(**kwargs) as stream:
             async for event in stream:
                 if event.type == "text":

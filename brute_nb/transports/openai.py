@@ -21,7 +21,14 @@ from brute_nb.attachments import AttachmentError
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
-from brute_nb.transports.base import MessageTransport, as_data, finish_reason, response_meta, unreadable
+from brute_nb.transports.base import (
+    MessageTransport,
+    as_data,
+    finish_reason,
+    response_meta,
+    unique_call_ids,
+    unreadable,
+)
 
 EXPECTED = "a ChatCompletion, a choice, or a message with 'content' or 'tool_calls' (as the openai SDK returns them)"
 TEXT_PARTS = ("text", "output_text")
@@ -69,7 +76,7 @@ class OpenAI(MessageTransport):
         message holds text only."""
         out: list[JSON] = []
         pending: list[JSON] = []
-        for m in messages:
+        for m in unique_call_ids(messages):
             if pending and role_of(m) != "tool":
                 out.append(_tool_files_message(pending))
                 pending = []

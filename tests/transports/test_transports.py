@@ -252,9 +252,6 @@ def test_an_object_a_transport_cannot_read_is_refused_not_emptied(transport: Any
     (OpenAI, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}, "image_url"),
     (OpenAI, {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
      "function_call"),
-    (Anthropic, {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search",
-                                                  "input": {}}]}, "server_tool_use"),
-    (OpenAIResponses, {"output": [{"type": "web_search_call", "id": "w", "status": "completed"}]}, "web_search_call"),
     (OpenAIResponses, {"output": [{"type": "message", "content": [{"type": "output_audio"}]}]}, "output_audio"),
 ])
 def test_a_part_a_transport_cannot_read_is_refused_by_name(transport: Any, payload: Any, named: str) -> None:
