@@ -87,15 +87,18 @@ async def _raw_call(kind: str, client: Any, payload: list[dict[str, Any]]) -> No
 _SERVER = """
 import sys
 from brute_nb.testing import FakeProvider
-with FakeProvider(["ok, done"] * int(sys.argv[1])) as fake:
+with FakeProvider(["ok, done"] * int(sys.argv[1]), keep_alive=True) as fake:
     print(fake.base_url, fake.api_key, flush=True)
     sys.stdin.read()  # serve until the benchmark closes stdin
+    print(fake.received, fake.connections, flush=True)
 """
 
 
 @contextlib.contextmanager
-def fake_server_process(replies: int) -> Iterator[tuple[str, str]]:
+def fake_server_process(replies: int, counts: dict[str, int] | None = None) -> Iterator[tuple[str, str]]:
     """A FakeProvider in its own process, as a real API is: ``(base_url, api_key)``, ``replies`` replies queued.
+    It keeps connections alive as the real APIs do (a turn that loses its pooled connection, or sends its
+    request twice, pays for it here); ``counts`` receives the requests and connections it served.
 
     In this process its request threads would compete with the client for the GIL, and charge their work
     (closing the connection, recording the request) to whichever side does Python work after its reply.
@@ -109,6 +112,9 @@ def fake_server_process(replies: int) -> Iterator[tuple[str, str]]:
         yield base_url, api_key
     finally:
         proc.stdin.close()
+        served = proc.stdout.readline().split()
+        if counts is not None and len(served) == 2:
+            counts.update(requests=int(served[0]), connections=int(served[1]))
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -135,7 +141,9 @@ async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -
     data = session_bytes(hist)
     transport: Any = OpenAI if kind == "openai" else Anthropic
     raw_payload = transport.dump_all([*hist, Message(Role.USER, "next question")])
-    with fake_server_process(2 * (2 + rounds * pairs)) as (base_url, api_key):
+    calls = 2 * (2 + rounds * pairs)
+    served: dict[str, int] = {}
+    with fake_server_process(calls, served) as (base_url, api_key):
         if kind == "openai":
             provider: Any = OpenAIChat("gpt-fake", base_url=base_url + "/v1", api_key=api_key, max_retries=0)
         else:
@@ -187,7 +195,9 @@ async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -
     limit = 1.25 if n <= 10 else 1.5
     return Row(f"turn overhead, {kind}, {n} msgs", f"<= {limit}x raw SDK",
                f"{median_ms(ours_all):.2f} ms vs raw {median_ms(raw_all):.2f} ms", ratio, ratio <= limit,
-               f"median of {rounds} rounds x {pairs} interleaved pairs; rounds {min(ratios):.2f}-{max(ratios):.2f}")
+               f"median of {rounds} rounds x {pairs} interleaved pairs; rounds {min(ratios):.2f}-{max(ratios):.2f}; "
+               f"keep-alive fake: {served.get('requests')} requests for {calls} calls, "
+               f"{served.get('connections')} connection(s)")
 
 
 # --- session persistence ----------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""Runs one turn for a cell: the agent on a worker thread, the cell's view subscribed to its events.
+"""Runs one turn for a cell: the agent as a task on the kernel's one brute_nb loop (``brute_nb.sync``, where the
+SDK client's kept-alive connections live), the cell's view subscribed to its events.
 
-The worker is started in a copy of the cell's context so everything it shows lands in this cell, and the cell
+The task runs in a copy of the cell's context so everything it shows lands in this cell, and the cell
 waits for it (output after the cell went idle is lost to nbclient and nbval). A kernel interrupt cancels the
 worker; its cleanup closes the tool calls and persists the log before the KeyboardInterrupt is re-raised, so
 the cell ends as interrupted and "Run all" stops (kernel-notes Q1, Q2).

@@ -8,10 +8,17 @@ half reply or a dangling tool call in the log; it surfaces as ``ProviderError`` 
 
 Record and replay plug in under the SDK client as its httpx2 transport (see ``replay``), so a replayed call runs
 the same SDK code a live one does.
+
+A client belongs to the event loop that uses it: its pooled keep-alive connections are bound to that loop, so
+``client`` keeps one SDK client per running loop (brute_nb runs every turn on one loop, ``brute_nb.sync``, so this
+is one client, its connections reused turn after turn; a user's own ``await agent.astart()`` on the kernel's loop
+gets a second). A streamed reply that sends nothing for ``stall_timeout`` seconds fails with a ProviderError saying
+so, instead of waiting out the SDK's ten-minute read timeout.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -22,10 +29,32 @@ from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.message import JSON, Message
 from brute_nb.redact import redact, redact_exception, remember
+from brute_nb.sync import loop_local
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
 REPLAY_KEY = "replay-needs-no-key"
 """The SDKs refuse to start without a key; a replayed session never sends one anywhere."""
+STALL_TIMEOUT = 90.0
+"""Seconds a stream may send nothing before the call fails (``BRUTE_STALL_TIMEOUT`` or ``stall_timeout=``).
+The real APIs send events or pings well within this while a model thinks; the SDKs' own default is 600 s."""
+SDK_TIMEOUT = 600.0
+CONNECT_TIMEOUT = 5.0
+"""The SDKs' own defaults for the whole request and for connecting, kept when only the stall timeout is set."""
+
+
+def stall_timeout_default() -> float:
+    """``BRUTE_STALL_TIMEOUT`` (seconds) if set, so a notebook can change it with ``%env``; else STALL_TIMEOUT."""
+    raw = os.environ.get("BRUTE_STALL_TIMEOUT", "").strip()
+    if not raw:
+        return STALL_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise ProviderNotConfiguredError(
+            f"BRUTE_STALL_TIMEOUT={raw!r} is not a number of seconds above 0; set it like %env BRUTE_STALL_TIMEOUT=120")
+    return value
 
 
 def tool_specs(tools: Any) -> list[dict[str, JSON]]:
@@ -64,10 +93,13 @@ class Provider:
         max_retries: int | None = None,
         timeout: float | None = None,
         cache: bool | None = None,
+        stall_timeout: float | None = None,
         **params: Any,
     ) -> None:
         if record and replay:
             raise ProviderNotConfiguredError("pass record=... or replay=..., not both")
+        if stall_timeout is not None and stall_timeout <= 0:
+            raise ProviderNotConfiguredError(f"stall_timeout={stall_timeout!r}: pass a number of seconds above 0")
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
@@ -77,11 +109,13 @@ class Provider:
         self.replay = str(replay) if replay else None
         self.max_retries = max_retries
         self.timeout = timeout
+        self.stall_timeout = stall_timeout if stall_timeout is not None else stall_timeout_default()
         self.params = params
         self.cache = cache
         """Prompt caching (see ``brute_nb.caching``); None lets the provider choose (on where the API has it)."""
         self._given_client = client
-        self._client: Any = None
+        self._clients: dict[Any, Any] = {}
+        self._transport: Any = None
 
     @property
     def label(self) -> str:
@@ -104,22 +138,38 @@ class Provider:
 
     @property
     def client(self) -> Any:
-        """The async SDK client, built on first use (with the record/replay transport when asked)."""
-        if self._client is None:
-            self._client = self._make_client()
-        return self._client
+        """The async SDK client of the running event loop, built on first use there (with the record/replay
+        transport when asked)."""
+        return loop_local(self._clients, self._make_client, close=_close_client)
+
+    def _timeouts(self) -> Any:
+        """The SDK's ``timeout``: a stream's read timeout is the stall timeout (a non-streamed reply sends nothing
+        until it is whole, so it keeps the SDK's own); ``timeout=`` bounds every phase."""
+        if not self.stream:
+            return self.timeout
+        import httpx2
+
+        total = self.timeout if self.timeout is not None else SDK_TIMEOUT
+        connect = self.timeout if self.timeout is not None else CONNECT_TIMEOUT
+        return httpx2.Timeout(total, connect=connect, read=min(total, self.stall_timeout))
 
     def _make_client(self) -> Any:
-        from brute_nb.providers.replay import http_client
+        import httpx2
+
+        from brute_nb.providers.replay import http_transport
 
         options: dict[str, Any] = {}
         if self.max_retries is not None:
             options["max_retries"] = self.max_retries
         elif self.replay:
             options["max_retries"] = 0  # a cassette mismatch is not worth retrying
-        if self.timeout is not None:
-            options["timeout"] = self.timeout
-        http = http_client(self._given_client, record=self.record, replay=self.replay, secrets=[self.api_key])
+        timeout = self._timeouts()
+        if timeout is not None:
+            options["timeout"] = timeout
+        if self._transport is None:  # one cassette position (or one recording) shared by every loop's client
+            self._transport = http_transport(self._given_client, record=self.record, replay=self.replay,
+                                             secrets=[self.api_key])
+        http = httpx2.AsyncClient(transport=self._transport) if self._transport is not None else None
         if self._given_client is not None:
             remember(getattr(self._given_client, "api_key", None))
             if http is not None:
@@ -171,10 +221,22 @@ class Provider:
             structured.validate(schema, message.content)  # after the append: the text the model sent is kept
 
     def _translate(self, exc: Exception) -> BruteError:
+        if _is_timeout(exc) and self.stream:
+            tries, waited = self._tries(), min(self.stall_timeout, self.timeout or self.stall_timeout)
+            return ProviderError(
+                f"{self.provider} timed out: no data arrived for {waited:g} s (the stream stalled)"
+                f"{f' ({tries} tries)' if tries > 1 else ''}, so the call was given up and nothing was added to the "
+                "log; run the cell again, or wait longer with stall_timeout=... (or %env BRUTE_STALL_TIMEOUT=...)",
+                provider=self.provider)
         return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
 
     def _url(self) -> str | None:
-        return self.base_url or (str(self._client.base_url) if hasattr(self._client, "base_url") else None)
+        client: Any = next(iter(self._clients.values()), None)
+        return self.base_url or (str(client.base_url) if hasattr(client, "base_url") else None)
+
+    def _tries(self) -> int:
+        retries = self.max_retries if self.max_retries is not None else getattr(self.client, "max_retries", 0)
+        return int(retries) + 1
 
 
 def no_key_message(provider: str, variable: str, exc: BaseException) -> str:
@@ -211,7 +273,9 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
         return ProviderError(redact(f"{provider} returned HTTP {status}: {message}"), status=status,
                              provider=provider)
     name = type(exc).__name__
-    if "Timeout" in name:
+    if _cut_off(exc):
+        return incomplete(provider)
+    if _is_timeout(exc):
         text = f"{provider} timed out: no data arrived in time (the stream stalled); try again or raise timeout="
     elif "Connection" in name or "Protocol" in name:
         detail = f": {exc.__cause__}" if exc.__cause__ else f": {exc}"
@@ -276,6 +340,24 @@ def _html_url(candidate: object, base_url: str | None) -> str | None:
         return None
     request = _instance_vars(candidate).get("_request")
     return str(getattr(request, "url", None) or base_url or "its default URL")
+
+
+async def _close_client(client: Any) -> None:
+    await client.close()
+
+
+def _cut_off(exc: BaseException) -> bool:
+    """The connection closed in the middle of a reply body (h11's words), which the SDKs call a connection error."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if "without sending complete message body" in str(cause):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    return "Timeout" in type(exc).__name__
 
 
 def _api_message(body: Any) -> str | None:

@@ -28,6 +28,7 @@ from brute_nb.caching import without_marks
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
 from brute_nb.message import JSON, dumps
 from brute_nb.redact import redact, redact_fragments, redact_value
+from brute_nb.sync import loop_local
 
 KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
 CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")
@@ -61,7 +62,8 @@ class Recorder(httpx2.AsyncBaseTransport):
 
     def __init__(self, path: str | Path, inner: Any = None, secrets: Iterable[str | None] = ()) -> None:
         self.path = Path(path)
-        self.inner = inner if inner is not None else httpx2.AsyncHTTPTransport()
+        self._given_inner = inner
+        self._inners: dict[Any, Any] = {}
         self.secrets = [s for s in secrets if s and len(s) >= 4]
         self._lock = threading.Lock()
         self._started = False
@@ -90,6 +92,13 @@ class Recorder(httpx2.AsyncBaseTransport):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open(mode, encoding="utf-8") as f:
                 f.write(line + "\n")
+
+    @property
+    def inner(self) -> Any:
+        """The transport that really sends: the given one, or one of the running loop (its pool is bound to it)."""
+        if self._given_inner is not None:
+            return self._given_inner
+        return loop_local(self._inners, httpx2.AsyncHTTPTransport, close=_aclose)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -146,6 +155,10 @@ def _text_fields(value: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
     elif isinstance(value, list):
         for item in value:
             yield from _text_fields(item)
+
+
+async def _aclose(transport: Any) -> None:
+    await transport.aclose()
 
 
 class _Tee(httpx2.AsyncByteStream):
@@ -257,14 +270,16 @@ def _diff(expected: JSON, sent: JSON, limit: int = 60) -> str:
     return "\n".join("  " + line for line in lines)
 
 
-def http_client(client: Any, *, record: str | None, replay: str | None, secrets: Iterable[str | None]) -> Any:
-    """The httpx2.AsyncClient to give the SDK for record/replay (None when neither is asked)."""
+def http_transport(client: Any, *, record: str | None, replay: str | None,
+                   secrets: Iterable[str | None]) -> httpx2.AsyncBaseTransport | None:
+    """The httpx2 transport to give the SDK for record/replay (None when neither is asked). One serves every event
+    loop's client: it holds the cassette's position (or the recording), never a connection of one loop."""
     if not record and not replay:
         return None
     if replay:
-        return httpx2.AsyncClient(transport=Replay(replay))
+        return Replay(replay)
     inner = None
     if client is not None:
         # The given client's own transport (custom proxies, mocks) keeps serving; we only listen in.
         inner = getattr(getattr(client, "_client", None), "_transport", None)
-    return httpx2.AsyncClient(transport=Recorder(record or "", inner=inner, secrets=secrets))
+    return Recorder(record or "", inner=inner, secrets=secrets)

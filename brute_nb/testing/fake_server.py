@@ -10,7 +10,13 @@ sends requests a real provider would accept. Replies come from a script, one ite
         OpenAIChat("gpt-x", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
         AnthropicMessages("claude-x", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)
 
-The server is a ``ThreadingHTTPServer`` on 127.0.0.1:0 with Nagle disabled (streamed deltas go out at once).
+The server is a ``ThreadingHTTPServer`` on 127.0.0.1:0 with Nagle disabled (streamed deltas go out at once). Like
+the real APIs it speaks HTTP/1.1 with keep-alive: JSON bodies carry a content-length, streams use chunked transfer
+encoding, and the connection stays open for the client's next request, so a client that pools connections across
+event loops fails here as it would against the real service. ``FakeProvider(keep_alive=False)`` is the old
+HTTP/1.0 server that closes the connection after every reply. Every HTTP request read is counted
+(``fake.received``), whatever its answer, and so is every connection accepted (``fake.connections``): one turn
+that sent its request twice shows up as a count, never as a silently passing test.
 ``fake.handler`` serves the same answers to an ``httpx2.MockTransport`` without a socket.
 """
 
@@ -20,6 +26,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -49,6 +56,10 @@ class Outcome:
     stall_after: int | None = None
     delay: float = 0.0
     """Seconds before each chunk after the first (a slow stream)."""
+    cut: bool = False
+    """Close the connection after the chunks without finishing the body (a dropped connection)."""
+    length: int | None = None
+    """The content-length announced when it is not the chunks' (a cut body announces the whole)."""
 
 
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:
@@ -63,7 +74,8 @@ class FakeProvider:
     """A scripted fake of the three APIs; a context manager that runs the loopback server."""
 
     def __init__(self, script: Iterable[Any] = (), *, api_key: str | None = API_KEY, enforce_rules: bool = True,
-                 rate_limit: float | None = None, responder: Callable[[dict[str, Any]], Any] | None = None):
+                 rate_limit: float | None = None, responder: Callable[[dict[str, Any]], Any] | None = None,
+                 keep_alive: bool = True):
         self.script: list[Reply | Fault] = [as_reply(item) for item in script]
         self.rate_limit = RateLimit(rate_limit) if rate_limit else None
         """Requests per minute; past it a request gets the provider's real 429 (see ``RateLimit``)."""
@@ -73,9 +85,16 @@ class FakeProvider:
         self.requests: list[dict[str, Any]] = []
         self.prompt_cache = PromptCache()
         """What the fake has cached (see ``cache_model``): replies report cache reads and writes from it."""
+        """The API requests answered (parsed JSON bodies), in order."""
+        self.received = 0
+        """Every HTTP request read, including refused and unknown ones."""
+        self.connections = 0
+        """TCP connections accepted; with keep-alive, a client that reuses its connection opens one."""
         self.api_key = api_key
         self.enforce_rules = enforce_rules
+        self.keep_alive = keep_alive
         self._lock = threading.Lock()
+        self._sockets: set[Any] = set()
         self._closing = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -120,9 +139,16 @@ class FakeProvider:
             self._server.shutdown()
             self._server.server_close()
         self._server = None
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:  # kept-alive connections would otherwise go on being served by a closed fake
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Outcome:
         """Answer one request (the server and ``handler`` both come here)."""
+        with self._lock:
+            self.received += 1
         api = next((name for suffix, name in APIS.items() if path.split("?")[0].endswith(suffix)), None)
         if method != "POST" or api is None:
             return _json(404, error_body(api or "openai_chat", 404, f"Unknown request URL: {method} {path}"))
@@ -264,7 +290,12 @@ def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
     elif fault.kind == "stall":
         answer.stall_after = min(fault.after, len(answer.chunks) - 1) if body.get("stream") else 0
     elif fault.kind == "truncated":
-        answer.chunks = answer.chunks[: fault.after] if body.get("stream") else [answer.chunks[0][:20]]
+        answer.cut = True
+        if body.get("stream"):
+            answer.chunks = answer.chunks[: fault.after]
+        else:
+            answer.length = len(answer.chunks[0])
+            answer.chunks = [answer.chunks[0][:20]]
     if "content-length" in answer.headers:
         del answer.headers["content-length"]
     return answer
@@ -317,32 +348,57 @@ class _MockStream:
 
 def _handler_class(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        # HTTP/1.0: a streamed body ends when the connection closes, so a truncated stream looks like EOF.
-        protocol_version = "HTTP/1.0"
+        # HTTP/1.1 keeps the connection for the next request (the real APIs do); HTTP/1.0 closes it after each
+        # reply, so there a streamed body ends when the connection closes.
+        protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
         disable_nagle_algorithm = True
+
+        def setup(self) -> None:
+            super().setup()
+            with fake._lock:
+                fake.connections += 1
+                fake._sockets.add(self.connection)
+
+        def finish(self) -> None:
+            with fake._lock:
+                fake._sockets.discard(self.connection)
+            with contextlib.suppress(OSError):
+                super().finish()
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             outcome = fake.respond(self.command, self.path, headers, raw)
+            chunked = fake.keep_alive and outcome.headers.get("content-type") == "text/event-stream"
             self.send_response(outcome.status)
             for key, value in outcome.headers.items():
                 self.send_header(key, value)
-            if outcome.headers.get("content-type") == "application/json" and outcome.stall_after is None:
+            if chunked:
+                self.send_header("transfer-encoding", "chunked")
+            elif fake.keep_alive:  # a stalled or cut body promises bytes that never come, as a dying server does
+                self.send_header("content-length", str(outcome.length or sum(len(c) for c in outcome.chunks)))
+            elif outcome.headers.get("content-type") == "application/json" and outcome.stall_after is None:
                 self.send_header("content-length", str(sum(len(c) for c in outcome.chunks)))
             self.end_headers()
             # The client may hang up mid-stream (an interrupted turn): not the server's error.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                self._send(outcome)
+                self._send(outcome, chunked)
 
-        def _send(self, outcome: Outcome) -> None:
+        def _send(self, outcome: Outcome, chunked: bool) -> None:
             for i, chunk in enumerate(outcome.chunks):
                 if outcome.stall_after is not None and i >= outcome.stall_after:
                     fake._closing.wait()
+                    self.close_connection = True
                     return
                 if i and outcome.delay and fake._closing.wait(outcome.delay):
+                    self.close_connection = True
                     return  # the server is closing: stop a slow stream at once
-                self.wfile.write(chunk)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                self.wfile.flush()
+            if outcome.cut:
+                self.close_connection = True  # a dropped connection: no terminating chunk
+            elif chunked:
+                self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
         do_GET = do_POST
@@ -351,3 +407,4 @@ def _handler_class(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
             """Silence the per-request stderr log (tests read ``fake.requests`` instead)."""
 
     return Handler
+

@@ -121,24 +121,89 @@ def test_faults_surface_as_sdk_errors(fake_provider: FakeProvider) -> None:
         client.chat.completions.create(**ask)  # type: ignore[call-overload]
 
 
-def test_a_truncated_stream_has_no_finish(fake_provider: FakeProvider) -> None:
+def test_a_truncated_stream_drops_the_connection_mid_body(fake_provider: FakeProvider) -> None:
+    # Over keep-alive a stream is chunked: a cut connection is a body left incomplete, as a real server's would be.
     fake_provider.add(truncated(after=3))
     stream = openai_client(fake_provider).chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}], stream=True)
-    chunks = list(stream)
+    import openai
+
+    chunks = []
+    with pytest.raises(openai.APIConnectionError) as info:
+        chunks.extend(stream)
+    assert "incomplete chunked read" in str(info.value.__cause__)
+    assert len(chunks) == 3 and all(c.choices[0].finish_reason is None for c in chunks)
+
+
+def test_a_truncated_stream_without_keep_alive_just_ends() -> None:
+    with FakeProvider([truncated(after=3)], keep_alive=False) as fake:
+        stream = openai_client(fake).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}], stream=True)
+        chunks = list(stream)
     assert chunks and all(c.choices[0].finish_reason is None for c in chunks)
 
 
 def test_a_slow_stream_waits_between_events_until_the_server_closes() -> None:
+    import openai
+
     with FakeProvider([slow("one two three four five six", delay=60)]) as fake:
         stream = openai_client(fake).chat.completions.create(
             model="m", messages=[{"role": "user", "content": "x"}], stream=True)
         first = next(iter(stream))
         fake.close()  # ends the 60 s wait before the second event: the client sees the stream cut short
-        rest = list(stream)
+        rest = []
+        with pytest.raises(openai.APIConnectionError):
+            rest.extend(stream)
     assert first.choices[0].delta.role == "assistant"
-    assert all(c.choices[0].finish_reason is None for c in rest)
     assert "".join(c.choices[0].delta.content or "" for c in rest) != "one two three four five six"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.anyio
+async def test_keep_alive_serves_every_request_on_one_connection(stream: bool) -> None:
+    import openai
+
+    with FakeProvider(["one", "two", "three"]) as fake:
+        async with openai.AsyncOpenAI(base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0) as client:
+            ask: Any = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+            for expected in ("one", "two", "three"):
+                if stream:
+                    async with await client.chat.completions.create(**ask, stream=True) as events:
+                        assert events.response.http_version == "HTTP/1.1"
+                        assert events.response.headers["transfer-encoding"] == "chunked"
+                        text = "".join([c.choices[0].delta.content or "" async for c in events if c.choices])
+                else:
+                    text = (await client.chat.completions.create(**ask)).choices[0].message.content
+                assert text == expected
+        assert (fake.received, fake.connections) == (3, 1)
+
+
+def test_without_keep_alive_every_request_needs_a_new_connection() -> None:
+    with FakeProvider(["one", "two"], keep_alive=False) as fake, openai_client(fake) as client:
+        for _ in range(2):
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        assert (fake.received, fake.connections) == (2, 2)
+
+
+def test_every_request_is_counted_even_refused_ones(fake_provider: FakeProvider) -> None:
+    import openai
+
+    with openai_client(fake_provider) as client, pytest.raises(openai.NotFoundError):
+        client.get("/nowhere", cast_to=object)
+    with openai.OpenAI(base_url=fake_provider.openai_base_url, api_key="sk-wrong", max_retries=0) as wrong, \
+            pytest.raises(openai.AuthenticationError):
+        wrong.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert fake_provider.received == 2
+    assert len(fake_provider.requests) == 1  # only the API call parsed as one; the 404 is counted all the same
+
+
+def test_closing_the_fake_ends_its_kept_alive_connections() -> None:
+    with FakeProvider(["one", "two"]) as fake, openai_client(fake) as client:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+        fake.close()
+        fake.start()  # a new server on a new port; the old connection must not still be answered
+        with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the refused connection its own way
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
 
 
 def test_exhausted_script_says_how_to_fix(fake_provider: FakeProvider) -> None:
