@@ -38,6 +38,8 @@ class Settings:
     notebook: str | None = None
     approve: dict[str, str] = field(default_factory=dict)
     budget: dict[str, float] = field(default_factory=dict)
+    context: int = 0
+    """Executed cells sent with each prompt as context (``--context N``); not part of the stack."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
@@ -164,6 +166,7 @@ OPTION_PARSERS: dict[str, Any] = {
     "record": lambda v: Path(v).expanduser().resolve(),
     "approve": parse_approve,
     "budget": parse_budget,
+    "context": lambda v: parse_int("context", v, minimum=0),
 }
 
 
