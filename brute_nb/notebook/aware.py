@@ -55,17 +55,8 @@ def ensure_agent(nb: NotebookAgent) -> None:
         raise UsageError(str(exc)) from None
 
 
-def current_source(shell: Any, fallback: str) -> str:
-    """The raw source of the cell now running (IPython stores it before running it)."""
-    history = shell.user_ns.get("In") if shell is not None else None
-    count = getattr(shell, "execution_count", None)
-    if isinstance(history, list) and isinstance(count, int) and 0 < count < len(history):
-        return str(history[count])
-    return fallback
-
-
 def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = False, context: int = 0,
-                  code: bool = False, source: str = "") -> Env:
+                  code: bool = False) -> Env:
     """One turn for a cell: context cells go with it, tool errors go into ``Err``, ``code`` inserts a cell."""
     from brute_nb.notebook.runner import run_turn
 
@@ -77,10 +68,10 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
             extra["context"] = text
     env = run_turn(nb, prompt + (CODE_PROMPT if code else ""), quiet=quiet, **extra)
     if shell is not None:
-        count = shell.execution_count
-        failed = cells.tool_errors(count, current_source(shell, source), env["messages"])
+        count = cells.running_cell(shell)
+        failed = None if count is None else cells.tool_errors(count, shell.user_ns["In"][count], env["messages"])
         if failed is not None:
-            cells.errors(shell.user_ns)[count] = failed
+            cells.errors(shell.user_ns)[failed.execution_count] = failed
         if code:
             insert_reply_code(shell, env)
     return env

@@ -76,7 +76,7 @@ class CellError:
         if self.traceback:
             parts.append(self.traceback)
         if self.names:
-            shown = "\n".join(f"{name} = {value}" for name, value in self.names.items())
+            shown = "\n".join(f"{name} = " + value.replace("\n", "\n    ") for name, value in self.names.items())
             parts.append(f"Values of the names the failing line uses:\n{shown}")
         return clip("\n\n".join(parts), REPORT_CAP)
 
@@ -150,13 +150,15 @@ def trimmed_traceback(exc: BaseException, cells: dict[str, int]) -> tuple[str, t
 
 
 def line_names(line: str) -> list[str]:
-    """The plain names a line of code reads, in order, without attribute names, keywords or string contents."""
+    """The plain names a line of code reads, in order: not the names it assigns, attribute names, keywords or
+    string contents."""
     try:
         tree: ast.AST | None = ast.parse(line.strip().rstrip(":") or "pass")
     except SyntaxError:
         tree = None
     if tree is not None:
-        found = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+        loads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        found = [n.id for n in sorted(loads, key=lambda n: (n.lineno, n.col_offset))]
     else:  # a fragment (``else:``, a decorator's half): fall back to identifiers not after a dot
         found = [m.group(1) for m in re.finditer(r"(?<![\w.])([A-Za-z_]\w*)", line)]
     return [n for n in dict.fromkeys(found) if not keyword.iskeyword(n)]
@@ -235,12 +237,21 @@ def last_error(namespace: dict[str, Any]) -> CellError | None:
 
 
 class ErrorRecorder:
-    """The ``post_run_cell`` hook: each failing cell's error goes into ``Err`` under its execution count."""
+    """The ``post_run_cell`` hook: each failing cell's error goes into ``Err`` under its execution count.
+
+    With ``pre_run_cell`` it also knows whether a cell is running now: IPython's ``execution_count`` cannot tell
+    (IPython 9 counts up before a cell runs, 8 after), and a widget turn runs between cells.
+    """
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
+        self.running = False
+
+    def started(self, info: Any = None) -> None:
+        self.running = True
 
     def __call__(self, result: Any) -> None:
+        self.running = False
         exc = result.error_in_exec or result.error_before_exec
         count = result.execution_count
         if exc is None or count is None:
@@ -258,6 +269,7 @@ def install(shell: Any) -> ErrorRecorder:
     recorder = ErrorRecorder(shell)
     errors(shell.user_ns)
     shell.user_ns_hidden.setdefault(ERR, shell.user_ns[ERR])  # like In/Out: %who and the variables tool skip it
+    shell.events.register("pre_run_cell", recorder.started)
     shell.events.register("post_run_cell", recorder)
     return recorder
 
@@ -266,6 +278,19 @@ def uninstall(shell: Any, recorder: ErrorRecorder | None) -> None:
     if recorder is not None:
         with contextlib.suppress(ValueError):  # already gone
             shell.events.unregister("post_run_cell", recorder)
+        with contextlib.suppress(ValueError):
+            shell.events.unregister("pre_run_cell", recorder.started)
+
+
+def running_cell(shell: Any) -> int | None:
+    """The execution count of the cell running now (IPython stores its source in ``In`` first), or None."""
+    from brute_nb.notebook.registry import registry
+
+    recorder = registry().error_recorder
+    if recorder is not None and recorder.shell is shell and not recorder.running:
+        return None
+    history = shell.user_ns.get("In")
+    return len(history) - 1 if isinstance(history, list) and len(history) > 1 else None
 
 
 @dataclass(frozen=True)
@@ -297,10 +322,10 @@ def executed_cells(shell: Any) -> list[Cell]:
     sources = list(ns.get("In") or getattr(shell.history_manager, "input_hist_raw", []))
     outs = ns.get("Out") if isinstance(ns.get("Out"), dict) else {}
     errs = ns.get(ERR) if isinstance(ns.get(ERR), dict) else {}
-    current = shell.execution_count
+    running = running_cell(shell)
     cells = []
     for count, source in enumerate(sources):
-        if count == 0 or count >= current or not str(source).strip():
+        if count == 0 or count == running or not str(source).strip():
             continue
         output = ""
         if count in outs:

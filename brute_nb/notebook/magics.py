@@ -155,8 +155,7 @@ class BruteMagics(Magics):
                 print(aware.NO_ERROR)
                 return None
             prompt = fix
-        aware.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code,
-                            source=cell)
+        aware.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code)
         return None
 
     def _over(self, args: Any, template: str) -> Any:

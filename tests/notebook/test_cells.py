@@ -12,7 +12,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.message import Message
-from brute_nb.notebook import cells
+from brute_nb.notebook import cells, registry
 from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.magics import expand
 from brute_nb.notebook.notebook_tools import Notebook, ProposeCell, Variables, last_code_block, user_variables
@@ -22,9 +22,11 @@ from brute_nb.testing import FakeProvider, call, reply
 @pytest.fixture
 def shell() -> Iterator[InteractiveShell]:
     sh = InteractiveShell()
-    recorder = cells.install(sh)
+    reg = registry.install(sh)
+    reg.error_recorder = cells.install(sh)
     yield sh
-    cells.uninstall(sh, recorder)
+    cells.uninstall(sh, reg.error_recorder)
+    registry.uninstall()
     InteractiveShell.clear_instance()
 
 
@@ -67,8 +69,9 @@ def test_a_failing_cell_lands_in_err_with_source_trimmed_traceback_and_names(she
 
 def test_library_frames_collapse_to_one_line_per_run(shell: InteractiveShell) -> None:
     run(shell, "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2]})")
-    run(shell, "df['missing']")
+    run(shell, "picked = df['missing']")
     report = str(shell.user_ns["Err"][2])
+    assert "picked = (not defined)" not in report  # a name the line assigns is not a value it used
     assert "KeyError: 'missing'" in report
     assert "frames in pandas" in report
     assert "site-packages" not in report
