@@ -275,6 +275,10 @@ def install(shell: Any) -> ErrorRecorder:
 
 
 def uninstall(shell: Any, recorder: ErrorRecorder | None) -> None:
+    """Remove the hooks and ``Err`` (unless the user replaced it with a value of their own)."""
+    ours = shell.user_ns_hidden.pop(ERR, None)
+    if ours is not None and shell.user_ns.get(ERR) is ours:
+        del shell.user_ns[ERR]
     if recorder is not None:
         with contextlib.suppress(ValueError):  # already gone
             shell.events.unregister("post_run_cell", recorder)
