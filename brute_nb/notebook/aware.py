@@ -29,7 +29,7 @@ file of the workspace, change the file with your file tools; if it is in the not
 corrected cell with the propose_cell tool (it is not run; I review it). Without a propose_cell tool, show the \
 corrected cell in a python code block."""
 
-CODE_PROMPT = """\
+CODE_PROMPT = """
 
 (Answer with the code for one new notebook cell, in a single ```python block: it goes into a new cell below \
 for me to review and run.)"""
@@ -69,7 +69,9 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
     env = run_turn(nb, prompt + (CODE_PROMPT if code else ""), quiet=quiet, **extra)
     if shell is not None:
         count = cells.running_cell(shell)
-        failed = None if count is None else cells.tool_errors(count, shell.user_ns["In"][count], env["messages"])
+        recorder = cells.recorder_of(shell)
+        source = recorder.source if recorder is not None else ""
+        failed = None if count is None else cells.tool_errors(count, source, env["messages"])
         if failed is not None:
             cells.errors(shell.user_ns)[failed.execution_count] = failed
         if code:

@@ -191,9 +191,11 @@ def name_values(frame: types.FrameType | None, line: str) -> dict[str, str]:
     return out
 
 
-def describe_error(exc: BaseException, count: int, source: str, shell: Any = None) -> CellError:
-    """A ``CellError`` for ``exc`` raised by cell ``count``: report made now, while its frames still exist."""
-    text, frame, line = trimmed_traceback(exc, cell_names(shell))
+def describe_error(exc: BaseException, count: int, source: str, names: dict[str, int]) -> CellError:
+    """A ``CellError`` for ``exc`` raised by cell ``count``: report made now, while its frames still exist.
+
+    ``names`` maps compiled cell file names to cell numbers (``cell_names``, or the recorder's own)."""
+    text, frame, line = trimmed_traceback(exc, names)
     return CellError(count, source, type(exc).__name__, clip(str(exc), 1_000), text, name_values(frame, line))
 
 
@@ -237,32 +239,71 @@ def last_error(namespace: dict[str, Any]) -> CellError | None:
 
 
 class ErrorRecorder:
-    """The ``post_run_cell`` hook: each failing cell's error goes into ``Err`` under its execution count.
+    """The ``pre_run_cell``/``post_run_cell`` hooks: each failing cell's error goes into ``Err`` under its number.
 
-    With ``pre_run_cell`` it also knows whether a cell is running now: IPython's ``execution_count`` cannot tell
-    (IPython 9 counts up before a cell runs, 8 after), and a widget turn runs between cells.
+    It also numbers the cells IPython keeps no history of: nbval runs every cell with ``store_history=False``, so
+    IPython's count stays put and ``In``/``Out`` stay empty. Such cells get the next number after the last one
+    and their source and a bounded text of their result are kept here (nothing else is: history cells are read
+    from IPython). And it knows whether a cell is running now (a widget turn runs between cells).
     """
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.running = False
+        self.current: int | None = None
+        self.source = ""
+        """The source of the cell running now (``current``)."""
+        self.last = 0
+        self.unstored: dict[int, tuple[str, str]] = {}
+        """Number -> (source, result text) of cells run without history."""
+        self.names: dict[str, int] = cell_names(shell)  # cells run before the extension loaded: IPython's numbers
+        """Compiled cell file name -> number, as numbered here (IPython's map says 1 for every nbval cell)."""
 
     def started(self, info: Any = None) -> None:
         self.running = True
+        self.source = getattr(info, "raw_cell", "") or ""
+        if getattr(info, "store_history", True):
+            self.current = len(raw_sources(self.shell))  # its source is stored right after this hook
+        else:
+            self.current = self.last + 1
 
     def __call__(self, result: Any) -> None:
         self.running = False
-        exc = result.error_in_exec or result.error_before_exec
-        count = result.execution_count
-        if exc is None or count is None:
+        info = getattr(result, "info", None)
+        source = getattr(info, "raw_cell", "") or ""
+        stored = getattr(info, "store_history", True)
+        count = result.execution_count if stored or self.current is None else self.current
+        self.current = None
+        if count is None:
             return
-        source = getattr(getattr(result, "info", None), "raw_cell", "") or ""
+        self.last = max(self.last, count)
+        for name in cell_names(self.shell):
+            self.names.setdefault(name, count)  # compiled while this cell ran
+        if not stored:
+            self.unstored[count] = (source, "" if result.result is None else clip(_summary(result.result),
+                                                                                    OUTPUT_CAP))
+        exc = result.error_in_exec or result.error_before_exec
+        if exc is None:
+            return
         try:
-            entry = describe_error(exc, count, source, self.shell)
+            entry = describe_error(exc, count, source, self.names)
         except Exception as problem:  # a hook that raises would print a traceback under every cell
             entry = CellError(count, source, type(exc).__name__, str(exc)[:1000],
                               f"(brute_nb could not summarise this error: {problem!r})")
         errors(self.shell.user_ns)[count] = entry
+
+
+def _summary(value: Any) -> str:
+    from brute_nb.notebook.magics import summarize_value
+
+    return summarize_value(value)
+
+
+def recorder_of(shell: Any) -> ErrorRecorder | None:
+    from brute_nb.notebook.registry import registry
+
+    recorder = registry().error_recorder
+    return recorder if isinstance(recorder, ErrorRecorder) and recorder.shell is shell else None
 
 
 def install(shell: Any) -> ErrorRecorder:
@@ -287,14 +328,12 @@ def uninstall(shell: Any, recorder: ErrorRecorder | None) -> None:
 
 
 def running_cell(shell: Any) -> int | None:
-    """The execution count of the cell running now (IPython stores its source in ``In`` first), or None."""
-    from brute_nb.notebook.registry import registry
-
-    recorder = registry().error_recorder
-    if recorder is not None and recorder.shell is shell and not recorder.running:
-        return None
-    history = shell.user_ns.get("In")
-    return len(history) - 1 if isinstance(history, list) and len(history) > 1 else None
+    """The number of the cell running now, or None between cells."""
+    recorder = recorder_of(shell)
+    if recorder is not None:
+        return recorder.current if recorder.running else None
+    history = raw_sources(shell)
+    return len(history) - 1 if len(history) > 1 else None
 
 
 @dataclass(frozen=True)
@@ -320,24 +359,31 @@ def is_brute_cell(source: str) -> bool:
     return source.lstrip().startswith(("%%brute", "%brute"))
 
 
+def raw_sources(shell: Any) -> list[str]:
+    """Every cell's source as the user typed it, by execution count (``In`` holds the transformed code, where
+    ``%brute fix`` reads ``get_ipython().run_line_magic(...)``)."""
+    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return [str(s) for s in (raw if isinstance(raw, list) else shell.user_ns.get("In") or [])]
+
+
 def executed_cells(shell: Any) -> list[Cell]:
     """Every cell this kernel ran, oldest first, with a bounded text form of its result and error."""
     ns = shell.user_ns
-    sources = list(ns.get("In") or getattr(shell.history_manager, "input_hist_raw", []))
     outs = ns.get("Out") if isinstance(ns.get("Out"), dict) else {}
     errs = ns.get(ERR) if isinstance(ns.get(ERR), dict) else {}
+    recorder = recorder_of(shell)
+    found: dict[int, tuple[str, str]] = dict(recorder.unstored) if recorder is not None else {}
+    for count, source in enumerate(raw_sources(shell)):
+        if count:
+            found[count] = (source, clip(_summary(outs[count]), OUTPUT_CAP) if count in outs else "")
     running = running_cell(shell)
     cells = []
-    for count, source in enumerate(sources):
-        if count == 0 or count == running or not str(source).strip():
+    for count in sorted(found):
+        source, output = found[count]
+        if count == running or not source.strip():
             continue
-        output = ""
-        if count in outs:
-            from brute_nb.notebook.magics import summarize_value
-
-            output = clip(summarize_value(outs[count]), OUTPUT_CAP)
         err = errs.get(count)
-        cells.append(Cell(count, str(source), output, err.headline if isinstance(err, CellError) else ""))
+        cells.append(Cell(count, source, output, err.headline if isinstance(err, CellError) else ""))
     return cells
 
 

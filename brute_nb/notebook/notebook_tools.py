@@ -294,8 +294,7 @@ class ProposeCell(Tool):
         if shell is None:
             return "Error: no IPython kernel here, so no cell can be proposed; show the code in your reply instead"
         insert_cell(shell, code)
-        return ("Proposed as a new cell below the current one (not run; the user reviews and runs it). "
-                "In a headless run (nbclient, nbval) the proposal stays in this cell's output.")
+        return "Proposed as a new cell below the current one. It is not run: the user reviews and runs it."
 
 
 def insert_cell(shell: Any, code: str) -> None:

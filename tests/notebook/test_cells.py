@@ -89,15 +89,15 @@ def test_err_fills_a_prompt_and_no_error_means_none(shell: InteractiveShell) -> 
 
 
 def test_context_cells_skip_brute_cells_and_bound_outputs(shell: InteractiveShell) -> None:
-    for code in ("a = 1", "a + 1", "%%brute\nhello", "b = [0] * 5", "1/0", "'z' * 9000"):
+    for code in ("a = 1", "a + 1", "b = [0] * 5", "%%brute\nhello", "1/0", "%brute help", "'z' * 9000"):
         run(shell, code)
     picked = cells.context_cells(shell, 3)
-    assert [c.count for c in picked] == [4, 5, 6]
+    assert [c.count for c in picked] == [3, 5, 7]
     text = cells.context_text(picked)
     assert text.startswith('<notebook-context cells="3">') and text.endswith("</notebook-context>")
     assert "Error in [5]: ZeroDivisionError: division by zero" in text
     assert "more characters not shown" in text
-    assert "hello" not in text
+    assert "hello" not in text and "brute" not in text and "b = [0] * 5" in text
 
 
 def test_notebook_tool_reads_saved_cells_and_unsaved_kernel_cells(shell: InteractiveShell, tmp_path: Path) -> None:
@@ -164,3 +164,12 @@ def test_turn_context_reaches_each_request_but_never_the_session(tmp_path: Path,
     fake.add("Again.")
     nb.agent.start("next")
     assert "CONTEXT-MARK" not in json.dumps(fake.requests[-1]["json"]["messages"])
+
+
+def test_cells_run_without_history_are_numbered_in_order(shell: InteractiveShell) -> None:
+    # nbval runs every cell with store_history=False: IPython's count stays at 1 and In/Out stay empty.
+    for code in ("a = 2", "a * 21", "1 / 0", "{}['k']"):
+        shell.run_cell(code, store_history=False)
+    assert sorted(shell.user_ns["Err"]) == [3, 4]
+    assert "In [4], line 1, in <module>" in str(shell.user_ns["Err"][4])
+    assert [(c.count, c.output) for c in cells.executed_cells(shell)][:2] == [(1, ""), (2, "42")]
