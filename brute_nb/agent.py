@@ -18,6 +18,7 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``metadata``       per-turn scratch shared by layers (usage totals, compaction notes, the budgets' counters)
 ``ask``            None, or ``fn(question: str, options: list[str]) -> str`` for the question tool
 ``root``           the workspace root for file tools (a path), or None for the current folder
+``context``        optional text TurnContext sends with each model request of the turn, never logged
 =================  ==========================================================================================
 
 Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.

@@ -203,7 +203,7 @@ def describe_value(value: Any, *, detail: bool = False) -> str:
     """A value summarised without running the user's own code: builtins by ``reprlib``, pandas and numpy by
     their own summaries, anything else by its class."""
     package = type(value).__module__.split(".")[0]
-    if package == "pandas" and hasattr(value, "dtypes") and hasattr(value, "head"):
+    if package == "pandas" and hasattr(value, "columns") and hasattr(value, "head"):
         dtypes = ", ".join(f"{k}: {v}" for k, v in value.dtypes.items())
         rows = value.head(ROWS if not detail else 10).to_string()
         return f"columns ({dtypes})\n{rows}"

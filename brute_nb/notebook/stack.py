@@ -2,7 +2,7 @@
 
 SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
 ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DefaultCompactionPipeline (before every
-model call) -> DefaultToolPipeline -> the provider.
+model call) -> DefaultToolPipeline -> TurnContext (``--context`` cells, on the request only) -> the provider.
 """
 
 from __future__ import annotations

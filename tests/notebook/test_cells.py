@@ -130,10 +130,11 @@ def test_variables_tool_lists_user_names_without_running_their_code(shell: Inter
     run(shell, "import pandas as pd, numpy as np\n"
                "class Loud:\n    def __repr__(self):\n        raise RuntimeError('repr ran')\n"
                "df = pd.DataFrame({'a': [1, 2, 3, 4], 'b': ['x', 'y', 'z', 'w']})\n"
-               "words = ['a', 'b']\n_hidden = 1\nthing = Loud()\nn = 3")
+               "words = ['a', 'b']\n_hidden = 1\nthing = Loud()\nn = 3\nprices = df['a'] * 1.5")
     out = Variables(shell=lambda: shell).execute()
     assert "df: DataFrame shape=(4, 2)" in out and "columns (a: int64, b: " in out
     assert "words: list len=2 = ['a', 'b']" in out and "n: int = 3" in out
+    assert "prices: Series shape=(4,)\n    dtype float64" in out
     assert "thing: Loud  <__main__.Loud object>" in out and "Loud: type  class __main__.Loud" in out
     assert "_hidden" not in out and "pd:" not in out and "In:" not in out
     assert "w" in Variables(shell=lambda: shell).execute(name="df")
