@@ -23,6 +23,7 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``attachments``    (``start`` only) files sent with the prompt: paths, bytes, PIL images, matplotlib figures
 ``schema``         None, or a pydantic model / JSON-schema dict: the reply is structured output (``start(text,
                    schema=Person)``), validated by the provider, ``message.parsed``
+``context``        optional text TurnContext sends with each model request of the turn, never logged
 =================  ==========================================================================================
 
 Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.

@@ -202,6 +202,32 @@ SCRIPTS = {
         "A quieter blender", "A replacement and an answer", "Nothing; happy with the kettle",
         "A sturdier case", "Nothing more",
     ],
+    "fix_my_error": [
+        # %brute fix: a bug in a file
+        reply(
+            "`median` reads one place too far to the right for an even count: with two values `mid` is 1, so "
+            "`ordered[mid + 1]` is `ordered[2]`, past the end of the list (for longer lists it silently averages "
+            "the wrong pair). The two middle values are `ordered[mid - 1]` and `ordered[mid]`:",
+            call("patch", {"file_path": "stats.py",
+                           "old_string": "return (ordered[mid] + ordered[mid + 1]) / 2",
+                           "new_string": "return (ordered[mid - 1] + ordered[mid]) / 2"}),
+        ),
+        reply("The module is already imported, so the cell has to reload it:",
+              call("propose_cell", {"code": "import importlib\n\nimportlib.reload(stats)\nstats.median(prices)",
+                                    "explanation": "reload the patched stats module and run the median again"})),
+        reply("Fixed `stats.py`: `median([120, 80])` is now 100.0. The cell below reloads the module and runs it "
+              "again (it is not run yet)."),
+        # %brute fix keep the grouping: a bug in the cell
+        reply("Let me look at the columns of `sales`.", call("variables", {"name": "sales"})),
+        reply("The column is `revenue`; the cell asks for `revenu`.",
+              call("propose_cell", {"code": "sales.groupby(\"region\")[\"revenue\"].sum()",
+                                    "explanation": "the same grouping, with the column name spelled right"})),
+        reply("A typo: `sales` has a `revenue` column, the cell asked for `revenu`. The corrected cell, same "
+              "grouping, is below (not run)."),
+        # %%brute --context 2 --code
+        reply("Each region's revenue divided by the total, from the `revenue` column of `sales`:\n\n```python\n"
+              "revenue = sales.groupby(\"region\")[\"revenue\"].sum()\n(revenue / revenue.sum()).round(3)\n```"),
+    ],
 }
 
 

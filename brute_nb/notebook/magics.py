@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, magic_arguments
 
-from brute_nb.errors import BruteError, ProviderNotConfiguredError
+from brute_nb.errors import BruteError
 from brute_nb.notebook import settings as st
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ SUBCOMMANDS = """\
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
+%brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
@@ -42,13 +43,15 @@ SUBCOMMANDS = """\
 %brute help              this text"""
 
 CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
-               "approve", "budget", "summarize")
+               "approve", "budget", "summarize", "context")
 """What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
 
 SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
                                  + ", ".join(CONFIG_KEYS[8:]))
 
 SUMMARY_ROWS = 5
+FILL_CAP = 10_000
+"""Characters one ``{expr}`` may put into a prompt."""
 CONVERSIONS: dict[str, Callable[[Any], str]] = {"r": repr, "s": str, "a": ascii}
 
 
@@ -65,7 +68,8 @@ def summarize_value(value: Any) -> str:
 
         with np.printoptions(threshold=50, edgeitems=3):
             return f"<ndarray shape={value.shape} dtype={value.dtype}>\n{value!s}"
-    return str(value)
+    text = str(value)  # {In[3]}, {Out[3]}, {_}: a prompt gets a bounded piece of a huge value
+    return text if len(text) <= FILL_CAP else text[:FILL_CAP] + f"\n[... {len(text) - FILL_CAP:,} more characters]"
 
 
 def expand(template: str, namespace: dict[str, Any], found: list[Any] | None = None, *,
@@ -189,7 +193,12 @@ class BruteMagics(Magics):
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
     @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
                                                   "(default: names, attributes and literal subscripts only)")
-    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
+    @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
+    @argument("--code", action="store_true", help="ask for code: the reply's code block goes into a new cell "
+                                                  "below, unrun")
+    @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
+                                "(default: %%brute config context=N, else 0)")
+    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, fix, usage, "
                                             "config, widget, help")
     @line_cell_magic
     def brute(self, line: str, cell: str | None = None) -> Any:
@@ -202,7 +211,7 @@ class BruteMagics(Magics):
         args = parse_options(line)
         if args.subcommand:
             raise UsageError(f"%%brute takes options only, not {' '.join(args.subcommand)!r}; see %%brute?")
-        if not cell.strip():
+        if not cell.strip() and not args.fix:
             raise UsageError("%%brute needs a prompt in the cell body")
         if args.over:
             return self._over(args, cell.strip("\n").rstrip())
@@ -213,18 +222,21 @@ class BruteMagics(Magics):
                                               calls=args.eval)
         if args.attach:
             files += self._attach(args.attach)
-        from brute_nb.notebook.runner import run_turn
+        context = nb.settings.context if args.context is None else _parse_context(args.context)
+        from brute_nb.notebook import aware
         from brute_nb.structured import StructuredOutputError
 
-        try:
-            nb.agent  # noqa: B018 - builds the stack now, so a config problem is a UsageError, not a traceback
-        except (ProviderNotConfiguredError, st.SettingsError) as exc:
-            raise UsageError(str(exc)) from None
+        if args.fix:
+            fix = aware.fix_prompt(self.shell.user_ns if self.shell else {}, prompt)
+            if fix is None:
+                print(aware.NO_ERROR)
+                return None
+            prompt = fix
         extra: dict[str, Any] = {"schema": self._schema(args.schema)} if args.schema else {}
         if files:
             extra["attachments"] = files
         try:
-            run_turn(nb, prompt, quiet=args.quiet, **extra)
+            aware.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code, **extra)
         except StructuredOutputError as exc:
             raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
         return None
@@ -367,6 +379,16 @@ class BruteMagics(Magics):
         except LookupError as exc:  # nothing recorded for that path
             raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
+    def _cmd_fix(self, rest: list[str]) -> None:
+        from brute_nb.notebook import aware
+
+        nb = self.registry.current()
+        prompt = aware.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
+        if prompt is None:
+            print(aware.NO_ERROR)
+            return
+        aware.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
 
@@ -391,11 +413,18 @@ class BruteMagics(Magics):
         print(f"root:           {nb.root}")
         print(f"{'model:':<15} {s.model}")
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
-        for key in ("max_iterations", "window", "replay", "record", "approve", "budget"):
+        for key in ("max_iterations", "window", "context", "replay", "record", "approve", "budget"):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
+
+
+def _parse_context(value: str) -> int:
+    try:
+        return st.parse_int("--context", value, minimum=0)
+    except st.SettingsError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _check_name(name: str) -> None:
@@ -446,6 +475,8 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = value
         elif key in ("max_iterations", "window"):
             changes[key] = st.parse_int(key, value)
+        elif key == "context":
+            changes[key] = st.parse_int(key, value, minimum=0)
         elif key in ("root", "replay", "record"):
             changes[key] = Path(value).expanduser().resolve()
         elif key == "approve":

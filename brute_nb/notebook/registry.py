@@ -23,6 +23,8 @@ class Registry:
         self.current_name = "default"
         self.settings = Settings()
         self._location: Any = None
+        self.error_recorder: Any = None
+        """The ``post_run_cell`` hook filling ``Err`` (``cells.ErrorRecorder``), removed at unload."""
 
     @property
     def location(self) -> Any:

@@ -40,6 +40,8 @@ class Settings:
     budget: dict[str, float] = field(default_factory=dict)
     summarize: bool = True
     """Compaction's last rung: fold old turns into a summary written by the session's own model (Brute's ladder)."""
+    context: int = 0
+    """Executed cells sent with each prompt as context (``--context N``); not part of the stack."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
@@ -179,6 +181,7 @@ OPTION_PARSERS: dict[str, Any] = {
     "approve": parse_approve,
     "budget": parse_budget,
     "summarize": lambda v: parse_bool("summarize", v),
+    "context": lambda v: parse_int("context", v, minimum=0),
 }
 
 

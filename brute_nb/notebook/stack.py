@@ -3,7 +3,8 @@
 SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
 ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DefaultCompactionPipeline (before every
 model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary, the summary written by the session's own
-model unless ``summarize=false``) -> DefaultToolPipeline -> the provider.
+model unless ``summarize=false``) -> DefaultToolPipeline -> TurnContext (``--context`` cells, on the request only) ->
+the provider.
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ if TYPE_CHECKING:
     from brute_nb.notebook.kernel import NotebookAgent
 
 
-def select_tools(spec: str | tuple[Any, ...]) -> list[Any]:
+def select_tools(spec: str | tuple[Any, ...], *, notebook: bool = False) -> list[Any]:
     """``all`` | ``read-only`` | ``none`` | ``name,name`` | ``all,python`` / ``+python``, or a tuple of such names
-    and the user's own tools (``Adapter``s): ``("all", weather)`` is every built-in plus ``weather``."""
+    and the user's own tools (``Adapter``s): ``("all", weather)`` is every built-in plus ``weather``.
+
+    ``notebook=True`` (a kernel's agent, not a map row) adds the notebook tools to ``all`` and the read-only ones
+    (``notebook``, ``variables``) to ``read-only``."""
     if isinstance(spec, str):
-        return _named_tools(spec)
+        return _named_tools(spec, notebook)
     chosen: list[Any] = []
     for item in spec:
-        chosen.extend(_named_tools(item) if isinstance(item, str) else [item])
+        chosen.extend(_named_tools(item, notebook) if isinstance(item, str) else [item])
     names: dict[str, Any] = {}
     clashes = []
     for tool in chosen:
@@ -37,27 +41,30 @@ def select_tools(spec: str | tuple[Any, ...]) -> list[Any]:
     return list(names.values())
 
 
-def _named_tools(spec: str) -> list[Any]:
+def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
     from brute_nb import tools
+    from brute_nb.notebook.notebook_tools import NOTEBOOK_TOOLS, READ_ONLY_NAMES
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     by_name = {t.name: t for t in tools.ALL}
     from brute_nb.notebook.python_tool import NOTEBOOK_ONLY
 
-    extras = {**NOTEBOOK_ONLY, **getattr(tools, "NOTEBOOK_ONLY", {})}
+    extras = {**NOTEBOOK_ONLY, **NOTEBOOK_TOOLS, **getattr(tools, "NOTEBOOK_ONLY", {})}
+    every = [*tools.ALL, *(NOTEBOOK_TOOLS.values() if notebook else ())]
+    read_only = [*tools.READ_ONLY, *((NOTEBOOK_TOOLS[n] for n in READ_ONLY_NAMES) if notebook else ())]
     chosen: list[Any] = []
     unknown = []
     for name in names:
         if name == "all":
-            chosen.extend(tools.ALL)
+            chosen.extend(every)
         elif name == "read-only":
-            chosen.extend(tools.READ_ONLY)
+            chosen.extend(read_only)
         elif name == "none":
             continue
         else:
             key = name.lstrip("+")
             if name.startswith("+") and not chosen:
-                chosen.extend(tools.ALL)
+                chosen.extend(every)
             tool = by_name.get(key) or extras.get(key)
             if tool is None:
                 unknown.append(key)
@@ -77,11 +84,12 @@ def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware.budget import Budget
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+    from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import Approvals
     from brute_nb.notebook.kernel import default_system_prompt
 
     s = nb.settings
-    tools = select_tools(s.tools)
+    tools = select_tools(s.tools, notebook=True)
     skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
 
     def system(env: Env) -> str:
@@ -101,5 +109,6 @@ def build_agent(nb: NotebookAgent) -> Agent:
     return (
         agent.use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
         .use(DefaultToolPipeline, tools=tools)
+        .use(TurnContext)  # innermost: the turn's notebook context reaches each request, never the log
         .run(provider)
     )

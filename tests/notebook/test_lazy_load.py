@@ -43,6 +43,7 @@ ALLOWED_OURS = {
     "brute_nb._lazy",
     "brute_nb.errors",
     "brute_nb.notebook",
+    "brute_nb.notebook.cells",
     "brute_nb.notebook.magics",
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",

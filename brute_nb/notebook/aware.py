@@ -1,0 +1,92 @@
+"""A turn that knows the notebook: ``%brute fix``, ``%%brute --code`` and ``--context N`` around ``run_turn``.
+
+The magics call ``run_cell_turn`` for every ``%%brute`` cell. It adds the last N cells as the turn's context
+(sent with each request of the turn through ``TurnContext``, never written to the session), records the turn's
+failing tool calls into ``Err`` under the cell's execution count (so ``%brute fix`` sees a brute cell's own tool
+errors as it sees any cell's exception), and with ``--code`` puts the reply's last code block into a new cell
+below, unrun.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from brute_nb.agent import Env
+from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.notebook import cells
+from brute_nb.notebook.settings import SettingsError
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel import NotebookAgent
+
+NO_ERROR = "No error yet: no cell in this kernel has failed since brute_nb was loaded."
+
+FIX_PROMPT = """\
+My last failing notebook cell is below. Explain the cause in a sentence or two, then fix it: if the bug is in a \
+file of the workspace, change the file with your file tools; if it is in the notebook cell itself, propose the \
+corrected cell with the propose_cell tool (it is not run; I review it). Without a propose_cell tool, show the \
+corrected cell in a python code block."""
+
+CODE_PROMPT = """
+
+(Answer with the code for one new notebook cell, in a single ```python block: it goes into a new cell below \
+for me to review and run.)"""
+
+
+def fix_prompt(namespace: dict[str, Any], extra: str = "") -> str | None:
+    """What ``%brute fix`` sends: the instructions, the user's own words, then the last error's report."""
+    error = cells.last_error(namespace)
+    if error is None:
+        return None
+    parts = [FIX_PROMPT]
+    if extra.strip():
+        parts.append(f"My instructions: {extra.strip()}")
+    parts.append(error.report())
+    return "\n\n".join(parts)
+
+
+def ensure_agent(nb: NotebookAgent) -> None:
+    """Build the stack now, so a configuration problem is a ``UsageError``, not a traceback."""
+    try:
+        nb.agent  # noqa: B018
+    except (ProviderNotConfiguredError, SettingsError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = False, context: int = 0,
+                  code: bool = False, **extra: Any) -> Env:
+    """One turn for a cell: context cells go with it, tool errors go into ``Err``, ``code`` inserts a cell.
+
+    ``extra`` goes to the turn's env as given (``schema``, ``attachments``)."""
+    from brute_nb.notebook.runner import run_turn
+
+    ensure_agent(nb)
+    if context and shell is not None:
+        text = cells.context_text(cells.context_cells(shell, context))
+        if text:
+            extra["context"] = text
+    env = run_turn(nb, prompt + (CODE_PROMPT if code else ""), quiet=quiet, **extra)
+    if shell is not None:
+        count = cells.running_cell(shell)
+        recorder = cells.recorder_of(shell)
+        source = recorder.source if recorder is not None else ""
+        failed = None if count is None else cells.tool_errors(count, source, env["messages"])
+        if failed is not None:
+            cells.errors(shell.user_ns)[failed.execution_count] = failed
+        if code:
+            insert_reply_code(shell, env)
+    return env
+
+
+def insert_reply_code(shell: Any, env: Env) -> None:
+    from brute_nb.notebook.kernel import final_text
+    from brute_nb.notebook.notebook_tools import insert_cell, last_code_block
+
+    block = last_code_block(final_text(env["messages"]))
+    if block is None:
+        print("--code: the reply has no code block, so no cell was inserted")
+        return
+    insert_cell(shell, block)
+    print("--code: the reply's code block is in a new cell below (not run)")

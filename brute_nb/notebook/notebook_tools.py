@@ -1,0 +1,316 @@
+"""The notebook-aware tools: ``notebook`` (read the cells), ``variables`` (the user's namespace) and
+``propose_cell`` (put code into a new cell below, unrun).
+
+None of them runs code: ``notebook`` reads the saved ``.ipynb`` and the kernel's own history, ``variables`` reads
+values (``repr`` of builtins, pandas and numpy summaries, the class name of anything else) and ``propose_cell``
+hands text to the front end with IPython's ``set_next_input``. The ``python`` tool stays the only way to execute.
+Every text they return is bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import reprlib
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+from brute_nb.notebook.cells import ERR, CellError, clip, executed_cells
+from brute_nb.tools.base import Tool
+
+LIST_CAP = 12_000
+CELL_CAP = 12_000
+FIRST_LINE = 80
+ROWS = 3
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+ShellSource = Callable[[], Any]
+
+
+def _ipython() -> Any:
+    from IPython import get_ipython
+
+    return get_ipython()
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+@dataclass(frozen=True)
+class NbCell:
+    """A cell of the saved notebook or, with ``count``, one the kernel ran that the saved file lacks."""
+
+    label: str
+    kind: str
+    source: str
+    outputs: str = ""
+    error: str = ""
+
+    def line(self) -> str:
+        first = next((ln for ln in self.source.splitlines() if ln.strip()), "")
+        first = first if len(first) <= FIRST_LINE else first[:FIRST_LINE] + "..."
+        flags = [f for f in ("outputs" if self.outputs else "", f"error: {self.error}" if self.error else "") if f]
+        return f"{self.label:<7} {self.kind:<8} {first}" + (f"   ({'; '.join(flags)})" if flags else "")
+
+    def full(self) -> str:
+        fence = "```python" if self.kind == "code" else "```markdown"
+        parts = [f"{self.label} ({self.kind}):\n{fence}\n{self.source.rstrip()}\n```"]
+        if self.outputs:
+            parts.append("Outputs:\n" + self.outputs)
+        return clip("\n".join(parts), CELL_CAP)
+
+
+def _output_text(output: dict[str, Any]) -> tuple[str, str]:
+    """One saved output as text, and its error headline when it is an error."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _text(output.get("text")), ""
+    if kind == "error":
+        tb = _ANSI.sub("", "\n".join(output.get("traceback") or []))
+        head = f"{output.get('ename', '')}: {output.get('evalue', '')}"
+        return clip(tb or head, 3_000), head
+    data = output.get("data") or {}
+    if "text/plain" in data:
+        return _text(data["text/plain"]), ""
+    return f"[{', '.join(sorted(data)) or 'no data'}]", ""
+
+
+def saved_cells(path: Path) -> list[NbCell]:
+    """The cells of a saved notebook (nbformat 4 JSON), with their outputs as bounded text."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    cells = []
+    for i, cell in enumerate(data.get("cells") or []):
+        texts, error = [], ""
+        for output in cell.get("outputs") or []:
+            text, head = _output_text(output)
+            texts.append(text.rstrip())
+            error = error or head
+        cells.append(NbCell(f"[{i}]", str(cell.get("cell_type", "?")), _text(cell.get("source")),
+                            clip("\n".join(t for t in texts if t), 4_000), error))
+    return cells
+
+
+def kernel_cells(shell: Any, saved: list[NbCell]) -> list[NbCell]:
+    """Cells this kernel ran whose source is not in the saved file: run since the last save (or edited since)."""
+    if shell is None:
+        return []
+    known = {c.source.strip() for c in saved}
+    err = shell.user_ns.get(ERR) if isinstance(shell.user_ns.get(ERR), dict) else {}
+    out = []
+    for cell in executed_cells(shell):
+        if cell.source.strip() in known:
+            continue
+        entry = err.get(cell.count)
+        report = entry.report() if isinstance(entry, CellError) else ""
+        outputs = "\n".join(t for t in (cell.output and f"Out: {cell.output}", report) if t)
+        out.append(NbCell(f"In[{cell.count}]", "code", cell.source, outputs, cell.error))
+    return out
+
+
+class Notebook(Tool):
+    """``notebook(action, cell, query)``: the user's notebook, read-only."""
+
+    name = "notebook"
+    description = (
+        "Read the user's Jupyter notebook (read-only). action=list: every cell with its index, type, first line "
+        "and whether it has outputs or an error; action=read with cell='3' (a saved cell's index) or "
+        "cell='In[7]' (a cell the kernel ran): the cell's source and outputs; action=search with query: the "
+        "cells whose source or outputs contain it. Reads the saved .ipynb file plus the kernel's history for "
+        "cells run since the last save, and says which it used."
+    )
+    params: ClassVar[dict[str, Any]] = {
+        "action": {"type": "string", "enum": ["list", "read", "search"], "desc": "what to do", "required": True},
+        "cell": {"type": "string", "desc": "for read: a saved cell's index ('3') or a kernel cell ('In[7]')"},
+        "query": {"type": "string", "desc": "for search: text to look for (case-insensitive)"},
+    }
+
+    def __init__(self, notebook: Callable[[], Path | None] | None = None, shell: ShellSource = _ipython) -> None:
+        self._notebook = notebook
+        self._shell = shell
+
+    def notebook_path(self) -> Path | None:
+        if self._notebook is not None:
+            return self._notebook()
+        from brute_nb.notebook.registry import registry
+
+        return Path(registry().location.path)
+
+    def cells(self) -> tuple[str, list[NbCell], list[NbCell]]:
+        """Where the cells came from, the saved ones, and the kernel's unsaved ones."""
+        path = self.notebook_path()
+        saved: list[NbCell] = []
+        if path is not None and path.is_file():
+            saved = saved_cells(path)
+            when = datetime.fromtimestamp(path.stat().st_mtime).isoformat(sep=" ", timespec="seconds")
+            source = f"the saved notebook {path} (saved {when})"
+        else:
+            source = f"no saved notebook file ({path or 'path unknown'}), so only the kernel's history"
+        extra = kernel_cells(self._shell(), saved)
+        if extra:
+            source += f"; {len(extra)} cell{'s' if len(extra) > 1 else ''} from the kernel's history, run since " \
+                      "the last save (labelled In[n])"
+        return "Source: " + source, saved, extra
+
+    def execute(self, action: str, cell: str | None = None, query: str | None = None) -> str:
+        source, saved, extra = self.cells()
+        everything = saved + extra
+        if action == "list":
+            lines = [c.line() for c in saved]
+            if extra:
+                lines.append("Run in this kernel since the last save:")
+                lines += [c.line() for c in extra]
+            return clip(f"{source}\n" + ("\n".join(lines) or "(no cells)"), LIST_CAP)
+        if action == "read":
+            if not cell:
+                return "Error: action=read needs cell, e.g. cell='3' or cell='In[7]' (see action=list)"
+            label = cell.strip()
+            label = f"[{label}]" if label.isdigit() else label.replace(" ", "")
+            found = next((c for c in everything if c.label == label), None)
+            if found is None:
+                return f"Error: no cell {cell!r}. {source}. Use action=list to see the cells."
+            return f"{source}\n\n{found.full()}"
+        if not query:
+            return "Error: action=search needs query"
+        needle = query.lower()
+        hits = [c for c in everything if needle in c.source.lower() or needle in c.outputs.lower()]
+        if not hits:
+            return f"{source}\nNo cell contains {query!r}."
+        lines = [c.line() for c in hits]
+        return clip(f"{source}\n{len(hits)} cell{'s' if len(hits) > 1 else ''} contain {query!r}:\n" +
+                    "\n".join(lines), LIST_CAP)
+
+
+_SIMPLE = (int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set, frozenset, range)
+_repr = reprlib.Repr()
+_repr.maxstring, _repr.maxother, _repr.maxlist, _repr.maxdict = 80, 80, 8, 6
+
+
+def _shape(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return f"shape={shape}"
+    if isinstance(value, str | bytes | list | tuple | dict | set | frozenset | range):
+        return f"len={len(value)}"
+    return ""
+
+
+def describe_value(value: Any, *, detail: bool = False) -> str:
+    """A value summarised without running the user's own code: builtins by ``reprlib``, pandas and numpy by
+    their own summaries, anything else by its class."""
+    package = type(value).__module__.split(".")[0]
+    if package == "pandas" and hasattr(value, "columns") and hasattr(value, "head"):
+        dtypes = ", ".join(f"{k}: {v}" for k, v in value.dtypes.items())
+        rows = value.head(ROWS if not detail else 10).to_string()
+        return f"columns ({dtypes})\n{rows}"
+    if package == "pandas" and hasattr(value, "dtype") and hasattr(value, "head"):
+        return f"dtype {value.dtype}\n{value.head(ROWS if not detail else 10).to_string()}"
+    if package == "numpy" and hasattr(value, "dtype"):
+        import numpy as np
+
+        with np.printoptions(threshold=20 if not detail else 200, edgeitems=3):
+            return f"dtype {value.dtype}: {value!s}"
+    if isinstance(value, _SIMPLE):
+        return _repr.repr(value) if not detail else clip(repr(value), 4_000)
+    if isinstance(value, types.FunctionType):
+        return f"function {value.__qualname__}"
+    if isinstance(value, type):
+        return f"class {value.__module__}.{value.__qualname__}"
+    return f"<{type(value).__module__}.{type(value).__qualname__} object>"
+
+
+def user_variables(namespace: dict[str, Any], hidden: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The user's own names: not private, not modules, not IPython's (``In``, ``Out``, ``Err``...)."""
+    hidden = hidden or {}
+    return {k: v for k, v in namespace.items()
+            if not k.startswith("_") and not isinstance(v, types.ModuleType)
+            and not (k in hidden and hidden[k] is v)}
+
+
+class Variables(Tool):
+    """``variables(name)``: the user's namespace as the model needs it, read-only."""
+
+    name = "variables"
+    description = (
+        "List the variables in the user's Jupyter kernel (read-only; no code runs): name, type, shape or length "
+        "and a one-line summary; DataFrames with their dtypes and first rows. Pass name to see one variable in "
+        "more detail. To compute anything, use the python tool if it is enabled."
+    )
+    params: ClassVar[dict[str, Any]] = {
+        "name": {"type": "string", "desc": "one variable to show in detail (default: list them all)"},
+    }
+
+    def __init__(self, shell: ShellSource = _ipython) -> None:
+        self._shell = shell
+
+    def execute(self, name: str | None = None) -> str:
+        shell = self._shell()
+        if shell is None:
+            return "Error: no IPython kernel here, so there are no notebook variables to show"
+        found = user_variables(shell.user_ns, getattr(shell, "user_ns_hidden", None))
+        if name:
+            if name not in found:
+                close = ", ".join(sorted(k for k in found if name.lower() in k.lower())[:10])
+                return f"Error: no variable {name!r}" + (f"; similar: {close}" if close else "")
+            value = found[name]
+            head = f"{name}: {type(value).__name__} {_shape(value)}".rstrip()
+            return clip(f"{head}\n{describe_value(value, detail=True)}", CELL_CAP)
+        if not found:
+            return "(the user has defined no variables yet)"
+        lines = []
+        for key, value in found.items():
+            summary = describe_value(value)
+            head = f"{key}: {type(value).__name__} {_shape(value)}".rstrip()
+            if "\n" in summary:
+                lines.append(f"{head}\n" + "\n".join("    " + ln for ln in summary.splitlines()))
+            else:
+                lines.append(f"{head} = {summary}" if isinstance(value, _SIMPLE) else f"{head}  {summary}")
+        return clip("\n".join(lines), LIST_CAP)
+
+
+class ProposeCell(Tool):
+    """``propose_cell(code, explanation)``: a new cell below the current one, for the user to review; never run."""
+
+    name = "propose_cell"
+    description = (
+        "Propose Python code as a new notebook cell just below the current one. The code is NOT run: the user "
+        "reviews it and runs it if they agree. Use it to fix a failing cell or to give the user code to run. "
+        "Only the last proposal of a turn is inserted."
+    )
+    params: ClassVar[dict[str, Any]] = {
+        "code": {"type": "string", "desc": "the complete cell source", "required": True},
+        "explanation": {"type": "string", "desc": "one or two sentences: what the cell does and why"},
+    }
+
+    def __init__(self, shell: ShellSource = _ipython) -> None:
+        self._shell = shell
+
+    def execute(self, code: str, explanation: str = "") -> str:
+        shell = self._shell()
+        if shell is None:
+            return "Error: no IPython kernel here, so no cell can be proposed; show the code in your reply instead"
+        insert_cell(shell, code)
+        return "Proposed as a new cell below the current one. It is not run: the user reviews and runs it."
+
+
+def insert_cell(shell: Any, code: str) -> None:
+    """The front end puts ``code`` in a new cell below, unrun (a ``set_next_input`` payload in a kernel)."""
+    shell.set_next_input(code.rstrip("\n"), replace=False)
+
+
+CODE_BLOCK = re.compile(r"```[ \t]*(?:python|py|ipython|python3)?[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def last_code_block(text: str) -> str | None:
+    """The last fenced code block of a reply (Python or unlabelled), or None."""
+    blocks = CODE_BLOCK.findall(text)
+    return blocks[-1].rstrip("\n") if blocks else None
+
+
+NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": Notebook(), "variables": Variables(), "propose_cell": ProposeCell()}
+"""On by default in a notebook (``--tools all``); ``read-only`` keeps ``notebook`` and ``variables``."""
+READ_ONLY_NAMES = ("notebook", "variables")
