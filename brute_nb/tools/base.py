@@ -10,7 +10,7 @@ decoration), with one ``ToolDefinitionError`` listing every problem, never later
         def execute(self, msg: str) -> str: return msg
 
 Flat ``params`` are ``{key: {type, desc, required}}`` (``required`` defaults to False, as in JSON schema); nested
-arguments use a raw JSON schema in ``schema`` instead. ``risk`` (read, write, shell, network, python) is the seam
+arguments use a raw JSON schema in ``schema`` instead. ``risk`` (read, write, shell, network, python, mcp) is the seam
 approvals hook into; ``interactive`` tools (question) run one at a time before the concurrent batch.
 """
 
@@ -26,7 +26,7 @@ from brute_nb.tools.docstring import function_schema
 from brute_nb.tools.schema import param_problems, schema_problems, to_schema
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-RISKS = ("read", "write", "shell", "network", "python")
+RISKS = ("read", "write", "shell", "network", "python", "mcp")
 
 
 class Tool:
