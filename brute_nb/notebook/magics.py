@@ -35,7 +35,7 @@ SUBCOMMANDS = """\
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
 %brute usage             tokens per turn and in total
 %brute config [k=v ...]  show or change settings (notebook, model, tools, system, max_iterations, root,
-                         replay, record, window); shows where the notebook path came from
+                         replay, record, window, mcp); shows where the notebook path came from
 %brute widget            a chat panel over the same session
 %brute help              this text"""
 
@@ -109,8 +109,9 @@ class BruteMagics(Magics):
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
-                                "network, python; modes: allow, ask, deny)")
+                                "network, python, mcp; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
+    @argument("--mcp", help='MCP servers: a JSON file {"mcpServers": {...}} (tools named <server>_<tool>), or none')
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, usage, "
@@ -172,6 +173,8 @@ class BruteMagics(Magics):
                 changes["approve"] = st.parse_approve(args.approve)
             if args.budget:
                 changes["budget"] = st.parse_budget(args.budget)
+            if args.mcp:
+                changes["mcp"] = st.parse_mcp(args.mcp)
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if changes:
@@ -257,7 +260,7 @@ class BruteMagics(Magics):
         print(f"root:           {nb.root}")
         print(f"{'model:':<15} {s.model}")
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
-        for key in ("max_iterations", "window", "replay", "record", "approve", "budget"):
+        for key in ("max_iterations", "window", "replay", "record", "approve", "budget", "mcp"):
             print(f"{key + ':':<15} {getattr(s, key)}")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
@@ -286,7 +289,8 @@ def config_pairs(words: list[str]) -> dict[str, str]:
 def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
     # A list of tools (names and the user's own tool objects) is the one setting that is not text.
-    changes = config_changes({k: v if k == "tools" and not isinstance(v, str) else str(v) for k, v in pairs.items()})
+    changes = config_changes({k: v if k in ("tools", "mcp") and not isinstance(v, str) else str(v)
+                              for k, v in pairs.items()})
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
         reg.relocate()
@@ -316,9 +320,11 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = st.parse_approve(value.replace(";", ","))
         elif key == "budget":
             changes[key] = st.parse_budget(value.replace(";", ","))
+        elif key == "mcp":
+            changes[key] = st.parse_mcp(value)
         else:
             raise st.SettingsError(
                 f"unknown setting {key!r}; settable: notebook, model, tools, system, max_iterations, root, "
-                "replay, record, window, approve, budget"
+                "replay, record, window, approve, budget, mcp"
             )
     return changes

@@ -25,6 +25,18 @@ class SettingsError(BruteError, ValueError):
     """A bad option value; the message says what is allowed."""
 
 
+@dataclass(frozen=True)
+class MCPSetting:
+    """``--mcp``: where the servers document came from and the servers it names (read when set, so a bad file
+    is refused at once and an edited file, set again, counts as a change)."""
+
+    source: str
+    servers: tuple[Any, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.source} ({', '.join(s.name for s in self.servers) or 'no servers'})"
+
+
 @dataclass
 class Settings:
     model: str | None = None
@@ -38,11 +50,12 @@ class Settings:
     notebook: str | None = None
     approve: dict[str, str] = field(default_factory=dict)
     budget: dict[str, float] = field(default_factory=dict)
+    mcp: MCPSetting | None = None
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
-                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())))
+                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.mcp)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -153,6 +166,16 @@ def parse_budget(spec: str | dict[str, Any]) -> dict[str, float]:
     return limits
 
 
+def parse_mcp(spec: Any) -> MCPSetting:
+    """A servers document (a JSON file path or the dict), or ``none`` to stop using MCP servers."""
+    from brute_nb.tools.mcp_config import load
+
+    if isinstance(spec, str) and spec.strip().lower() in ("none", "off", ""):
+        return MCPSetting("none")
+    source = str(Path(spec).expanduser().resolve()) if isinstance(spec, str | Path) else "dict"
+    return MCPSetting(source, tuple(load(source if source != "dict" else spec)))
+
+
 OPTION_PARSERS: dict[str, Any] = {
     "model": parse_model,
     "tools": parse_tools,
@@ -164,6 +187,7 @@ OPTION_PARSERS: dict[str, Any] = {
     "record": lambda v: Path(v).expanduser().resolve(),
     "approve": parse_approve,
     "budget": parse_budget,
+    "mcp": parse_mcp,
 }
 
 

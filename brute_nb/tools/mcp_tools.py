@@ -6,8 +6,13 @@
 Each tool is named ``<server>_<tool>`` and has the risk class ``mcp`` (the approval policy asks before it runs
 unless ``--approve mcp=allow``). Servers are kept in one per-process table (a kernel's): ``mcp()`` starts a server
 the first time, reuses it while its entry in the config is unchanged and alive, and restarts it when the entry
-changed or the server died. ``stop(names)`` / ``stop_all()`` end them (``%unload_ext``, a new ``mcp=`` setting and
-interpreter exit call them), so no server process outlives the kernel that started it.
+changed or the server died. A tool finds its server in the table when it is called, so restarting a server (by
+calling ``mcp()`` again) mends the tools already handed out.
+
+Each use records an owner: ``"python"`` for ``mcp()``, a notebook session for ``%brute config mcp=...``.
+``sync(owner, specs)`` makes an owner's servers exactly ``specs`` (a changed setting stops what it no longer
+names, unless another owner still uses it); ``stop_all()`` runs at ``%unload_ext`` and interpreter exit, so no
+server process outlives the kernel that started it.
 """
 
 from __future__ import annotations
@@ -15,27 +20,45 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeGuard, cast
 
 from brute_nb.tools.adapter import Adapter
 from brute_nb.tools.mcp_config import ServerSpec, load, tool_name
-from brute_nb.tools.mcp_connection import Connection
+from brute_nb.tools.mcp_connection import Connection, MCPServerError
 from brute_nb.tools.truncation import ToolOutput
 
 RISK = "mcp"
 
 _servers: dict[str, Connection] = {}
-_lock = threading.Lock()
+_owners: dict[str, set[str]] = {}
+_lock = threading.RLock()
 
 
-def mcp(config: str | os.PathLike[str] | Mapping[str, Any]) -> list[Adapter]:
+def mcp(config: str | os.PathLike[str] | Mapping[str, Any] | Sequence[ServerSpec], *,
+        owner: str = "python") -> list[Adapter]:
     """Start (or reuse) the configured servers and return every tool they list, as Adapters."""
+    specs = list(config) if _is_specs(config) else load(cast("str | os.PathLike[str] | Mapping[str, Any]", config))
     adapters: list[Adapter] = []
-    for spec in load(config):
+    for spec in specs:
         connection = _connection(spec)
-        adapters.extend(_adapter(connection, t) for t in connection.tools)
+        with _lock:
+            _owners.setdefault(spec.name, set()).add(owner)
+        adapters.extend(_adapter(spec, t) for t in connection.tools)
     return adapters
+
+
+def sync(owner: str, specs: Iterable[ServerSpec]) -> list[Adapter]:
+    """Make ``owner``'s servers exactly ``specs``: stop those it no longer names (if no one else uses them)."""
+    specs = list(specs)
+    keep = {s.name for s in specs}
+    with _lock:
+        dropped = [name for name, owners in _owners.items() if owner in owners and name not in keep]
+        for name in dropped:
+            _owners[name].discard(owner)
+        unused = [name for name in dropped if not _owners[name]]
+    stop(unused)
+    return mcp(specs, owner=owner)
 
 
 def running() -> dict[str, ServerSpec]:
@@ -48,6 +71,8 @@ def stop(names: Iterable[str]) -> None:
     """Stop these servers (unknown names are ignored)."""
     with _lock:
         stopping = [_servers.pop(n) for n in list(names) if n in _servers]
+        for connection in stopping:
+            _owners.pop(connection.spec.name, None)
     for connection in stopping:
         connection.stop()
 
@@ -73,10 +98,19 @@ def _connection(spec: ServerSpec) -> Connection:
     return connection
 
 
-def _adapter(connection: Connection, tool: Any) -> Adapter:
-    server = connection.spec.name
+def _is_specs(config: object) -> TypeGuard[Sequence[ServerSpec]]:
+    return isinstance(config, list | tuple) and all(isinstance(s, ServerSpec) for s in config)
+
+
+def _adapter(spec: ServerSpec, tool: Any) -> Adapter:
+    server = spec.name
 
     async def invoke(arguments: dict[str, Any]) -> ToolOutput:
+        with _lock:
+            connection = _servers.get(server)
+        if connection is None or connection.spec != spec:
+            raise MCPServerError(f"MCP server {server!r} was stopped (its config changed or the extension was "
+                                 "unloaded); run the cell that configures MCP again to restart it")
         return render(await connection.call(tool.name, arguments))
 
     description = tool.description or tool.title or f"{tool.name} from the {server} MCP server"
