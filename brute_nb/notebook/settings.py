@@ -124,9 +124,12 @@ def parse_pairs(name: str, spec: str) -> dict[str, str]:
 
 def parse_model(spec: str) -> str:
     provider, sep, model = spec.partition(":")
-    if not sep or provider not in ("openai", "anthropic", "ollama", "openai-responses") or not model:
+    from brute_nb.providers.auto import PROVIDERS
+
+    if not sep or provider not in PROVIDERS or not model:
         raise SettingsError(
-            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1; got {spec!r}"
+            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1 or llm:MODEL (any "
+            f"model an installed llm plugin offers); providers: {', '.join(PROVIDERS)}; got {spec!r}"
         )
     return spec
 

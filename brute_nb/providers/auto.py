@@ -14,6 +14,9 @@ from typing import Any
 from brute_nb.errors import ProviderNotConfiguredError
 from brute_nb.providers.base import Provider
 
+PROVIDERS = ("anthropic", "openai", "openai-responses", "ollama", "llm")
+"""The ``provider:`` prefixes of a model spec; ``llm:MODEL`` is any model an installed ``llm`` plugin offers."""
+
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-20250514",
     "openai": "gpt-4.1",
@@ -55,8 +58,12 @@ def build(kind: str, model: str | None, **options: Any) -> Provider:
         options.setdefault("base_url", ollama_base_url(env.get("OLLAMA_HOST") or "localhost"))
         options.setdefault("api_key", "ollama")  # Ollama ignores the key, the SDK insists on one
         return OpenAIChat(model or env.get("OLLAMA_MODEL") or DEFAULT_MODELS["ollama"], **options)
+    if kind == "llm" and model:
+        from brute_nb.providers.llm import LLMModel
+
+        return LLMModel(model, **options)
     raise ProviderNotConfiguredError(
-        f"unknown provider {kind!r}; use one of anthropic, openai, openai-responses, ollama (as 'provider:model')")
+        f"unknown provider {kind!r}; use one of anthropic, openai, openai-responses, ollama, llm (as 'provider:model')")
 
 
 def from_cassette(path: str) -> tuple[str, str | None]:
@@ -75,7 +82,7 @@ def from_cassette(path: str) -> tuple[str, str | None]:
 def auto(model: str | None = None, **options: Any) -> Provider:
     """The provider the environment asks for. ``model`` may be ``"provider:model"`` or a bare model name."""
     spec = model or os.environ.get("BRUTE_MODEL") or None
-    if spec and ":" in spec and spec.split(":", 1)[0] in ("anthropic", "openai", "openai-responses", "ollama"):
+    if spec and ":" in spec and spec.split(":", 1)[0] in PROVIDERS:
         kind, name = spec.split(":", 1)
         return build(kind, name or None, **options)
     if options.get("replay"):
