@@ -37,6 +37,8 @@ SUBCOMMANDS = """\
 %brute config [k=v ...]  show or change settings (notebook, model, tools, system, max_iterations, root,
                          replay, record, window, mcp); shows where the notebook path came from
 %brute widget            a chat panel over the same session
+%brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
+%brute models            the providers configured here, aliases, and the current provider's models
 %brute help              this text"""
 
 SUMMARY_ROWS = 5
@@ -111,6 +113,10 @@ class BruteMagics(Magics):
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
                                 "network, python, mcp; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,tools=30,time=300")
+    @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
+                                                        "-o temperature=0.2; checked against the SDK")
+    @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
+                                 "http://localhost:8000/v1")
     @argument("--mcp", help='MCP servers: a JSON file {"mcpServers": {...}} (tools named <server>_<tool>), or none')
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
@@ -175,6 +181,10 @@ class BruteMagics(Magics):
                 changes["budget"] = st.parse_budget(args.budget)
             if args.mcp:
                 changes["mcp"] = st.parse_mcp(args.mcp)
+            if args.option:
+                changes["options"] = st.parse_options(args.option)
+            if args.base_url:
+                changes["base_url"] = args.base_url
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if changes:
@@ -239,6 +249,16 @@ class BruteMagics(Magics):
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
 
+    def _cmd_alias(self, rest: list[str]) -> None:
+        from brute_nb.notebook.model_commands import alias
+
+        alias(rest)
+
+    def _cmd_models(self, rest: list[str]) -> None:
+        from brute_nb.notebook.model_commands import models
+
+        models(self.registry.current())
+
     def _cmd_widget(self, rest: list[str]) -> Any:
         from brute_nb.notebook.widget import chat
 
@@ -260,7 +280,7 @@ class BruteMagics(Magics):
         print(f"root:           {nb.root}")
         print(f"{'model:':<15} {s.model}")
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
-        for key in ("max_iterations", "window", "replay", "record", "approve", "budget", "mcp"):
+        for key in ("max_iterations", "window", "replay", "record", "approve", "budget", "mcp", "base_url", "options"):
             print(f"{key + ':':<15} {getattr(s, key)}")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
@@ -289,7 +309,7 @@ def config_pairs(words: list[str]) -> dict[str, str]:
 def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
     # A list of tools (names and the user's own tool objects) is the one setting that is not text.
-    changes = config_changes({k: v if k in ("tools", "mcp") and not isinstance(v, str) else str(v)
+    changes = config_changes({k: v if k in ("tools", "mcp", "options") and not isinstance(v, str) else str(v)
                               for k, v in pairs.items()})
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
@@ -322,9 +342,11 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = st.parse_budget(value.replace(";", ","))
         elif key == "mcp":
             changes[key] = st.parse_mcp(value)
+        elif key in ("base_url", "options"):
+            changes[key] = st.OPTION_PARSERS[key](value)
         else:
             raise st.SettingsError(
                 f"unknown setting {key!r}; settable: notebook, model, tools, system, max_iterations, root, "
-                "replay, record, window, approve, budget, mcp"
+                "replay, record, window, approve, budget, mcp, base_url, options"
             )
     return changes

@@ -51,11 +51,15 @@ class Settings:
     approve: dict[str, str] = field(default_factory=dict)
     budget: dict[str, float] = field(default_factory=dict)
     mcp: MCPSetting | None = None
+    base_url: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
-                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.mcp)
+                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.mcp,
+                self.base_url, repr(sorted(self.options.items())))
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -123,8 +127,13 @@ def parse_pairs(name: str, spec: str) -> dict[str, str]:
 
 
 def parse_model(spec: str) -> str:
-    provider, sep, model = spec.partition(":")
+    """``provider:model``, or an alias saved with ``%brute alias`` (stored resolved, so a later edit of the alias
+    does not silently change a session's model)."""
+    from brute_nb.providers.aliases import resolve
     from brute_nb.providers.auto import PROVIDERS
+
+    spec = resolve(spec.strip())
+    provider, sep, model = spec.partition(":")
 
     if not sep or provider not in PROVIDERS or not model:
         raise SettingsError(
@@ -179,6 +188,16 @@ def parse_mcp(spec: Any) -> MCPSetting:
     return MCPSetting(source, tuple(load(source if source != "dict" else spec)))
 
 
+def parse_options(spec: Any) -> dict[str, Any]:
+    """``-o`` pairs (a list of ``KEY=VALUE``, a ``;``-separated string, or a dict) as provider parameters."""
+    from brute_nb.providers.options import parse_pairs
+
+    if isinstance(spec, dict):
+        return dict(spec)
+    pairs = spec.split(";") if isinstance(spec, str) else list(spec)
+    return parse_pairs(p for p in pairs if p.strip())
+
+
 OPTION_PARSERS: dict[str, Any] = {
     "model": parse_model,
     "tools": parse_tools,
@@ -191,6 +210,8 @@ OPTION_PARSERS: dict[str, Any] = {
     "approve": parse_approve,
     "budget": parse_budget,
     "mcp": parse_mcp,
+    "base_url": str,
+    "options": parse_options,
 }
 
 
