@@ -185,10 +185,10 @@ class BruteMagics(Magics):
                 changes["options"] = st.parse_options(args.option)
             if args.base_url:
                 changes["base_url"] = args.base_url
+            if changes:
+                configure_checked(nb, changes)
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
-        if changes:
-            nb.configure(**changes)
         if args.new:
             nb.reset()
         return nb
@@ -314,7 +314,23 @@ def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
         reg.relocate()
-    reg.current().configure(**changes)
+    configure_checked(reg.current(), changes)
+
+
+def configure_checked(nb: Any, changes: dict[str, Any]) -> None:
+    """Apply ``changes``, taking them back if the provider refuses its options (a bad ``-o`` must not stick)."""
+    from brute_nb.providers.options import OptionError
+
+    before = nb.settings
+    nb.configure(**changes)
+    if nb.settings.options and {"options", "model", "base_url"} & set(changes):
+        try:
+            nb.model_provider()
+        except OptionError as exc:
+            nb.settings = before
+            raise st.SettingsError(str(exc)) from None
+        except BruteError:
+            pass  # no provider configured yet: the turn will say so
 
 
 def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
