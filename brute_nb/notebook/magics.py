@@ -280,8 +280,11 @@ class BruteMagics(Magics):
         print(f"root:           {nb.root}")
         print(f"{'model:':<15} {s.model}")
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
-        for key in ("max_iterations", "window", "replay", "record", "approve", "budget", "mcp", "base_url", "options"):
+        for key in ("max_iterations", "window", "replay", "record", "approve", "budget"):
             print(f"{key + ':':<15} {getattr(s, key)}")
+        for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
+            if getattr(s, key):
+                print(f"{key + ':':<15} {getattr(s, key)}")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
 
