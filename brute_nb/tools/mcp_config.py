@@ -19,10 +19,12 @@ from brute_nb.errors import BruteError
 
 STDIO_KEYS = {"command", "args", "env", "cwd"}
 HTTP_KEYS = {"url", "headers"}
-COMMON_KEYS = {"type", "timeout", "description"}
+COMMON_KEYS = {"type", "timeout", "startup_timeout", "description"}
 TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
 DEFAULT_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told the server did not answer."""
+DEFAULT_STARTUP_TIMEOUT = 30.0
+"""Seconds a server may take to start and list its tools (``npx`` may first download the server)."""
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 64
@@ -45,6 +47,7 @@ class ServerSpec:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_TIMEOUT
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
 
     @property
     def kind(self) -> str:
@@ -112,13 +115,16 @@ def _spec(name: str, entry: Any, problems: list[str]) -> ServerSpec | None:
         value = entry.get(key, {})
         if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
             problems.append(f"{name}: {key} must be an object of strings")
-    timeout = entry.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        problems.append(f"{name}: timeout must be a positive number of seconds")
+    for key in ("timeout", "startup_timeout"):
+        value = entry.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            problems.append(f"{name}: {key} must be a positive number of seconds")
     if not _NAME_CHARS.sub("", name):
         problems.append(f"{name!r}: a server name needs letters or digits (tools are named <server>_<tool>)")
     if len(problems) > before:
         return None
     return ServerSpec(name=name, command=entry.get("command"), args=tuple(args),
                       env=tuple(sorted(entry.get("env", {}).items())), cwd=entry.get("cwd"), url=entry.get("url"),
-                      headers=tuple(sorted(entry.get("headers", {}).items())), timeout=float(timeout))
+                      headers=tuple(sorted(entry.get("headers", {}).items())),
+                      timeout=float(entry.get("timeout", DEFAULT_TIMEOUT)),
+                      startup_timeout=float(entry.get("startup_timeout", DEFAULT_STARTUP_TIMEOUT)))

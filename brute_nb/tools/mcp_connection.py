@@ -28,7 +28,6 @@ import anyio.to_thread
 from brute_nb.errors import BruteError
 from brute_nb.tools.mcp_config import ServerSpec
 
-STARTUP_TIMEOUT = 30.0
 STOP_TIMEOUT = 15.0
 """Upper bound on ``stop()``: the SDK's own shutdown waits at most about 6 s (stdin close, SIGTERM, SIGKILL)."""
 STDERR_TAIL = 800
@@ -41,9 +40,9 @@ class MCPServerError(BruteError, RuntimeError):
 class Connection:
     """A started MCP server: ``tools`` as the server listed them, ``await call(tool, arguments)``, ``stop()``."""
 
-    def __init__(self, spec: ServerSpec, *, startup_timeout: float = STARTUP_TIMEOUT) -> None:
+    def __init__(self, spec: ServerSpec) -> None:
         self.spec = spec
-        self.startup_timeout = startup_timeout
+        self.startup_timeout = spec.startup_timeout
         self.tools: list[Any] = []
         self.dead: str | None = None
         """Why the server can no longer answer (None while it can)."""
@@ -106,14 +105,16 @@ class Connection:
         self._stopping = anyio.Event()
         try:
             async with self._transport() as (read, write), ClientSession(read, write) as session:
-                with anyio.fail_after(self.startup_timeout):
-                    await session.initialize()
-                    listing = await session.list_tools()
+                try:
+                    with anyio.fail_after(self.startup_timeout):
+                        await session.initialize()
+                        listing = await session.list_tools()
+                except TimeoutError:
+                    raise TimeoutError(f"no answer to initialize within {self.startup_timeout:g} s (raise its "
+                                       '"startup_timeout" in the MCP config if it is just slow)') from None
                 self._session = session
                 task_status.started(list(listing.tools))
                 await self._stopping.wait()
-        except TimeoutError:
-            raise TimeoutError(f"no answer to initialize within {self.startup_timeout:g} s") from None
         finally:
             self._session = None
 

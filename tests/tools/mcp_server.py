@@ -47,7 +47,9 @@ def hang() -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "http":
+    if sys.argv[1:] == ["--never-answers"]:
+        time.sleep(3600)
+    elif len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         print("demo MCP server starting", file=sys.stderr)

@@ -181,4 +181,20 @@ def test_streamable_http_server(http_server: tuple[subprocess.Popen[bytes], str]
 def test_a_server_that_cannot_start_says_why() -> None:
     with pytest.raises(Exception, match=r"MCP server 'demo' \(.*\) did not start"):
         mcp({"mcpServers": {"demo": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(5)"]}}})
+    silent = [SERVER, "--never-answers"]  # a process that never speaks MCP: startup gives up, and it is stopped
+    with pytest.raises(Exception, match=r"did not start: TimeoutError: no answer to initialize within 2 s"):
+        mcp({"mcpServers": {"demo": {"command": sys.executable, "args": silent, "startup_timeout": 2}}})
     assert registry.running() == {}
+
+
+def test_an_interrupted_call_returns_at_once_and_the_server_goes_on() -> None:
+    tools = tools_by_name(config())
+
+    async def interrupted() -> float:
+        started = time.monotonic()
+        with anyio.move_on_after(0.5):
+            await tools["demo_hang"].call({})
+        return time.monotonic() - started
+
+    assert anyio.run(interrupted) < 10
+    assert str(call_sync(tools["demo_add"], a=1, b=2)) == "3"
