@@ -188,6 +188,22 @@ def test_llm_model_over_the_fake_server() -> None:
     assert message.meta["input_tokens"] > 0 and message.meta["finish_reason"] == "tool_calls"
 
 
+def test_llm_conversation_continues_the_dumped_history() -> None:
+    from llm.default_plugins.openai_models import Chat
+
+    log = sample_log()
+    with FakeProvider(script()) as fake:
+        model = Chat("fake-gpt", model_name="gpt-x", api_base=fake.openai_base_url, supports_tools=True)
+        request = LLM.dump_all(log)
+        conversation = request.conversation(model)
+        response = conversation.prompt(request.prompt, tool_results=request.tool_results, key=fake.api_key)
+        (message,) = LLM.wrap_each(response)
+        sent = fake.requests[-1]["json"]["messages"]
+        assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "tool"]
+        # The conversation now holds the whole exchange, and reads back as the log plus the reply.
+        assert shapes(LLM.wrap_each(conversation)) == shapes([*log, message])
+
+
 def test_any_llm_completion_over_the_fake_server() -> None:
     import any_llm
 
