@@ -66,3 +66,10 @@ def test_the_magic_accepts_llm_models() -> None:
     assert parse_model("llm:claude-3.5-haiku") == "llm:claude-3.5-haiku"
     with pytest.raises(SettingsError, match="llm:MODEL"):
         parse_model("nope:x")
+
+
+def test_models_lists_what_llm_offers(llm_home: FakeProvider) -> None:
+    from brute_nb.providers.catalog import list_models
+
+    found, why = list_models(auto("llm:fake-gpt"))
+    assert why is None and "fake-gpt" in found
