@@ -35,7 +35,8 @@ SUBCOMMANDS = """\
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
 %brute usage             tokens per turn and in total
 %brute config [k=v ...]  show or change settings (notebook, model, tools, system, max_iterations, root,
-                         replay, record, window, mcp); shows where the notebook path came from
+                         replay, record, window, mcp, base_url, options); shows where the notebook
+                         path came from
 %brute widget            a chat panel over the same session
 %brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
 %brute models            the providers configured here, aliases, and the current provider's models
@@ -103,7 +104,8 @@ class BruteMagics(Magics):
     @magic_arguments()
     @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
     @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
-    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1")
+    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, "
+                                    "gemini:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
     @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
     @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
