@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from typing import Any
 
@@ -29,6 +30,9 @@ def unload_ipython_extension(ipython: Any) -> None:
         magics[kind].pop("brute", None)
     ipython.magics_manager.registry.pop("BruteMagics", None)
     uninstall()
+    mcp = sys.modules.get("brute_nb.tools.mcp_tools")
+    if mcp is not None:
+        mcp.stop_all()  # the MCP servers this kernel started end with the extension
 
 
 def _clean_overflow() -> None:

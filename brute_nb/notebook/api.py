@@ -25,7 +25,8 @@ def chat(session: str | None = None, **options: Any) -> Any:
 def configure(**settings: Any) -> NotebookAgent:
     """Change the current session's settings from Python (``%brute config`` without the printout).
 
-    Keys: notebook, model, tools, system, max_iterations, root, replay, record, window, approve, budget.
+    Keys: notebook, model, tools, system, max_iterations, root, replay, record, window, approve, budget, mcp,
+    base_url, options (a dict of provider parameters, checked against the SDK).
     ``tools`` may be a list mixing built-in names and your own tools in any shape (``Tool`` subclass, ``@tool``
     function, dict, ``ToolPipeline``, ``SubAgent``): ``configure(tools=["all", word_count])``.
     """

@@ -1,4 +1,4 @@
-"""Approvals: a policy per risk class (read, write, shell, network, python), each ``allow``, ``ask`` or ``deny``.
+"""Approvals: a policy per risk class (read, write, shell, network, python, mcp): ``allow``, ``ask`` or ``deny``.
 
 The tool pipeline calls ``env["approve"](call, adapter)`` before it runs a call: ``None`` means go, a string is
 the call's error result. ``Approvals`` (a middleware) puts that hook in the env for every turn. Every decision is
@@ -22,10 +22,10 @@ import anyio.to_thread
 from brute_nb.agent import App, Env
 from brute_nb.errors import MiddlewareError
 
-RISK_CLASSES = ("read", "write", "shell", "network", "python")
+RISK_CLASSES = ("read", "write", "shell", "network", "python", "mcp")
 MODES = ("allow", "ask", "deny")
 DEFAULT_POLICY: dict[str, str] = {"read": "allow", "write": "allow", "shell": "ask", "network": "allow",
-                                  "python": "ask"}
+                                  "python": "ask", "mcp": "ask"}
 ANSWERS = ("allow", "deny", "always")
 """What an asker returns: allow this call, deny it, or allow this risk class for the rest of the session."""
 

@@ -82,9 +82,10 @@ class NotebookAgent:
         from brute_nb.providers import auto
 
         s = self.settings
-        key = (s.model, s.replay, s.record)
+        key = (s.model, s.replay, s.record, s.base_url, repr(sorted(s.options.items())))
         if self._model is None or self._model[0] != key:
-            self._model = (key, auto(s.model, replay=s.replay, record=s.record))
+            extra = {"base_url": s.base_url} if s.base_url else {}
+            self._model = (key, auto(s.model, replay=s.replay, record=s.record, **extra, **s.options))
         return self._model[1]
 
     def on(self, event: str, fn: Callable[[dict[str, Any], Any], Any]) -> NotebookAgent:

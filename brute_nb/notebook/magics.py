@@ -40,10 +40,12 @@ SUBCOMMANDS = """\
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
+%brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
+%brute models            the providers configured here, aliases, and the current provider's models
 %brute help              this text"""
 
 CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
-               "approve", "budget", "summarize", "context")
+               "approve", "budget", "summarize", "context", "mcp", "base_url", "options")
 """What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
 
 SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
@@ -172,7 +174,8 @@ class BruteMagics(Magics):
     @magic_arguments()
     @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
     @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
-    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1")
+    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1, "
+                                    "gemini:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
     @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
     @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
@@ -180,11 +183,16 @@ class BruteMagics(Magics):
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
-                                "network, python; modes: allow, ask, deny)")
+                                "network, python, mcp; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
     @argument("--attach", help="files to send with the prompt, comma-separated: report.pdf,plot.png")
+    @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
+                                                        "-o temperature=0.2; checked against the SDK")
+    @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
+                                 "http://localhost:8000/v1")
+    @argument("--mcp", help='MCP servers: a JSON file {"mcpServers": {...}} (tools named <server>_<tool>), or none')
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer; with --over, no "
                                                    "progress bar)")
     @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
@@ -318,10 +326,16 @@ class BruteMagics(Magics):
                 changes["approve"] = st.parse_approve(args.approve)
             if args.budget:
                 changes["budget"] = st.parse_budget(args.budget)
+            if args.mcp:
+                changes["mcp"] = st.parse_mcp(args.mcp)
+            if args.option:
+                changes["options"] = st.parse_options(args.option)
+            if args.base_url:
+                changes["base_url"] = args.base_url
+            if changes:
+                configure_checked(nb, changes)
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
-        if changes:
-            nb.configure(**changes)
         if args.new:
             nb.reset()
         return nb
@@ -392,6 +406,16 @@ class BruteMagics(Magics):
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
 
+    def _cmd_alias(self, rest: list[str]) -> None:
+        from brute_nb.notebook.model_commands import alias
+
+        alias(rest)
+
+    def _cmd_models(self, rest: list[str]) -> None:
+        from brute_nb.notebook.model_commands import models
+
+        models(self.registry.current())
+
     def _cmd_widget(self, rest: list[str]) -> Any:
         from brute_nb.notebook.widget import chat
 
@@ -417,6 +441,9 @@ class BruteMagics(Magics):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
+        for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
+            if getattr(s, key):
+                print(f"{key + ':':<15} {getattr(s, key)}")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
 
@@ -451,11 +478,28 @@ def config_pairs(words: list[str]) -> dict[str, str]:
 def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
     # A list of tools (names and the user's own tool objects) is the one setting that is not text.
-    changes = config_changes({k: v if k == "tools" and not isinstance(v, str) else str(v) for k, v in pairs.items()})
+    changes = config_changes({k: v if k in ("tools", "mcp", "options") and not isinstance(v, str) else str(v)
+                              for k, v in pairs.items()})
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
         reg.relocate()
-    reg.current().configure(**changes)
+    configure_checked(reg.current(), changes)
+
+
+def configure_checked(nb: Any, changes: dict[str, Any]) -> None:
+    """Apply ``changes``, taking them back if the provider refuses its options (a bad ``-o`` must not stick)."""
+    from brute_nb.providers.options import OptionError
+
+    before = nb.settings
+    nb.configure(**changes)
+    if nb.settings.options and {"options", "model", "base_url"} & set(changes):
+        try:
+            nb.model_provider()
+        except OptionError as exc:
+            nb.settings = before
+            raise st.SettingsError(str(exc)) from None
+        except BruteError:
+            pass  # no provider configured yet: the turn will say so
 
 
 def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
@@ -485,6 +529,10 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = st.parse_budget(value.replace(";", ","))
         elif key == "summarize":
             changes[key] = st.parse_bool(key, value)
+        elif key == "mcp":
+            changes[key] = st.parse_mcp(value)
+        elif key in ("base_url", "options"):
+            changes[key] = st.OPTION_PARSERS[key](value)
         else:
             raise st.SettingsError(f"unknown setting {key!r}; settable: {', '.join(CONFIG_KEYS)}")
     return changes

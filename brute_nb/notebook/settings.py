@@ -25,6 +25,18 @@ class SettingsError(BruteError, ValueError):
     """A bad option value; the message says what is allowed."""
 
 
+@dataclass(frozen=True)
+class MCPSetting:
+    """``--mcp``: where the servers document came from and the servers it names (read when set, so a bad file
+    is refused at once and an edited file, set again, counts as a change)."""
+
+    source: str
+    servers: tuple[Any, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.source} ({', '.join(s.name for s in self.servers) or 'no servers'})"
+
+
 @dataclass
 class Settings:
     model: str | None = None
@@ -42,11 +54,16 @@ class Settings:
     """Compaction's last rung: fold old turns into a summary written by the session's own model (Brute's ladder)."""
     context: int = 0
     """Executed cells sent with each prompt as context (``--context N``); not part of the stack."""
+    mcp: MCPSetting | None = None
+    base_url: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
-                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize)
+                self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize,
+                self.mcp, self.base_url, repr(sorted(self.options.items())))
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -126,10 +143,18 @@ def parse_pairs(name: str, spec: str) -> dict[str, str]:
 
 
 def parse_model(spec: str) -> str:
+    """``provider:model``, or an alias saved with ``%brute alias`` (stored resolved, so a later edit of the alias
+    does not silently change a session's model)."""
+    from brute_nb.providers.aliases import resolve
+    from brute_nb.providers.auto import PROVIDERS
+
+    spec = resolve(spec.strip())
     provider, sep, model = spec.partition(":")
-    if not sep or provider not in ("openai", "anthropic", "ollama", "openai-responses") or not model:
+
+    if not sep or provider not in PROVIDERS or not model:
         raise SettingsError(
-            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4.1; got {spec!r}"
+            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1 or llm:MODEL (any "
+            f"model an installed llm plugin offers); providers: {', '.join(PROVIDERS)}; got {spec!r}"
         )
     return spec
 
@@ -169,6 +194,26 @@ def parse_budget(spec: str | dict[str, Any]) -> dict[str, float]:
     return limits
 
 
+def parse_mcp(spec: Any) -> MCPSetting:
+    """A servers document (a JSON file path or the dict), or ``none`` to stop using MCP servers."""
+    from brute_nb.tools.mcp_config import load
+
+    if isinstance(spec, str) and spec.strip().lower() in ("none", "off", ""):
+        return MCPSetting("none")
+    source = str(Path(spec).expanduser().resolve()) if isinstance(spec, str | Path) else "dict"
+    return MCPSetting(source, tuple(load(source if source != "dict" else spec)))
+
+
+def parse_options(spec: Any) -> dict[str, Any]:
+    """``-o`` pairs (a list of ``KEY=VALUE``, a ``;``-separated string, or a dict) as provider parameters."""
+    from brute_nb.providers.options import parse_pairs
+
+    if isinstance(spec, dict):
+        return dict(spec)
+    pairs = spec.split(";") if isinstance(spec, str) else list(spec)
+    return parse_pairs(p for p in pairs if p.strip())
+
+
 OPTION_PARSERS: dict[str, Any] = {
     "model": parse_model,
     "tools": parse_tools,
@@ -182,6 +227,9 @@ OPTION_PARSERS: dict[str, Any] = {
     "budget": parse_budget,
     "summarize": lambda v: parse_bool("summarize", v),
     "context": lambda v: parse_int("context", v, minimum=0),
+    "mcp": parse_mcp,
+    "base_url": str,
+    "options": parse_options,
 }
 
 

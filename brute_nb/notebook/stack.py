@@ -9,6 +9,7 @@ the provider.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.agent import Agent, Env
@@ -79,6 +80,20 @@ def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
     return list(seen.values())
 
 
+def mcp_tools(nb: NotebookAgent) -> list[Any]:
+    """The session's MCP servers (started, restarted or stopped to match ``--mcp``) as tools."""
+    from brute_nb.tools.mcp_connection import MCPServerError
+    from brute_nb.tools.mcp_tools import sync
+
+    servers = nb.settings.mcp.servers if nb.settings.mcp else ()
+    if not servers and "brute_nb.tools.mcp_tools" not in sys.modules:
+        return []  # never used here: nothing to stop, and no reason to import it
+    try:
+        return sync(f"session:{nb.name}", servers)
+    except MCPServerError as exc:
+        raise SettingsError(f"{exc}\nFix the server or its entry, or stop using it: %brute config mcp=none") from None
+
+
 def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
     from brute_nb.middleware.budget import Budget
@@ -89,7 +104,7 @@ def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.notebook.kernel import default_system_prompt
 
     s = nb.settings
-    tools = select_tools(s.tools, notebook=True)
+    tools = select_tools(s.tools, notebook=True) + mcp_tools(nb)
     skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
 
     def system(env: Env) -> str:

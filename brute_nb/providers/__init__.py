@@ -15,6 +15,7 @@ from brute_nb.providers.scripted import Scripted, ScriptExhaustedError, call, re
 
 _LAZY = {
     "AnthropicMessages": "brute_nb.providers.anthropic",
+    "LLMModel": "brute_nb.providers.llm",
     "OpenAIChat": "brute_nb.providers.openai",
     "OpenAIResponses": "brute_nb.providers.openai",
     "Provider": "brute_nb.providers.base",
@@ -32,6 +33,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_MODELS",
     "AnthropicMessages",
+    "LLMModel",
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from brute_nb.tools.fs_edit import FSPatch, FSRemove, FSUndo, FSWrite
     from brute_nb.tools.fs_read import FSRead
     from brute_nb.tools.fs_search import FSSearch
+    from brute_nb.tools.mcp_tools import mcp
     from brute_nb.tools.pipeline import ToolPipeline, ValidateParams
     from brute_nb.tools.question import Question
     from brute_nb.tools.shell import Shell
@@ -38,6 +39,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.tools.fs_edit": ("FSPatch", "FSRemove", "FSUndo", "FSWrite"),
     "brute_nb.tools.fs_read": ("FSRead",),
     "brute_nb.tools.fs_search": ("FSSearch",),
+    "brute_nb.tools.mcp_tools": ("mcp",),
     "brute_nb.tools.pipeline": ("ToolPipeline", "ValidateParams"),
     "brute_nb.tools.question": ("Question",),
     "brute_nb.tools.shell": ("Shell",),
@@ -90,6 +92,7 @@ __all__ = [
     "cleanup",
     "current_env",
     "discover_skills",
+    "mcp",
     "skills_prompt",
     "skills_section",
     "tool",

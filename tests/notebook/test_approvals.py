@@ -27,7 +27,8 @@ CALL = ToolCall(id="c1", name="shell", arguments={"command": "ls"})
 
 
 def test_defaults_match_the_issue() -> None:
-    assert DEFAULT_POLICY == {"read": "allow", "write": "allow", "shell": "ask", "network": "allow", "python": "ask"}
+    assert DEFAULT_POLICY == {"read": "allow", "write": "allow", "shell": "ask", "network": "allow", "python": "ask",
+                              "mcp": "ask"}
 
 
 def test_risk_from_adapter_or_its_tool_else_read() -> None:

@@ -1,0 +1,66 @@
+"""``%brute alias`` and ``%brute models``: naming models and looking at what this environment can reach.
+
+Kept out of ``magics`` (which only parses and dispatches). Output is plain text printed in the cell.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+
+ALIAS_USAGE = ("usage: %brute alias                      list aliases\n"
+               "       %brute alias NAME PROVIDER:MODEL   save one (then -m NAME)\n"
+               "       %brute alias --delete NAME         remove one")
+
+
+def alias(rest: list[str]) -> None:
+    from brute_nb.notebook.settings import parse_model
+    from brute_nb.providers import aliases
+
+    if not rest:
+        saved = aliases.load()
+        print(f"aliases in {aliases.path()}:")
+        for name, target in sorted(saved.items()):
+            print(f"  {name:<16} {target}")
+        if not saved:
+            print("  (none yet; e.g. %brute alias fast anthropic:claude-haiku-4-5)")
+        return
+    if rest[0] == "--delete" and len(rest) == 2:
+        aliases.save(rest[1], None)
+        print(f"alias {rest[1]} removed")
+        return
+    if len(rest) != 2 or rest[0].startswith("-"):
+        raise UsageError(ALIAS_USAGE)
+    target = parse_model(rest[1])  # a typo is refused now, not at the turn that uses the alias
+    aliases.save(rest[0], target)
+    print(f"alias {rest[0]} -> {target}  (use it as -m {rest[0]}; saved in {aliases.path()})")
+
+
+def models(nb: Any) -> None:
+    from brute_nb.providers import aliases
+    from brute_nb.providers.catalog import configured, list_models
+
+    print("providers configured here:")
+    for name, how in configured() or [("(none)", "set a key, or use --base-url URL or -m llm:MODEL")]:
+        print(f"  {name:<16} {how}")
+    if nb.settings.base_url:
+        print(f"  {'--base-url':<16} {nb.settings.base_url}")
+    saved = aliases.load()
+    if saved:
+        print(f"aliases ({aliases.path()}):")
+        for name, target in sorted(saved.items()):
+            print(f"  {name:<16} {target}")
+    try:
+        provider = nb.model_provider()
+    except Exception as exc:  # no provider configured: the list above says what to set
+        print(f"no current model: {exc}")
+        return
+    label = getattr(provider, "label", type(provider).__name__)
+    found, why = list_models(provider)
+    if why:
+        print(f"models at {label}: cannot list them ({why})")
+        return
+    print(f"models at {label} ({len(found)}):")
+    for model in found:
+        print(f"  {model}")

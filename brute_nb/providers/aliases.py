@@ -1,0 +1,68 @@
+"""Model aliases (``%brute alias fast anthropic:claude-haiku-4-5``, then ``-m fast``), kept in the user's config.
+
+The file is ``$XDG_CONFIG_HOME/brute_nb/aliases.json`` (``~/.config/brute_nb/aliases.json`` by default), one JSON
+object of alias -> ``provider:model``. Invariant: the file is only ever replaced whole (written beside it, then
+renamed), so an interrupted save leaves the old aliases, never half a file; a file that cannot be read is an
+error naming it, never silently treated as empty (a later save would otherwise drop every alias in it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from brute_nb.errors import BruteError
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class AliasError(BruteError, ValueError):
+    """An alias name, target or file is unusable; the message says which and what to do."""
+
+
+def path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "brute_nb" / "aliases.json"
+
+
+def load() -> dict[str, str]:
+    file = path()
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except json.JSONDecodeError as exc:
+        raise AliasError(f"{file}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise AliasError(f"{file}: expected one JSON object of alias -> \"provider:model\"; fix or remove the file")
+    return data
+
+
+def save(name: str, target: str | None) -> dict[str, str]:
+    """Set ``name`` to ``target`` (or remove it when ``target`` is None); returns every alias."""
+    if not NAME.fullmatch(name) or ":" in name:
+        raise AliasError(f"alias {name!r}: use letters, digits, '.', '_' or '-' (no ':', which marks a provider)")
+    aliases = load()
+    if target is None:
+        if name not in aliases:
+            raise AliasError(f"no alias {name!r}; aliases: {', '.join(sorted(aliases)) or 'none yet'}")
+        del aliases[name]
+    else:
+        aliases[name] = target
+    file = path()
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=file.parent, delete=False, suffix=".tmp") as tmp:
+        json.dump(aliases, tmp, indent=2, sort_keys=True)
+        tmp.write("\n")
+    os.replace(tmp.name, file)
+    return aliases
+
+
+def resolve(spec: str) -> str:
+    """``spec`` with an alias replaced by what it names (a ``provider:model`` spec passes through)."""
+    if ":" in spec:
+        return spec
+    return load().get(spec, spec)

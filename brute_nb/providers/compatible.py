@@ -1,0 +1,56 @@
+"""Hosted providers reached through their OpenAI-compatible endpoints: Gemini, OpenRouter, DeepSeek, Mistral.
+
+Each is the ``OpenAIChat`` provider (the real ``openai`` SDK) with the provider's base URL and key variable, so a
+key in the environment is all it takes (``GEMINI_API_KEY=... `` then ``%%brute``), and ``-m gemini:MODEL`` names a
+model. The table is the one place these URLs live.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from brute_nb.providers.openai import OpenAIChat
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    keys: tuple[str, ...]
+    default_model: str
+
+
+ENDPOINTS: dict[str, Endpoint] = {
+    "gemini": Endpoint("https://generativelanguage.googleapis.com/v1beta/openai/", ("GEMINI_API_KEY",
+                                                                                   "GOOGLE_API_KEY"),
+                       "gemini-2.5-flash"),
+    "openrouter": Endpoint("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "openrouter/auto"),
+    "deepseek": Endpoint("https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",), "deepseek-chat"),
+    "mistral": Endpoint("https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "mistral-large-latest"),
+}
+
+
+def key_for(name: str) -> str | None:
+    """The first of the endpoint's key variables that is set."""
+    return next((os.environ[k] for k in ENDPOINTS[name].keys if os.environ.get(k)), None)
+
+
+def configured() -> list[str]:
+    """The endpoints whose key is in the environment, in the order ``auto()`` tries them."""
+    return [name for name in ENDPOINTS if key_for(name)]
+
+
+class CompatibleChat(OpenAIChat):
+    """``CompatibleChat("gemini", "gemini-2.5-pro")``: OpenAIChat at that provider's endpoint, with its key."""
+
+    def __init__(self, name: str, model: str | None = None, **options: Any) -> None:
+        endpoint = ENDPOINTS[name]
+        options.setdefault("base_url", endpoint.base_url)
+        options.setdefault("api_key", key_for(name))
+        super().__init__(model or endpoint.default_model, **options)
+        self.name = name
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}:{self.model}"

@@ -1,0 +1,66 @@
+"""LLMModel: any model an installed simonw ``llm`` plugin offers (``-m llm:MODEL``), through the ``LLM`` transport.
+
+The model comes from ``llm``'s own registry, so its plugins, aliases, ``extra-openai-models.yaml`` and stored keys
+(``llm keys set``) all apply. The async variant streams text out as ``assistant_delta`` events; a plugin with only
+a sync model runs on a worker thread. The reply is appended whole, as every provider's is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+
+from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.events import emit
+from brute_nb.message import Message
+from brute_nb.providers.base import Provider, tool_specs
+from brute_nb.transports.llm import LLM
+
+
+class LLMModel(Provider):
+    """``agent.run(LLMModel("gpt-4.1-mini"))`` or ``LLMModel(a_model_object)``; ``-m llm:MODEL`` in a notebook."""
+
+    provider = "llm"
+    key_variable = "the key its llm plugin reads (llm keys set NAME)"
+
+    def __init__(self, model: Any, **options: Any) -> None:
+        self._model_object = None if isinstance(model, str) else model
+        super().__init__(model if isinstance(model, str) else model.model_id, **options)
+
+    def resolve(self) -> Any:
+        """The ``llm`` model object (async when the plugin has one)."""
+        if self._model_object is not None:
+            return self._model_object
+        import llm
+
+        try:
+            return llm.get_async_model(self.model)
+        except llm.UnknownModelError:
+            pass
+        try:
+            return llm.get_model(self.model)
+        except llm.UnknownModelError:
+            known = ", ".join(sorted(m.model_id for m in llm.get_models())[:20])
+            raise ProviderNotConfiguredError(
+                f"llm knows no model {self.model!r}; install the plugin that offers it (llm install ...) or pick "
+                f"one of: {known} (llm models lists them all)") from None
+
+    async def _complete(self, env: dict[str, Any]) -> Message:
+        import llm
+
+        model = self.resolve()
+        request = LLM.dump_all(env["messages"])
+        tools = [llm.Tool(name=s["name"], description=s["description"], input_schema=s["parameters"])
+                 for s in tool_specs(env.get("tools"))]
+        kwargs: dict[str, Any] = {"messages": request.history, "tool_results": request.tool_results,
+                                  "key": self.api_key, **self.params}
+        if tools:
+            kwargs["tools"] = tools
+        response = model.prompt(request.prompt, **kwargs)
+        if isinstance(response, llm.AsyncResponse):
+            async for chunk in response:
+                emit(env, "assistant_delta", {"text": chunk})
+        else:
+            await anyio.to_thread.run_sync(response.text)
+        return LLM.wrap_one(response)

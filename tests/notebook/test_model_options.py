@@ -1,0 +1,148 @@
+"""Models from the magic: ``-o KEY=VALUE`` checked against the SDK, ``--base-url``, hosted keys found in the
+environment, ``%brute alias`` saved in the XDG config, and ``%brute models`` (through the real magic code, the
+fake provider behind the real SDK)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.providers import auto
+from brute_nb.providers.compatible import ENDPOINTS, CompatibleChat
+from brute_nb.providers.options import OptionError, check
+from brute_nb.testing import FakeProvider
+
+KEYS = ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
+        *(k for e in ENDPOINTS.values() for k in e.keys))
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in KEYS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[Any]:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "brute_nb")
+        shell.run_line_magic("brute", f"config notebook={tmp_path / 'nb.ipynb'} root={tmp_path}")
+        yield shell
+    finally:
+        shell.run_line_magic("unload_ext", "brute_nb")
+        InteractiveShell.clear_instance()
+
+
+def test_options_are_checked_against_the_sdk_signature() -> None:
+    check("openai", {"temperature": 0.2, "reasoning_effort": "low"})
+    check("anthropic", {"thinking": {"type": "enabled", "budget_tokens": 2000}, "max_tokens": 4000})
+    with pytest.raises(OptionError, match=r"anthropic's messages\.create takes no 'temperature'.*takes: .*thinking"):
+        check("anthropic", {"temperature": 0.2})
+    with pytest.raises(OptionError, match="did you mean temperature"):
+        check("openai", {"temperture": 1})
+    with pytest.raises(OptionError, match="messages is set by brute_nb itself"):
+        check("gemini", {"messages": []})
+
+
+def test_option_and_base_url_reach_the_request(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeProvider(["fine"]) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        shell.run_cell_magic("brute", f"-m openai:local-model --base-url {fake.openai_base_url} -o temperature=0.25 "
+                                      '-o stop=["END"]', "hello")
+        sent = fake.requests[-1]["json"]
+    assert (sent["model"], sent["temperature"], sent["stop"]) == ("local-model", 0.25, ["END"])
+
+
+def test_an_unknown_option_is_a_usage_error_before_any_request(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    with pytest.raises(UsageError, match="takes no 'temperature'"):
+        shell.run_cell_magic("brute", "-m anthropic:claude-x -o temperature=0.2", "hello")
+    with pytest.raises(UsageError, match="-o takes KEY=VALUE"):
+        shell.run_cell_magic("brute", "-o temperature", "hello")
+
+
+def test_hosted_keys_are_found_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ProviderNotConfiguredError) as info:
+        auto()
+    for word in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY",
+                 "--base-url"):
+        assert word in str(info.value)
+    monkeypatch.setenv("MISTRAL_API_KEY", "m")
+    monkeypatch.setenv("GOOGLE_API_KEY", "g")
+    provider = auto()
+    assert isinstance(provider, CompatibleChat) and provider.label == "gemini:gemini-2.5-flash"
+    assert (provider.base_url, provider.api_key) == (ENDPOINTS["gemini"].base_url, "g")
+    other = auto("mistral:mistral-small-latest")
+    assert other.base_url == "https://api.mistral.ai/v1" and other.api_key == "m"
+
+
+def test_aliases_are_saved_in_the_xdg_config_and_used_by_m(shell: Any, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("brute", "alias fast openai:gpt-fast")
+    saved = tmp_path / "config" / "brute_nb" / "aliases.json"
+    assert json.loads(saved.read_text()) == {"fast": "openai:gpt-fast"}
+    with pytest.raises(UsageError, match="PROVIDER:MODEL"):
+        shell.run_line_magic("brute", "alias typo nope:x")
+    with FakeProvider(["hi"]) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+        shell.run_cell_magic("brute", "-m fast", "hello")
+        assert fake.requests[-1]["json"]["model"] == "gpt-fast"
+    capsys.readouterr()
+    shell.run_line_magic("brute", "alias")
+    assert "fast             openai:gpt-fast" in capsys.readouterr().out
+    saved.write_text("{broken")
+    with pytest.raises(UsageError, match=r"aliases\.json:1: not valid JSON"):
+        shell.run_line_magic("brute", "alias other openai:x")
+    assert saved.read_text() == "{broken"  # never overwritten with less
+
+
+class Models(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"object": "list", "data": [
+            {"id": m, "object": "model", "created": 0, "owned_by": "me"} for m in ("zeta-1", "alpha-2")]}).encode()
+        self.send_response(200 if self.path.endswith("/models") else 404)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+def test_models_lists_providers_aliases_and_the_endpoint(shell: Any, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("DEEPSEEK_API_KEY", "d")
+        shell.run_line_magic("brute", "alias fast openai:gpt-fast")
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        shell.run_line_magic("brute", f"config base_url={url} model=openai:zeta-1")
+        capsys.readouterr()
+        shell.run_line_magic("brute", "models")
+        out = capsys.readouterr().out
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "deepseek         DEEPSEEK_API_KEY is set" in out
+    assert "fast             openai:gpt-fast" in out
+    assert "models at openai:zeta-1 (2):\n  alpha-2\n  zeta-1" in out
+    shell.run_line_magic("brute", "config base_url=http://127.0.0.1:9/v1")
+    capsys.readouterr()
+    shell.run_line_magic("brute", "models")
+    assert "cannot list them" in capsys.readouterr().out
