@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from brute_nb.cost import billed_usage
 from brute_nb.message import dumps, role_of
 
 Tokenizer = Callable[[str], int]
@@ -22,8 +23,6 @@ Tokenizer = Callable[[str], int]
 MESSAGE_OVERHEAD = 4
 """Tokens every message costs beyond its text (role and separators), as the providers' own accounting does."""
 
-# Anthropic's input_tokens leaves out prompt-cache hits and writes; OpenAI's prompt_tokens already includes them.
-_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def chars_per_four(text: str) -> int:
@@ -97,8 +96,10 @@ def reported_input(message: Any) -> int | None:
     value = meta.get("input_tokens")
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         return None
-    extra = sum(v for k in _CACHE_KEYS if isinstance(v := meta.get(k), int) and not isinstance(v, bool) and v > 0)
-    return value + extra
+    # Anthropic's input_tokens leaves out prompt-cache reads and writes (the transports keep them as cached_tokens and
+    # cache_write_tokens); OpenAI's prompt_tokens already includes its cached part. The billing rule says which.
+    usage = billed_usage(meta)
+    return usage["input_tokens"] if usage is not None else value
 
 
 def last_report(messages: Sequence[Any], *, stale: Any = None) -> tuple[int, int] | None:

@@ -221,7 +221,7 @@ def test_a_pipeline_of_classes_with_options_and_a_terminal() -> None:
 
 def test_token_counter_reads_the_last_report_and_estimates_the_rest() -> None:
     counter = TokenCounter()
-    reply = Message(Role.ASSISTANT, "ok", meta={"input_tokens": 1000, "cache_read_input_tokens": 500})
+    reply = Message(Role.ASSISTANT, "ok", meta={"provider": "anthropic", "input_tokens": 1000, "cached_tokens": 500})
     tail = Message(Role.USER, "x" * 400)
     log = [Message(Role.USER, "y" * 40), reply, tail]
     m = counter.measure(log)
