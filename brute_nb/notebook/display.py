@@ -147,6 +147,8 @@ class CellView:
             else:
                 text, meta = item
                 self._publish(render.text_bundle(text), {"brute": {**base, **meta}})
+        if stats.get("cut_off"):
+            self._publish(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted"), {"brute": base})
         if self.stopped and not self.quiet:
             self._publish(render.notice_bundle(self.stopped, "interrupted"), {"brute": base})
         if notice:
@@ -196,12 +198,13 @@ class CellView:
 
     def stats(self, tool_calls: int) -> dict[str, Any]:
         inp = out = 0
-        seen = False
+        seen = cut_off = False
         model = None
         for m in self.messages:
             meta = getattr(m, "meta", {}) or {}
             if role_of(m) == "assistant":
                 model = meta.get("model", model)
+                cut_off = cut_off or meta.get("finish_reason") == "max_tokens"
                 if "input_tokens" in meta or "output_tokens" in meta:
                     seen = True
                     inp += int(meta.get("input_tokens") or 0)
@@ -213,4 +216,5 @@ class CellView:
             "tool_calls": tool_calls,
             "elapsed_s": time.monotonic() - self._started,
             "replayed": self.replayed,
+            "cut_off": cut_off,
         }

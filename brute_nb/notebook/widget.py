@@ -250,11 +250,13 @@ class ChatWidget:
     def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None) -> None:
         items = view.final_segments()
         parts = [user_html(prompt), segments_html(items)]
+        stats = view.stats(sum(isinstance(i, ToolView) for i in items))
+        if stats.get("cut_off"):
+            parts.append(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted")["text/html"])
         if view.stopped:
             parts.append(render.notice_bundle(view.stopped, "interrupted")["text/html"])
         if notice is not None:
             parts.append(render.notice_bundle(*notice)["text/html"])
-        stats = view.stats(sum(isinstance(i, ToolView) for i in items))
         parts.append(render.footer_bundle(stats)["text/html"])
         with self._lock:
             self._blocks.append("".join(parts))
