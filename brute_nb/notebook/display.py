@@ -55,6 +55,7 @@ class CellView:
         self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer)
         self._started = time.monotonic()
         self.stopped: str | None = None
+        self.repaired: str | None = None
         self._streaming = False
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], None]]:
@@ -64,6 +65,7 @@ class CellView:
             "tool_call": self.on_tool_call,
             "tool_result": self.on_tool_result,
             "should_exit": self.on_should_exit,
+            "repaired": self.on_repaired,
         }
 
     def attach(self, agent: Any) -> None:
@@ -121,6 +123,10 @@ class CellView:
     def on_should_exit(self, env: dict[str, Any], payload: Any) -> None:
         self.stopped = payload.get("message") if isinstance(payload, Mapping) else str(payload)
 
+    def on_repaired(self, env: dict[str, Any], payload: Any) -> None:
+        """The request was repaired (``sendable``); the agent reports each repair once, so it shows once."""
+        self.repaired = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(payload)
+
     def _refresh(self, force: bool = False) -> None:
         if not self.quiet:
             self._live.push(None, force=force)  # the write renders the segments as they are by then
@@ -138,6 +144,8 @@ class CellView:
         tool_calls = sum(isinstance(item, ToolView) for item in segments)
         stats = {**self.stats(tool_calls), **(extra_stats or {})}
         base = self.output_meta(stats)
+        if self.repaired:
+            self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
         for item in segments:
             if isinstance(item, ToolView):
                 if not self.quiet:

@@ -41,7 +41,7 @@ SUBCOMMANDS = """\
 %brute help              this text"""
 
 CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
-               "approve", "budget", "summarize")
+               "approve", "budget", "summarize", "debug")
 """What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
 
 SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
@@ -293,6 +293,8 @@ class BruteMagics(Magics):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
+        if reg.debug:
+            print(f"{'debug:':<15} True  (brute_nb's errors show their full traceback)")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
 
@@ -324,6 +326,8 @@ def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
         reg.relocate()
+    if "debug" in changes:  # the kernel's, not a session's: it is about how errors show
+        reg.debug = changes.pop("debug")
     reg.current().configure(**changes)
 
 
@@ -350,7 +354,7 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = st.parse_approve(value.replace(";", ","))
         elif key == "budget":
             changes[key] = st.parse_budget(value.replace(";", ","))
-        elif key == "summarize":
+        elif key in ("summarize", "debug"):
             changes[key] = st.parse_bool(key, value)
         else:
             raise st.SettingsError(f"unknown setting {key!r}; settable: {', '.join(CONFIG_KEYS)}")

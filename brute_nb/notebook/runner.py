@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.agent import Env
+from brute_nb.errors import BruteError
 from brute_nb.notebook.display import CellView
 from brute_nb.sync import Worker
 
@@ -32,6 +33,10 @@ def run_turn(nb: NotebookAgent, prompt: str, *, display: bool = True, quiet: boo
         if view is not None:
             view.finish(notice="interrupted: the turn was stopped; the session file is saved and valid",
                         kind="interrupted")
+        raise
+    except BruteError:
+        if view is not None:
+            view.finish()  # the error's own output says what failed, in one line (short_errors)
         raise
     except BaseException as exc:
         if view is not None:

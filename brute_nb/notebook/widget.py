@@ -82,6 +82,14 @@ def log_html(messages: list[Any]) -> str:
     return "".join(out)
 
 
+def error_details_html(exc: BaseException) -> str:
+    """The full traceback one click away, folded under the error's one line (the widget has no ``%tb``)."""
+    from brute_nb.notebook.short_errors import full_text
+
+    return (f'<details class="brute-traceback" style="opacity:.75"><summary><small>full traceback</small></summary>'
+            f'<pre style="{render.WRAP}">{escape(full_text(exc))}</pre></details>')
+
+
 def totals(messages: list[Any]) -> tuple[int, int, int]:
     """(input tokens, output tokens, tool calls) of the given messages.
 
@@ -227,6 +235,7 @@ class ChatWidget:
         view = CellView(session=self.nb.name, publish=_ignore, update=lambda *_: self._render())
         agent: Any = None
         notice: tuple[str, str] | None = None
+        error: BaseException | None = None
         try:
             agent = self.nb.agent
             view.replayed = self.nb.replayed  # the footer says "replayed", as a %%brute cell's does
@@ -241,15 +250,19 @@ class ChatWidget:
             notice = (STOPPED, "interrupted")
             raise
         except Exception as exc:  # shown in the transcript; the kernel and the widget go on
-            notice = (f"{type(exc).__name__}: {exc}", "error")
+            notice, error = (f"{type(exc).__name__}: {exc}", "error"), exc
         finally:
             if agent is not None:
                 view.detach(agent)
-            self._finish(view, prompt, notice)
+            self._finish(view, prompt, notice, error)
 
-    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None) -> None:
+    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None,
+                error: BaseException | None = None) -> None:
         items = view.final_segments()
-        parts = [user_html(prompt), segments_html(items)]
+        parts = [user_html(prompt)]
+        if view.repaired:
+            parts.append(render.notice_bundle(view.repaired, "interrupted")["text/html"])
+        parts.append(segments_html(items))
         stats = view.stats(sum(isinstance(i, ToolView) for i in items))
         if stats.get("cut_off"):
             parts.append(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted")["text/html"])
@@ -257,6 +270,8 @@ class ChatWidget:
             parts.append(render.notice_bundle(view.stopped, "interrupted")["text/html"])
         if notice is not None:
             parts.append(render.notice_bundle(*notice)["text/html"])
+        if error is not None:
+            parts.append(error_details_html(error))
         parts.append(render.footer_bundle(stats)["text/html"])
         with self._lock:
             self._blocks.append("".join(parts))
