@@ -25,6 +25,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
+import ipywidgets
 
 from brute_nb.errors import BruteError
 from brute_nb.message import role_of
@@ -105,10 +106,43 @@ def totals(messages: list[Any]) -> tuple[int, int, int]:
     return inp, out, tools
 
 
-class ChatWidget:
-    """Transcript, input, Send / Stop, approval buttons and a status line over one ``NotebookAgent``."""
+def log_text(messages: list[Any]) -> str:
+    """The transcript as plain text (terminals, ``text/plain``): prompts, replies, one line per tool call."""
+    out: list[str] = []
+    turn: list[Any] = []
+
+    def flush() -> None:
+        if turn:
+            view = CellView(publish=_ignore, update=_ignore)
+            view.messages = list(turn)
+            for item in view.final_segments():
+                out.append(render.tool_plain(item).split("\n", 1)[0] if isinstance(item, ToolView)
+                           else render.plain(item[0]))
+            turn.clear()
+
+    for m in messages:
+        role = role_of(m)
+        if role == "user":
+            flush()
+            out.append("you: " + render.plain(str(m.content)))
+        elif role != "system":
+            turn.append(m)
+    flush()
+    return "\n\n".join(out)
+
+
+class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+    """Transcript, input, Send / Stop, approval buttons and a status line over one ``NotebookAgent``.
+
+    A real ``ipywidgets.VBox``, so it goes into an ``HBox``, a tab or a dashboard like any widget; displayed, it
+    also carries the transcript as sanitised ``text/html`` and as ``text/plain`` for where no widget can render
+    (nbconvert, GitHub, a terminal, a notebook opened without its kernel).
+    """
 
     def __init__(self, nb: NotebookAgent) -> None:
+        self._build()
+        super().__init__([self.transcript, self.approval_box, self.input,
+                          ipywidgets.HBox([self.send_button, self.stop_button]), self.status])
         self.nb = nb
         self.queue: deque[str] = deque()
         self._lock = threading.RLock()
@@ -147,8 +181,6 @@ class ChatWidget:
         self.always_button = w.Button(description="Always allow")
         buttons = w.HBox([self.allow_button, self.deny_button, self.always_button])
         self.approval_box = w.VBox([self.approval_text, buttons], layout=w.Layout(display="none"))
-        self.box = w.VBox([self.transcript, self.approval_box, self.input,
-                           w.HBox([self.send_button, self.stop_button]), self.status])
         self.send_button.on_click(lambda _: self._send_input())
         self.stop_button.on_click(lambda _: self.stop())
         self.allow_button.on_click(lambda _: self._answer("allow"))
@@ -156,8 +188,19 @@ class ChatWidget:
         self.always_button.on_click(lambda _: self._answer("always"))
         self.input.on_submit(self.send)  # Enter in the box: the box has already cleared itself
 
+    @property
+    def box(self) -> ChatWidget:
+        """The panel itself (it used to wrap a ``VBox``; kept for code that put ``chat.box`` in a layout)."""
+        return self
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.box._repr_mimebundle_(**kwargs)
+        """The widget view, with the transcript so far as a static fallback beside it."""
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.transcript_html + self.status_html
+        conversation = log_text(self._conversation())
+        status = render.plain(self._status_text(None))
+        bundle["text/plain"] = f"{conversation}\n\n{status}" if conversation else status
+        return bundle
 
     # Input and queue: these run in the kernel's main thread and return at once.
 
@@ -166,8 +209,14 @@ class ChatWidget:
         self.input.value = ""
         self.send(text)
 
-    def send(self, text: str) -> None:
-        """Queue a prompt; it is sent now if the agent is idle, else after the turns queued before it."""
+    def send(self, text: str, buffers: Any = None) -> None:
+        """Queue a prompt; it is sent now if the agent is idle, else after the turns queued before it.
+
+        (A dict is ipywidgets' own custom message, which ``Widget.send`` sends: ``focus()`` and ``blur()`` use it.)
+        """
+        if not isinstance(text, str):
+            super().send(text, buffers)
+            return
         text = text.strip("\n")
         if not text.strip():
             return
