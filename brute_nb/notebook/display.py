@@ -5,10 +5,16 @@ While the turn runs, one display (``display_id``) is updated in place through a 
 and the latest text always shown within one interval, also when the stream pauses. At the end that display is set
 back to its fixed placeholder and the final transcript is published as new outputs built from the log itself: nbval
 ignores display updates, so this keeps stored notebooks and fresh runs identical (kernel-notes Q4).
+
+An approval question asked in the cell (``asker``) must appear where the tool is, not above the transcript: the
+answered prompt is an output of its own, so what the turn showed up to that tool is published as final outputs
+first (the tool's row with its own display id, saying "waiting for approval" and updated in place as it runs),
+then the question, then a new live display for the rest of the turn. Runs headless (nbval) never ask.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,8 +25,9 @@ from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
 from brute_nb.notebook.render import ToolView
 
-__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]
+__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "WAITING", "CellView"]
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
+WAITING = "waiting for approval"
 
 Publish = Callable[..., Any]
 
@@ -57,6 +64,11 @@ class CellView:
         self.stopped: str | None = None
         self.repaired: str | None = None
         self._streaming = False
+        self._lock = threading.RLock()
+        self._committed = 0  # final segments already published (before an approval question)
+        self._live_from = 0  # live segments before this index are published; the live display shows the rest
+        self._tool_displays: dict[str, str] = {}  # call id -> display id of a tool row published early
+        self._paused = False  # a question is on screen: the live display must not write above it
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], None]]:
         return {
@@ -104,9 +116,14 @@ class CellView:
     def on_tool_call(self, env: dict[str, Any], payload: Any) -> None:
         self._streaming = False
         call = payload["call"]
-        view = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
-        self.tools[call.id] = view
-        self.segments.append(view)
+        with self._lock:
+            if call.id in self._tool_displays:  # published before it started (an earlier call asked first)
+                self.tools[call.id].status = "running"
+                self._show_row(self.tools[call.id])
+                return
+            view = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
+            self.tools[call.id] = view
+            self.segments.append(view)
         self._refresh(force=True)
 
     def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
@@ -118,6 +135,7 @@ class CellView:
         view.duration_ms = payload.get("duration_ms")
         view.status = "error" if payload.get("is_error") else "ok"
         view.meta = dict(getattr(message, "meta", {}) or {})
+        self._show_row(view)
         self._refresh(force=True)
 
     def on_should_exit(self, env: dict[str, Any], payload: Any) -> None:
@@ -133,7 +151,70 @@ class CellView:
 
     def _write_live(self, _: object) -> None:
         # Called by the coalescer, possibly on its timer thread while the worker appends: render a snapshot.
-        self._update({"text/html": render.live_html(list(self.segments)), "text/plain": ""}, self.display_id)
+        with self._lock:
+            if self._paused:
+                return
+            live = [s for s in self.segments[self._live_from:]
+                    if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
+            self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
+
+    def asker(self, ask: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+        """``ask`` (which prints the call and reads the answer, e.g. ``input_asker``) asked in place: see the module
+        docstring. Runs on the approver's thread; the turn's events may arrive meanwhile."""
+
+        def in_place(call: Any, risk: str) -> Any:
+            self._live.cancel()  # outside our lock: the coalescer's own lock is taken before ours when it writes
+            with self._lock:
+                self._paused = True
+                view = self.tools.get(call.id)
+                if view is not None:
+                    view.status = WAITING
+                self._update(PLACEHOLDER, self.display_id)  # what it showed becomes outputs, in order
+                self._commit(call.id)
+            try:
+                return ask(call, risk)
+            finally:
+                with self._lock:
+                    if view is not None and view.status == WAITING:
+                        view.status = "running"
+                        self._show_row(view)
+                    self.display_id = f"brute-{uuid4().hex}"  # the rest of the turn shows below the answer
+                    self._publish(PLACEHOLDER, display_id=self.display_id)
+                    self._paused = False
+                self._refresh(force=True)
+
+        return in_place
+
+    def _commit(self, call_id: str) -> None:
+        """Publish the final segments so far, up to and including the tool ``call_id``; tool rows get a display id
+        so their status and result can still change in place."""
+        segments = self.final_segments()
+        end = next((i + 1 for i, s in enumerate(segments) if isinstance(s, ToolView) and s.call_id == call_id),
+                   len(segments))
+        base = self.output_meta(self.stats(sum(isinstance(s, ToolView) for s in segments)))
+        if self.repaired and not self._committed:
+            self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
+        for item in segments[self._committed:end]:
+            if isinstance(item, ToolView):
+                if item.call_id not in self.tools:  # a call of the same reply that has not started yet
+                    self.tools[item.call_id] = item
+                    item.status = "queued"
+                self._tool_displays[item.call_id] = f"brute-{uuid4().hex}"
+                if not self.quiet:
+                    self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name}},
+                                  display_id=self._tool_displays[item.call_id])
+            else:
+                self._publish(render.text_bundle(item[0]), {"brute": {**base, **item[1]}})
+        self._committed = max(self._committed, end)
+        at = [i for i, s in enumerate(self.segments) if isinstance(s, ToolView) and s.call_id == call_id]
+        self._live_from = at[0] + 1 if at else len(self.segments)
+
+    def _show_row(self, view: ToolView) -> None:
+        """A tool row published early shows its new status (or result) in place."""
+        with self._lock:
+            display_id = self._tool_displays.get(view.call_id)
+        if display_id is not None and not self.quiet:
+            self._update(render.tool_bundle(view), display_id)
 
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
                extra_stats: Mapping[str, Any] | None = None) -> None:
@@ -144,9 +225,13 @@ class CellView:
         tool_calls = sum(isinstance(item, ToolView) for item in segments)
         stats = {**self.stats(tool_calls), **(extra_stats or {})}
         base = self.output_meta(stats)
-        if self.repaired:
+        if self.repaired and not self._committed:
             self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
-        for item in segments:
+        for index, item in enumerate(segments):
+            if index < self._committed:  # published before an approval question: brought up to date in place
+                if isinstance(item, ToolView):
+                    self._show_row(item)
+                continue
             if isinstance(item, ToolView):
                 if not self.quiet:
                     self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name,

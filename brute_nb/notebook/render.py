@@ -36,6 +36,8 @@ WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
 STATUS_STYLE = {
     "running": "color:#8a6d00",
+    "waiting for approval": "color:#8a6d00;font-weight:bold",
+    "queued": "opacity:.7",
     "ok": "color:#1a7f37",
     "error": "color:#cf222e",
     "denied": "color:#cf222e",

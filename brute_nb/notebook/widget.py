@@ -31,7 +31,7 @@ from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.display import WAITING, CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.sync import Worker
 
@@ -157,7 +157,6 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self._approval: Callable[[str], None] | None = None
         self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
-        self._build()
         self._out = Coalescer(self._write)
         self._sync_history()
         self._render(force=True)
@@ -366,6 +365,10 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
                                open_=True))
         with self._lock:
             self._approval = resolve
+            row = self._view.tools.get(call.id) if self._view is not None else None
+            if row is not None:
+                row.status = WAITING
+        self._render(force=True)
         self.approval_box.layout.display = "flex"
         self.approval_asked.set()
         try:
@@ -373,6 +376,9 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         finally:
             with self._lock:
                 self._approval = None
+                if row is not None and row.status == WAITING:
+                    row.status = "running"
+            self._render(force=True)
             self.approval_box.layout.display = "none"
             self.approval_asked.clear()
         return answer[0] if answer else "deny"

@@ -25,6 +25,7 @@ def test_the_panel_is_a_widget_that_fits_in_a_layout(nb: NotebookAgent, fake: Fa
     assert isinstance(panel, ipywidgets.Widget)
     row = ipywidgets.HBox([panel, ipywidgets.HTML("side")])
     assert row.children[0] is panel and panel.box is panel
+    assert panel.children[0] is panel.transcript and panel.children[-1] is panel.status  # what it writes, it shows
     fake.add("Hello **there** <script>alert(1)</script>")
     panel.send("hi <b>you</b>")
     assert panel.wait_idle(WAIT)
