@@ -11,7 +11,8 @@ Guarantees (Brute's, with its bugs fixed):
   arguments may be incomplete yet parse (a file's content cut in half), so each result says it was cut off; the
   same cut call twice in a turn stops the turn (a model or server repeating it would loop to the limit);
 * events: ``tool_call`` when a call starts, ``tool_result`` when it finishes (completion order; ``index`` is its
-  place in the call order); result messages carry ``meta`` ``tool_name``, ``duration_ms``, ``is_error``.
+  place in the call order); result messages carry ``meta`` ``tool_name``, ``duration_ms`` (without the time an
+  approval question waited, kept as ``approval_wait_ms``), ``is_error``.
 
 Seams: tools reach the turn's env through ``brute_nb.tools.context.current_env()``, set here around each call;
 ``env["approve"]`` (``approve(call, adapter) -> str | None``, sync or async) may deny a call before it runs,
@@ -119,7 +120,9 @@ class DefaultToolPipeline:
         start = time.perf_counter()
         with use_env(env):
             output = await self._output(env, call)
-        return self._message(env, index, call, output, (time.perf_counter() - start) * 1000)
+        # The time a person took to answer an approval question is not the tool's (the approver records it).
+        waited = env.get("metadata", {}).get("approval_waits", {}).get(call.id, 0.0)
+        return self._message(env, index, call, output, max(0.0, (time.perf_counter() - start) * 1000 - waited))
 
     def _message(self, env: Env, index: int, call: ToolCall, output: ToolOutput, duration_ms: float) -> Message:
         meta: dict[str, Any] = {"tool_name": call.name, "duration_ms": round(duration_ms, 3),
@@ -129,6 +132,9 @@ class DefaultToolPipeline:
         approval = env.get("metadata", {}).get("approvals", {}).get(call.id)
         if approval is not None:
             meta["approval"] = approval  # recorded by the approvals hook, shown in the tool block
+        waited = env.get("metadata", {}).get("approval_waits", {}).get(call.id)
+        if waited:
+            meta["approval_wait_ms"] = round(waited, 3)
         # Redacted before the model, the log, the session file or a display sees it (a tool may read a .env).
         message = Message(Role.TOOL, redact(output.text), tool_call_id=call.id, meta=meta,
                           attachments=output.attachments)

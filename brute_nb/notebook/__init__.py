@@ -9,22 +9,24 @@ from typing import Any
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook import cells
+    from brute_nb.notebook import cells, short_errors
     from brute_nb.notebook.magics import BruteMagics
     from brute_nb.notebook.registry import install
 
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
     ipython.register_magics(BruteMagics(ipython, registry))
+    short_errors.install(ipython)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook import cells
+    from brute_nb.notebook import cells, short_errors
     from brute_nb.notebook.registry import registry, uninstall
 
     cells.uninstall(ipython, registry().error_recorder)
+    short_errors.uninstall(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):
         magics[kind].pop("brute", None)

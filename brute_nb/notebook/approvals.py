@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -117,6 +118,8 @@ class Approver:
         self.asker = asker
         self.state = state if state is not None else {}
         self.decisions: dict[str, str] = {}
+        self.waits: dict[str, float] = {}
+        """Milliseconds each asked call waited for its answer: the pipeline leaves them out of its duration."""
         self._lock = anyio.Lock()
 
     def _always(self) -> set[str]:
@@ -142,7 +145,11 @@ class Approver:
             if risk in self._always():
                 self._record(call, "allowed by user (always)")
                 return None
-            answer = await self._ask(call, risk)
+            asked = time.perf_counter()
+            try:
+                answer = await self._ask(call, risk)
+            finally:
+                self.waits[call.id] = (time.perf_counter() - asked) * 1000
         if answer == "always":
             self._always().add(risk)
             self._record(call, "allowed by user (always)")
@@ -186,5 +193,6 @@ class Approvals:
         asker = env.get("approval_asker") or self.asker or default_asker()
         approver = Approver(self.policy, asker, state=env.get("state"))
         approver.decisions = env.setdefault("metadata", {}).setdefault("approvals", {})
+        approver.waits = env["metadata"].setdefault("approval_waits", {})
         env["approve"] = approver
         return await self.app(env)

@@ -5,11 +5,17 @@ While the turn runs, one display (``display_id``) is updated in place through a 
 and the latest text always shown within one interval, also when the stream pauses. At the end that display is set
 back to its fixed placeholder and the final transcript is published as new outputs built from the log itself: nbval
 ignores display updates, so this keeps stored notebooks and fresh runs identical (kernel-notes Q4).
+
+An approval question asked in the cell (``asker``) must appear where the tool is, not above the transcript: the
+answered prompt is an output of its own, so what the turn showed up to that tool is published as final outputs
+first (the tool's row with its own display id, saying "waiting for approval" and updated in place as it runs),
+then the question, then a new live display for the rest of the turn. Runs headless (nbval) never ask.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,8 +28,9 @@ from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer,
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
 
-__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]
+__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "WAITING", "CellView"]
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
+WAITING = "waiting for approval"
 
 Publish = Callable[..., Any]
 
@@ -58,7 +65,13 @@ class CellView:
         self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer)
         self._started = time.monotonic()
         self.stopped: str | None = None
+        self.repaired: str | None = None
         self._streaming = False
+        self._lock = threading.RLock()
+        self._committed = 0  # final segments already published (before an approval question)
+        self._live_from = 0  # live segments before this index are published; the live display shows the rest
+        self._tool_displays: dict[str, str] = {}  # call id -> display id of a tool row published early
+        self._paused = False  # a question is on screen: the live display must not write above it
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], None]]:
         return {
@@ -67,6 +80,7 @@ class CellView:
             "tool_call": self.on_tool_call,
             "tool_result": self.on_tool_result,
             "should_exit": self.on_should_exit,
+            "repaired": self.on_repaired,
         }
 
     def attach(self, agent: Any) -> None:
@@ -105,9 +119,14 @@ class CellView:
     def on_tool_call(self, env: dict[str, Any], payload: Any) -> None:
         self._streaming = False
         call = payload["call"]
-        view = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
-        self.tools[call.id] = view
-        self.segments.append(view)
+        with self._lock:
+            if call.id in self._tool_displays:  # published before it started (an earlier call asked first)
+                self.tools[call.id].status = "running"
+                self._show_row(self.tools[call.id])
+                return
+            view = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
+            self.tools[call.id] = view
+            self.segments.append(view)
         self._refresh(force=True)
 
     def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
@@ -119,10 +138,15 @@ class CellView:
         view.duration_ms = payload.get("duration_ms")
         view.status = "error" if payload.get("is_error") else "ok"
         view.meta = dict(getattr(message, "meta", {}) or {})
+        self._show_row(view)
         self._refresh(force=True)
 
     def on_should_exit(self, env: dict[str, Any], payload: Any) -> None:
         self.stopped = payload.get("message") if isinstance(payload, Mapping) else str(payload)
+
+    def on_repaired(self, env: dict[str, Any], payload: Any) -> None:
+        """The request was repaired (``sendable``); the agent reports each repair once, so it shows once."""
+        self.repaired = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(payload)
 
     def _refresh(self, force: bool = False) -> None:
         if not self.quiet:
@@ -130,7 +154,70 @@ class CellView:
 
     def _write_live(self, _: object) -> None:
         # Called by the coalescer, possibly on its timer thread while the worker appends: render a snapshot.
-        self._update({"text/html": render.live_html(list(self.segments)), "text/plain": ""}, self.display_id)
+        with self._lock:
+            if self._paused:
+                return
+            live = [s for s in self.segments[self._live_from:]
+                    if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
+            self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
+
+    def asker(self, ask: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+        """``ask`` (which prints the call and reads the answer, e.g. ``input_asker``) asked in place: see the module
+        docstring. Runs on the approver's thread; the turn's events may arrive meanwhile."""
+
+        def in_place(call: Any, risk: str) -> Any:
+            self._live.cancel()  # outside our lock: the coalescer's own lock is taken before ours when it writes
+            with self._lock:
+                self._paused = True
+                view = self.tools.get(call.id)
+                if view is not None:
+                    view.status = WAITING
+                self._update(PLACEHOLDER, self.display_id)  # what it showed becomes outputs, in order
+                self._commit(call.id)
+            try:
+                return ask(call, risk)
+            finally:
+                with self._lock:
+                    if view is not None and view.status == WAITING:
+                        view.status = "running"
+                        self._show_row(view)
+                    self.display_id = f"brute-{uuid4().hex}"  # the rest of the turn shows below the answer
+                    self._publish(PLACEHOLDER, display_id=self.display_id)
+                    self._paused = False
+                self._refresh(force=True)
+
+        return in_place
+
+    def _commit(self, call_id: str) -> None:
+        """Publish the final segments so far, up to and including the tool ``call_id``; tool rows get a display id
+        so their status and result can still change in place."""
+        segments = self.final_segments()
+        end = next((i + 1 for i, s in enumerate(segments) if isinstance(s, ToolView) and s.call_id == call_id),
+                   len(segments))
+        base = self.output_meta(self.stats(sum(isinstance(s, ToolView) for s in segments)))
+        if self.repaired and not self._committed:
+            self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
+        for item in segments[self._committed:end]:
+            if isinstance(item, ToolView):
+                if item.call_id not in self.tools:  # a call of the same reply that has not started yet
+                    self.tools[item.call_id] = item
+                    item.status = "queued"
+                self._tool_displays[item.call_id] = f"brute-{uuid4().hex}"
+                if not self.quiet:
+                    self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name}},
+                                  display_id=self._tool_displays[item.call_id])
+            else:
+                self._publish(render.text_bundle(item[0]), {"brute": {**base, **item[1]}})
+        self._committed = max(self._committed, end)
+        at = [i for i, s in enumerate(self.segments) if isinstance(s, ToolView) and s.call_id == call_id]
+        self._live_from = at[0] + 1 if at else len(self.segments)
+
+    def _show_row(self, view: ToolView) -> None:
+        """A tool row published early shows its new status (or result) in place."""
+        with self._lock:
+            display_id = self._tool_displays.get(view.call_id)
+        if display_id is not None and not self.quiet:
+            self._update(render.tool_bundle(view), display_id)
 
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
                extra_stats: Mapping[str, Any] | None = None) -> None:
@@ -144,7 +231,13 @@ class CellView:
         pictures = thumbnails_bundle(turn_attachments(self.messages))
         if pictures is not None and not self.quiet:
             self._publish(pictures, {"brute": base})
-        for item in segments:
+        if self.repaired and not self._committed:
+            self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
+        for index, item in enumerate(segments):
+            if index < self._committed:  # published before an approval question: brought up to date in place
+                if isinstance(item, ToolView):
+                    self._show_row(item)
+                continue
             if isinstance(item, ToolView):
                 if not self.quiet:
                     self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name,
@@ -153,6 +246,8 @@ class CellView:
             else:
                 text, meta = item
                 self._publish(render.text_bundle(text), {"brute": {**base, **meta}})
+        if stats.get("cut_off"):
+            self._publish(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted"), {"brute": base})
         if self.stopped and not self.quiet:
             self._publish(render.notice_bundle(self.stopped, "interrupted"), {"brute": base})
         if notice:
@@ -204,12 +299,13 @@ class CellView:
 
     def stats(self, tool_calls: int) -> dict[str, Any]:
         inp = out = reads = writes = 0
-        seen = False
+        seen = cut_off = False
         model = None
         for m in self.messages:
             meta = getattr(m, "meta", {}) or {}
             if role_of(m) == "assistant":
                 model = meta.get("model", model)
+                cut_off = cut_off or meta.get("finish_reason") == "max_tokens"
                 if "input_tokens" in meta or "output_tokens" in meta:
                     seen = True
                     inp += int(meta.get("input_tokens") or 0)
@@ -226,6 +322,7 @@ class CellView:
             "tool_calls": tool_calls,
             "elapsed_s": time.monotonic() - self._started,
             "replayed": self.replayed,
+            "cut_off": cut_off,
         }
 
 

@@ -9,6 +9,7 @@ derived from the log (``log``, ``df``, ``usage``); it keeps no parallel copy.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +65,7 @@ class NotebookAgent:
     @property
     def agent(self) -> Agent:
         """The agent for the current settings; rebuilt (state kept) when they change."""
-        key = (*self.settings.stack_key(), id(self.provider))
+        key = (*self.settings.stack_key(), id(self.provider), self._environment())
         if self._agent is None or key != self._key:
             from brute_nb.notebook.stack import build_agent
 
@@ -76,17 +77,23 @@ class NotebookAgent:
         return self._agent
 
     def model_provider(self) -> Callable[[Env], Any]:
-        """The model call: ``provider`` if set, else one made from the settings and kept while they hold."""
+        """The model call: ``provider`` if set, else one made from the settings and the environment, kept while
+        both hold: a key set after a 401 (``os.environ[...] = ...``) is used by the next turn, no reload needed."""
         if self.provider is not None:
             return self.provider
         from brute_nb.providers import auto
 
         s = self.settings
-        key = (s.model, s.replay, s.record, s.base_url, repr(sorted(s.options.items())))
+        key = (s.model, s.replay, s.record, s.base_url, repr(sorted(s.options.items())), self._environment())
         if self._model is None or self._model[0] != key:
             extra = {"base_url": s.base_url} if s.base_url else {}
             self._model = (key, auto(s.model, replay=s.replay, record=s.record, **extra, **s.options))
         return self._model[1]
+
+    def _environment(self) -> str | None:
+        """What of the environment the model call depends on: nothing for a set provider or a replay (a replayed
+        cassette must go on where it was), else ``environment_fingerprint``."""
+        return None if self.provider is not None or self.settings.replay else environment_fingerprint()
 
     def on(self, event: str, fn: Callable[[dict[str, Any], Any], Any]) -> NotebookAgent:
         """Subscribe ``fn(env, payload)`` to an event (``brute_nb.EVENTS``) for every later turn of this session,
@@ -226,6 +233,21 @@ class NotebookAgent:
 
     def __repr__(self) -> str:
         return f"NotebookAgent(session={self.name!r}, path={str(self.session_path)!r})"
+
+
+PROVIDER_VARIABLES = ("BRUTE_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL")
+PROVIDER_SUFFIXES = ("_API_KEY", "_BASE_URL", "_AUTH_TOKEN", "_API_BASE", "_ORG_ID", "_PROJECT_ID")
+
+
+def environment_fingerprint() -> str:
+    """A digest of the variables ``auto()`` and the SDK clients read: it changes when the user sets or fixes a key,
+    so the provider built from them is rebuilt. Only the digest is kept, never a key."""
+    env = os.environ
+    names = sorted(k for k in env if k in PROVIDER_VARIABLES or k.endswith(PROVIDER_SUFFIXES))
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(f"{name}\0{env[name]}\0".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def final_text(messages: list[Any]) -> str:

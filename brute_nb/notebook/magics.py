@@ -45,7 +45,7 @@ SUBCOMMANDS = """\
 %brute help              this text"""
 
 CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
-               "approve", "budget", "summarize", "context", "mcp", "base_url", "options")
+               "approve", "budget", "summarize", "context", "mcp", "base_url", "options", "debug")
 """What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
 
 SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
@@ -444,6 +444,8 @@ class BruteMagics(Magics):
         for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
+        if reg.debug:
+            print(f"{'debug:':<15} True  (brute_nb's errors show their full traceback)")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
 
 
@@ -483,6 +485,8 @@ def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
     if "notebook" in changes:
         reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
         reg.relocate()
+    if "debug" in changes:  # the kernel's, not a session's: it is about how errors show
+        reg.debug = changes.pop("debug")
     configure_checked(reg.current(), changes)
 
 
@@ -527,7 +531,7 @@ def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
             changes[key] = st.parse_approve(value.replace(";", ","))
         elif key == "budget":
             changes[key] = st.parse_budget(value.replace(";", ","))
-        elif key == "summarize":
+        elif key in ("summarize", "debug"):
             changes[key] = st.parse_bool(key, value)
         elif key == "mcp":
             changes[key] = st.parse_mcp(value)

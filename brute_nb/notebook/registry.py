@@ -22,6 +22,8 @@ class Registry:
         self.agents: dict[tuple[Path, str], NotebookAgent] = {}
         self.current_name = "default"
         self.settings = Settings()
+        self.debug = False
+        """``%brute config debug=true``: brute_nb's errors show their full traceback in the cell."""
         self._location: Any = None
         self.error_recorder: Any = None
         """The ``post_run_cell`` hook filling ``Err`` (``cells.ErrorRecorder``), removed at unload."""

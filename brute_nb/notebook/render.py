@@ -37,6 +37,8 @@ WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
 STATUS_STYLE = {
     "running": "color:#8a6d00",
+    "waiting for approval": "color:#8a6d00;font-weight:bold",
+    "queued": "opacity:.7",
     "ok": "color:#1a7f37",
     "error": "color:#cf222e",
     "denied": "color:#cf222e",
@@ -44,6 +46,9 @@ STATUS_STYLE = {
 }
 
 Bundle = dict[str, str]
+
+CUT_OFF_NOTICE = ("the reply was cut off: the model reached its output limit (max_tokens) before it finished; "
+                  "ask it to continue")
 
 _TERMINAL = re.compile(
     r"\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (title, hyperlink, clipboard), to BEL or ST
@@ -245,6 +250,8 @@ def footer_text(stats: Mapping[str, Any]) -> str:
         bits.append(f"{stats['elapsed_s']:.1f} s")
     if stats.get("replayed"):
         bits.append("replayed")
+    if stats.get("cut_off"):
+        bits.append("cut off at max_tokens")
     if stats.get("stopped"):
         bits.append(str(stats["stopped"]))
     return " · ".join(bits)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.agent import Env
+from brute_nb.errors import BruteError
 from brute_nb.notebook.display import CellView
 from brute_nb.sync import Worker
 
@@ -21,10 +22,21 @@ if TYPE_CHECKING:
 
 def run_turn(nb: NotebookAgent, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
     agent = nb.agent
-    view = CellView(session=nb.name, quiet=quiet, replayed=nb.replayed) if display else None
+    view: CellView | None = None
+    if display:
+        from brute_nb.notebook.terminal import TerminalView, is_terminal
+
+        kind = TerminalView if is_terminal() else CellView  # a terminal cannot update a display in place
+        view = kind(session=nb.name, quiet=quiet, replayed=nb.replayed)
     if view is not None:
         view.start()
         view.attach(agent)
+        if "approval_asker" not in extra:
+            from brute_nb.notebook.approvals import default_asker
+
+            ask = default_asker()
+            if ask is not None:  # someone can answer: the question shows at the tool's place in the cell
+                extra["approval_asker"] = view.asker(ask)
     worker = Worker(lambda: nb.aask(prompt, **extra), name=f"brute-{nb.name}")
     try:
         worker.start()
@@ -33,6 +45,10 @@ def run_turn(nb: NotebookAgent, prompt: str, *, display: bool = True, quiet: boo
         if view is not None:
             view.finish(notice="interrupted: the turn was stopped; the session file is saved and valid",
                         kind="interrupted")
+        raise
+    except BruteError:
+        if view is not None:
+            view.finish()  # the error's own output says what failed, in one line (short_errors)
         raise
     except BaseException as exc:
         if view is not None:

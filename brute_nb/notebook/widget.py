@@ -25,6 +25,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
+import ipywidgets
 
 from brute_nb.cost import format_usd
 from brute_nb.cost import total as cost_total
@@ -32,7 +33,7 @@ from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.display import WAITING, CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.sync import Worker
@@ -85,6 +86,14 @@ def log_html(messages: list[Any]) -> str:
     return "".join(out)
 
 
+def error_details_html(exc: BaseException) -> str:
+    """The full traceback one click away, folded under the error's one line (the widget has no ``%tb``)."""
+    from brute_nb.notebook.short_errors import full_text
+
+    return (f'<details class="brute-traceback" style="opacity:.75"><summary><small>full traceback</small></summary>'
+            f'<pre style="{render.WRAP}">{escape(full_text(exc))}</pre></details>')
+
+
 def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
     """(input tokens, output tokens, tool calls, cost in USD or None) of the given messages.
 
@@ -100,10 +109,43 @@ def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
     return inp, out, tools, cost_total(messages)
 
 
-class ChatWidget:
-    """Transcript, input, Send / Stop, approval buttons and a status line over one ``NotebookAgent``."""
+def log_text(messages: list[Any]) -> str:
+    """The transcript as plain text (terminals, ``text/plain``): prompts, replies, one line per tool call."""
+    out: list[str] = []
+    turn: list[Any] = []
+
+    def flush() -> None:
+        if turn:
+            view = CellView(publish=_ignore, update=_ignore)
+            view.messages = list(turn)
+            for item in view.final_segments():
+                out.append(render.tool_plain(item).split("\n", 1)[0] if isinstance(item, ToolView)
+                           else render.plain(item[0]))
+            turn.clear()
+
+    for m in messages:
+        role = role_of(m)
+        if role == "user":
+            flush()
+            out.append("you: " + render.plain(str(m.content)))
+        elif role != "system":
+            turn.append(m)
+    flush()
+    return "\n\n".join(out)
+
+
+class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+    """Transcript, input, Send / Stop, approval buttons and a status line over one ``NotebookAgent``.
+
+    A real ``ipywidgets.VBox``, so it goes into an ``HBox``, a tab or a dashboard like any widget; displayed, it
+    also carries the transcript as sanitised ``text/html`` and as ``text/plain`` for where no widget can render
+    (nbconvert, GitHub, a terminal, a notebook opened without its kernel).
+    """
 
     def __init__(self, nb: NotebookAgent) -> None:
+        self._build()
+        super().__init__([self.transcript, self.approval_box, self.input,
+                          ipywidgets.HBox([self.send_button, self.stop_button]), self.status])
         self.nb = nb
         self.queue: deque[str] = deque()
         self._lock = threading.RLock()
@@ -118,7 +160,6 @@ class ChatWidget:
         self._approval: Callable[[str], None] | None = None
         self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
-        self._build()
         self._out = Coalescer(self._write)
         self._sync_history()
         self._render(force=True)
@@ -142,8 +183,6 @@ class ChatWidget:
         self.always_button = w.Button(description="Always allow")
         buttons = w.HBox([self.allow_button, self.deny_button, self.always_button])
         self.approval_box = w.VBox([self.approval_text, buttons], layout=w.Layout(display="none"))
-        self.box = w.VBox([self.transcript, self.approval_box, self.input,
-                           w.HBox([self.send_button, self.stop_button]), self.status])
         self.send_button.on_click(lambda _: self._send_input())
         self.stop_button.on_click(lambda _: self.stop())
         self.allow_button.on_click(lambda _: self._answer("allow"))
@@ -151,8 +190,19 @@ class ChatWidget:
         self.always_button.on_click(lambda _: self._answer("always"))
         self.input.on_submit(self.send)  # Enter in the box: the box has already cleared itself
 
+    @property
+    def box(self) -> ChatWidget:
+        """The panel itself (it used to wrap a ``VBox``; kept for code that put ``chat.box`` in a layout)."""
+        return self
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.box._repr_mimebundle_(**kwargs)
+        """The widget view, with the transcript so far as a static fallback beside it."""
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.transcript_html + self.status_html
+        conversation = log_text(self._conversation())
+        status = render.plain(self._status_text(None))
+        bundle["text/plain"] = f"{conversation}\n\n{status}" if conversation else status
+        return bundle
 
     # Input and queue: these run in the kernel's main thread and return at once.
 
@@ -161,8 +211,14 @@ class ChatWidget:
         self.input.value = ""
         self.send(text)
 
-    def send(self, text: str) -> None:
-        """Queue a prompt; it is sent now if the agent is idle, else after the turns queued before it."""
+    def send(self, text: str, buffers: Any = None) -> None:
+        """Queue a prompt; it is sent now if the agent is idle, else after the turns queued before it.
+
+        (A dict is ipywidgets' own custom message, which ``Widget.send`` sends: ``focus()`` and ``blur()`` use it.)
+        """
+        if not isinstance(text, str):
+            super().send(text, buffers)
+            return
         text = text.strip("\n")
         if not text.strip():
             return
@@ -230,6 +286,7 @@ class ChatWidget:
         view = CellView(session=self.nb.name, publish=_ignore, update=lambda *_: self._render())
         agent: Any = None
         notice: tuple[str, str] | None = None
+        error: BaseException | None = None
         try:
             agent = self.nb.agent
             view.replayed = self.nb.replayed  # the footer says "replayed", as a %%brute cell's does
@@ -244,20 +301,28 @@ class ChatWidget:
             notice = (STOPPED, "interrupted")
             raise
         except Exception as exc:  # shown in the transcript; the kernel and the widget go on
-            notice = (f"{type(exc).__name__}: {exc}", "error")
+            notice, error = (f"{type(exc).__name__}: {exc}", "error"), exc
         finally:
             if agent is not None:
                 view.detach(agent)
-            self._finish(view, prompt, notice)
+            self._finish(view, prompt, notice, error)
 
-    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None) -> None:
+    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None,
+                error: BaseException | None = None) -> None:
         items = view.final_segments()
-        parts = [user_html(prompt), segments_html(items)]
+        parts = [user_html(prompt)]
+        if view.repaired:
+            parts.append(render.notice_bundle(view.repaired, "interrupted")["text/html"])
+        parts.append(segments_html(items))
+        stats = view.stats(sum(isinstance(i, ToolView) for i in items))
+        if stats.get("cut_off"):
+            parts.append(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted")["text/html"])
         if view.stopped:
             parts.append(render.notice_bundle(view.stopped, "interrupted")["text/html"])
         if notice is not None:
             parts.append(render.notice_bundle(*notice)["text/html"])
-        stats = view.stats(sum(isinstance(i, ToolView) for i in items))
+        if error is not None:
+            parts.append(error_details_html(error))
         parts.append(render.footer_bundle(stats)["text/html"])
         with self._lock:
             self._blocks.append("".join(parts))
@@ -303,6 +368,10 @@ class ChatWidget:
                                open_=True))
         with self._lock:
             self._approval = resolve
+            row = self._view.tools.get(call.id) if self._view is not None else None
+            if row is not None:
+                row.status = WAITING
+        self._render(force=True)
         self.approval_box.layout.display = "flex"
         self.approval_asked.set()
         try:
@@ -310,6 +379,9 @@ class ChatWidget:
         finally:
             with self._lock:
                 self._approval = None
+                if row is not None and row.status == WAITING:
+                    row.status = "running"
+            self._render(force=True)
             self.approval_box.layout.display = "none"
             self.approval_asked.clear()
         return answer[0] if answer else "deny"

@@ -47,6 +47,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook.magics",
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",
+    "brute_nb.notebook.short_errors",  # the one-line error handler, installed at load (stdlib only)
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
     "brute_nb.tools",
     "brute_nb.tools.context",

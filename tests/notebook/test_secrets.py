@@ -59,7 +59,8 @@ def test_the_api_key_is_in_no_output_and_no_file(kernel: Any, tmp_path: Path, fa
         shown.append({"cell": cell, "reply": reply_content, "outputs": outputs})
     statuses = [s["reply"]["status"] for s in shown]
     assert statuses == ["ok", "ok", "ok", "error", "ok", "ok", "ok", "ok"], shown
-    assert "429" in json.dumps(shown[3]) or "rate" in json.dumps(shown[3]).lower()
+    # The error is one line (the SDK's retries of the 429 end on the script's next answer); the chain is behind %tb.
+    assert shown[3]["reply"]["ename"] == "ProviderError"
     sent = {r["headers"].get("authorization") for r in fake.requests}
     assert len(fake.requests) >= 3 and sent == {f"Bearer {SECRET}"}  # the key was really used (the SDK retries)
 

@@ -355,6 +355,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.registry",
         "brute_nb.notebook.settings",
         "brute_nb.notebook.thumbnails",
+        "brute_nb.notebook.short_errors",
     }, ours
 
 

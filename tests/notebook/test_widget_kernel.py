@@ -67,6 +67,11 @@ def run(kc: Any, code: str, *, answers: tuple[str, ...] = (),
     def on_output(msg: dict[str, Any]) -> None:
         if msg["msg_type"] in ("display_data", "execute_result", "stream", "error"):
             outputs.append(msg)
+        elif msg["msg_type"] == "update_display_data":  # what JupyterLab and nbclient store: the output, updated
+            display_id = msg["content"].get("transient", {}).get("display_id")
+            for shown in outputs:
+                if shown["content"].get("transient", {}).get("display_id") == display_id:
+                    shown["content"] = {**shown["content"], "data": msg["content"]["data"]}
 
     def on_input(msg: dict[str, Any]) -> None:
         if prompts is not None:

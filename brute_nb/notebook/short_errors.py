@@ -1,0 +1,75 @@
+"""brute_nb's own errors as one red line and one hint, not a page of traceback through the SDK.
+
+While the extension is loaded, IPython hands a ``BruteError`` that ends a cell to ``show`` (``set_custom_exc``):
+the cell fails as before (an ``error`` output, "Run all" stops), but the output holds only the message (which says
+what to set or type) and a line saying where the rest is. The invariant: the full traceback stays one step away,
+never lost. ``sys.last_*`` are set as IPython's own handler sets them, so ``%tb`` and ``%debug`` show it, and
+``%brute config debug=true`` shows it in place. Other exceptions keep IPython's handler; unloading restores it.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from types import TracebackType
+from typing import Any
+
+from brute_nb.errors import BruteError
+
+RED, DIM, RESET = "\x1b[0;31m", "\x1b[2m", "\x1b[0m"
+HINT = "the full traceback: %tb (or %brute config debug=true to show it every time)"
+
+_previous: dict[int, tuple[Any, Any]] = {}
+"""Per shell: the custom handler and exception types there were before ``install``, restored by ``uninstall``."""
+
+
+def short_lines(exc: BaseException, hint: str = HINT) -> list[str]:
+    """The error as a structured traceback of two lines: ``Type: message`` in red, the hint dimmed.
+
+    The message may quote a server's error body: it goes through ``render.plain`` (no escape sequences, no key).
+    """
+    from brute_nb.notebook.render import plain
+
+    return [f"{RED}{type(exc).__name__}{RESET}: {plain(str(exc))}", f"{DIM}{hint}{RESET}"]
+
+
+def full_text(exc: BaseException) -> str:
+    """The whole traceback as text, keys redacted: for a view that has no ``%tb`` (the chat widget)."""
+    from brute_nb.notebook.render import plain
+
+    return plain("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+
+def _debug() -> bool:
+    from brute_nb.notebook.registry import registry
+
+    return bool(getattr(registry(), "debug", False))
+
+
+def show(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
+         tb_offset: int | None = None) -> list[str]:
+    """IPython's custom exception handler: publish the short (or, with ``debug``, the full) traceback."""
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # what %tb and %debug read
+    if sys.version_info >= (3, 12):
+        sys.last_exc = value
+    if _debug():
+        stb: list[str] = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    else:
+        stb = short_lines(value)
+    shell._showtraceback(etype, value, stb)
+    return stb
+
+
+def install(shell: Any) -> None:
+    if id(shell) in _previous:
+        return
+    _previous[id(shell)] = (getattr(shell, "CustomTB", None), getattr(shell, "custom_exceptions", ()))
+    shell.set_custom_exc((BruteError,), show)
+
+
+def uninstall(shell: Any) -> None:
+    previous = _previous.pop(id(shell), None)
+    if previous is None:
+        return
+    handler, types = previous
+    shell.CustomTB, shell.custom_exceptions = handler, types

@@ -1,0 +1,147 @@
+"""TerminalView: shows a turn in terminal IPython, where there is no rich front end.
+
+A terminal cannot update a display in place (every ``update_display`` would print again, mostly blank lines), and
+it shows Markdown as raw text. So here the reply streams as it comes and is rendered as Markdown by ``rich`` (a
+``Live`` region redrawn in place on a terminal; printed once when the output is not one), and each tool call is one
+line when it ends. Invariants: what reaches the terminal is ``render.plain`` text (no escape sequences from the
+model or a tool, no key) and rich draws no hyperlinks (an OSC 8 link is itself an escape sequence); tool names and
+arguments are printed as ``Text``, never read as rich markup.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from brute_nb.message import role_of
+from brute_nb.notebook import render
+from brute_nb.notebook.display import CellView
+from brute_nb.notebook.render import ToolView
+
+TOOL_STYLE = {"ok": "green", "error": "red", "denied": "red", "interrupted": "yellow"}
+
+
+def is_terminal(shell: Any = None) -> bool:
+    """Whether ``%%brute`` runs where nothing renders HTML: terminal IPython (``TerminalInteractiveShell``)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    return any(cls.__name__ == "TerminalInteractiveShell" for cls in type(shell).__mro__)
+
+
+class TerminalView(CellView):
+    """A ``CellView`` that prints: the same events and the same final segments, written for a terminal."""
+
+    def __init__(self, *, console: Any = None, **options: Any) -> None:
+        super().__init__(**options)
+        from rich.console import Console
+
+        self.console = console or Console(file=sys.stdout)
+        self._text = ""
+        self._region: Any = None  # the rich Live region of the reply being streamed, if any
+        self._print_lock = threading.RLock()
+
+    def start(self) -> None:
+        """Nothing to reserve: a terminal has no display to update."""
+
+    def on_message(self, env: dict[str, Any], message: Any) -> None:
+        self.messages.append(message)
+        if role_of(message) != "assistant":
+            return
+        with self._print_lock:
+            if self._region is None and message.content:
+                self._text = str(message.content)  # a provider that did not stream
+                self._start_region()
+            self._end_region()
+
+    def on_delta(self, env: dict[str, Any], payload: Any) -> None:
+        text = payload.get("text", "") if isinstance(payload, Mapping) else str(payload)
+        if not text:
+            return
+        with self._print_lock:
+            self._text += text
+            if self._region is None:
+                self._start_region()
+            else:
+                self._region.update(self._markdown(), refresh=False)  # drawn at the Live's own rate
+
+    def on_tool_call(self, env: dict[str, Any], payload: Any) -> None:
+        call = payload["call"]
+        with self._print_lock:
+            self._end_region()
+            self.tools[call.id] = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
+
+    def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
+        call, message = payload["call"], payload["message"]
+        view = self.tools.get(call.id)
+        if view is None:
+            return
+        view.result = message.content
+        view.duration_ms = payload.get("duration_ms")
+        meta = dict(getattr(message, "meta", {}) or {})
+        denied = str(meta.get("approval", "")).startswith("denied")
+        view.status = "denied" if denied else ("error" if payload.get("is_error") else "ok")
+        if not self.quiet:
+            self._line(render.tool_plain(ToolView(view.call_id, view.name, view.arguments, view.status,
+                                                  None, view.duration_ms)), TOOL_STYLE.get(view.status, ""))
+
+    def asker(self, ask: Any) -> Any:
+        """The question follows what was printed; the streamed reply is closed first so it is not redrawn."""
+
+        def in_place(call: Any, risk: str) -> Any:
+            with self._print_lock:
+                self._end_region()
+            return ask(call, risk)
+
+        return in_place
+
+    def detach(self, agent: Any) -> None:
+        super().detach(agent)
+        with self._print_lock:
+            self._end_region()
+
+    def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
+               extra_stats: Mapping[str, Any] | None = None) -> None:
+        with self._print_lock:
+            self._end_region()
+        tool_calls = sum(isinstance(item, ToolView) for item in self.final_segments())
+        stats = {**self.stats(tool_calls), **(extra_stats or {})}
+        if self.repaired:
+            self._line(self.repaired, "yellow")
+        if stats.get("cut_off"):
+            self._line(render.CUT_OFF_NOTICE, "yellow")
+        if self.stopped and not self.quiet:
+            self._line(self.stopped, "yellow")
+        if notice:
+            self._line(notice, "red" if kind == "error" else "yellow")
+        if not self.quiet:
+            self._line(render.footer_text(stats), "dim")
+
+    def _markdown(self) -> Any:
+        from rich.markdown import Markdown
+
+        return Markdown(render.plain(self._text), hyperlinks=False)
+
+    def _start_region(self) -> None:
+        from rich.live import Live
+
+        self._region = Live(self._markdown(), console=self.console, refresh_per_second=8, transient=False,
+                          vertical_overflow="visible")
+        self._region.start()
+
+    def _end_region(self) -> None:
+        """Draw the reply's final Markdown and leave it in the scrollback."""
+        if self._region is not None:
+            self._region.update(self._markdown(), refresh=True)
+            self._region.stop()
+            self._region = None
+        self._text = ""
+
+    def _line(self, text: str, style: str = "") -> None:
+        from rich.text import Text
+
+        with self._print_lock:
+            self.console.print(Text(render.plain(text), style=style), soft_wrap=True, highlight=False)

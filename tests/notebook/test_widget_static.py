@@ -1,0 +1,68 @@
+"""The chat panel is a real ipywidgets widget with a static fallback (issue 15, item 16): it goes into an HBox,
+keeps its API, and wherever no widget can render (nbconvert HTML without widget state, a terminal) shows the
+conversation, sanitised, instead of "model not found" or a raw ``VBox(...)`` repr."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ipywidgets
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbconvert import HTMLExporter
+from notebook_helpers import WAIT
+
+from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.widget import ChatWidget
+from brute_nb.testing import API_KEY, FakeProvider
+
+VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def test_the_panel_is_a_widget_that_fits_in_a_layout(nb: NotebookAgent, fake: FakeProvider) -> None:
+    panel = ChatWidget(nb)
+    assert isinstance(panel, ipywidgets.Widget)
+    row = ipywidgets.HBox([panel, ipywidgets.HTML("side")])
+    assert row.children[0] is panel and panel.box is panel
+    assert panel.children[0] is panel.transcript and panel.children[-1] is panel.status  # what it writes, it shows
+    fake.add("Hello **there** <script>alert(1)</script>")
+    panel.send("hi <b>you</b>")
+    assert panel.wait_idle(WAIT)
+    panel.focus()  # ipywidgets' own Widget.send (a custom message) still works beside the chat's send(text)
+    bundle = panel._repr_mimebundle_()
+    assert bundle[VIEW]["model_id"] == panel.model_id
+    html, text = bundle["text/html"], bundle["text/plain"]
+    assert "<strong>there</strong>" in html and "hi &lt;b&gt;you&lt;/b&gt;" in html and "<script" not in html
+    assert "brute-status" in html and "idle" in html
+    assert text.startswith("you: hi <b>you</b>") and "Hello **there**" in text and "VBox(" not in text
+
+
+def test_a_panel_over_history_shows_it_before_any_turn(nb: NotebookAgent, fake: FakeProvider) -> None:
+    fake.add("earlier reply")
+    nb.ask("earlier question", display=False)
+    text = ChatWidget(nb)._repr_mimebundle_()["text/plain"]
+    assert text.startswith("you: earlier question\n\nearlier reply")
+
+
+@pytest.mark.kernel
+def test_nbconvert_html_of_a_saved_notebook_shows_the_conversation(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeProvider() as fake:
+        for name, value in {"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "",
+                            "BRUTE_MODEL": "", "OLLAMA_HOST": "", "BRUTE_NB_NOTEBOOK": "chat.ipynb"}.items():
+            monkeypatch.setenv(name, value)
+        fake.add("The answer is **42**.")
+        notebook = nbformat.v4.new_notebook(cells=[
+            nbformat.v4.new_code_cell("%load_ext brute_nb\nimport brute_nb"),
+            nbformat.v4.new_code_cell("panel = brute_nb.chat()\npanel.send('What is the answer?')\n"
+                                      "assert panel.wait_idle(60)\npanel"),
+        ])
+        # Saved as JupyterLab saves by default: without the widget state, as after a kernel restart.
+        NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}},
+                       store_widget_state=False).execute()
+    [output] = notebook.cells[1].outputs
+    assert VIEW in output["data"] and "VBox(" not in output["data"]["text/plain"]
+    html, _ = HTMLExporter().from_notebook_node(notebook)
+    assert "What is the answer?" in html and "<strong>42</strong>" in html
+    assert "model not found" not in html and "VBox(" not in html
