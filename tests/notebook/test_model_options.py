@@ -60,7 +60,7 @@ def test_option_and_base_url_reach_the_request(shell: Any, monkeypatch: pytest.M
     with FakeProvider(["fine"]) as fake:
         monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
         shell.run_cell_magic("brute", f"-m openai:local-model --base-url {fake.openai_base_url} -o temperature=0.25 "
-                                      '-o stop=["END"]', "hello")
+                                      "-o 'stop=[\"END\"]'", "hello")  # quoted as in a shell: options split like one
         sent = fake.requests[-1]["json"]
     assert (sent["model"], sent["temperature"], sent["stop"]) == ("local-model", 0.25, ["END"])
 
