@@ -7,6 +7,9 @@ a sync model runs on a worker thread. The reply is appended whole, as every prov
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+from collections.abc import Iterator
 from typing import Any
 
 import anyio.to_thread
@@ -57,10 +60,46 @@ class LLMModel(Provider):
                                   "key": self.api_key, **self.params}
         if tools:
             kwargs["tools"] = tools
-        response = model.prompt(request.prompt, **kwargs)
-        if isinstance(response, llm.AsyncResponse):
-            async for chunk in response:
-                emit(env, "assistant_delta", {"text": chunk})
-        else:
-            await anyio.to_thread.run_sync(response.text)
+        with _closing_clients(model) as made:
+            response = model.prompt(request.prompt, **kwargs)
+            if isinstance(response, llm.AsyncResponse):
+                async for chunk in response:
+                    emit(env, "assistant_delta", {"text": chunk})
+            else:
+                await anyio.to_thread.run_sync(response.text)
+            for client in made:
+                await _close(client)
         return LLM.wrap_one(response)
+
+
+@contextlib.contextmanager
+def _closing_clients(model: Any) -> Iterator[list[Any]]:
+    """The SDK clients an llm plugin makes for one prompt, to close after it.
+
+    llm's OpenAI plugin builds a new client for every prompt and never closes it, so each turn would leave a
+    kept-alive connection open until the garbage collector finds it (a ResourceWarning, and a socket held per turn
+    against a real API). ``get_client`` is wrapped on this model object only (its class is untouched), and only
+    when the plugin has one.
+    """
+    made: list[Any] = []
+    original = getattr(model, "get_client", None)
+    if not callable(original) or "get_client" in vars(model):
+        yield made
+        return
+
+    def get_client(*args: Any, **kwargs: Any) -> Any:
+        client = original(*args, **kwargs)
+        made.append(client)
+        return client
+
+    model.get_client = get_client
+    try:
+        yield made
+    finally:
+        del model.get_client
+
+
+async def _close(client: Any) -> None:
+    result = client.close()
+    if inspect.isawaitable(result):
+        await result
