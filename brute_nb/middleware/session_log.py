@@ -32,6 +32,7 @@ from brute_nb.agent import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.message import Log, Message, close_unanswered, dumps, role_of, unanswered_calls
 from brute_nb.middleware.session_lock import SessionLock
+from brute_nb.session_lines import parse_messages
 
 Signature = tuple[int, int, int]
 
@@ -69,6 +70,9 @@ def _torn_tail(data: bytes) -> int:
 
 
 def _parse(path: Path, data: bytes) -> list[Message]:
+    fast = parse_messages(data)  # None unless every line is regular: then the loop below names the bad line
+    if fast is not None:
+        return fast
     messages = []
     data = data[: len(data) - _torn_tail(data)]
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
