@@ -33,6 +33,15 @@ _TEXT_OR_NONE = frozenset({str, _NONE})
 _META_OR_NONE = frozenset({dict, _NONE})
 
 
+# Every byte as what it can be in a number: a digit is "0", what may come before a number ":", a minus "-", the
+# rest "x". An integer of 20 digits (or a minus and 19) then shows as ":" + "0" * 20 (":-" + "0" * 19); digits
+# inside a string (an id in hex) follow a quote or a letter, so they do not (a rare false alarm is only slower).
+_SHAPE = bytes((b"0" if chr(i).isdigit() and i < 128 else b":" if i in b":[, \t\r\n" else b"-" if i == ord("-")
+                else b"x")[0] for i in range(256))
+_LONG = b":" + b"0" * 20
+_LONG_NEGATIVE = b":-" + b"0" * 19
+
+
 class Irregular(Exception):
     """The bytes need the strict reader (which accepts them or names the line); never leaves this package."""
 
@@ -72,6 +81,9 @@ def file_blocks(file: BinaryIO, size: int = BLOCK) -> Iterator[Fields]:
 
 def block(lines: bytes) -> Fields:
     """Checked fields of whole lines (no final newline); a blank line is ``Irregular``."""
+    shape = lines.translate(_SHAPE)
+    if _LONG in shape or _LONG_NEGATIVE in shape:
+        raise Irregular  # orjson reads an integer past 64 bits as a float; json (the strict reader) keeps it exact
     loads = orjson.loads
     try:
         return fields([loads(line) for line in lines.split(b"\n")])

@@ -130,3 +130,19 @@ def test_blocks_split_only_between_lines() -> None:
 
 def test_a_missing_file_is_an_empty_frame(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(read_frame(tmp_path / "none.jsonl"), frame([]))
+
+
+@pytest.mark.parametrize("number", [2**64, 2**64 + 1, 10**30, -(2**63) - 1, -(10**25)])
+def test_integers_past_64_bits_stay_exact(tmp_path: Path, number: int) -> None:
+    """orjson reads them as floats; json (the strict reader) keeps them: such a file takes the strict path."""
+    items = [Message("assistant", "x", [ToolCall("c", "f", {"n": [number]})], meta={"n": number})]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(items))
+    assert parse_messages(path.read_bytes()) is None
+    assert read_session(path) == items
+    assert read_frame(path)["meta"][0] == {"n": number}
+
+
+def test_a_long_number_inside_text_is_read_fast(tmp_path: Path) -> None:
+    items = [Message("user", "ref#123456789012345678901234567890", meta={"id": "0" * 24})]  # no ":" or space before
+    assert parse_messages(jsonl(items)) == items
