@@ -797,13 +797,12 @@ def peak():
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import pandas, orjson  # imported before the baseline: the row is about the data, not the libraries
+from brute_nb.frames import read_frame
+from brute_nb.middleware.session_log import read_session
+import brute_nb.session_lines
 before = peak()
-if sys.argv[2] == "frame":
-    from brute_nb.frames import read_frame
-    messages = read_frame(sys.argv[1])
-else:
-    from brute_nb.middleware.session_log import read_session
-    messages = read_session(sys.argv[1])
+messages = (read_frame if sys.argv[2] == "frame" else read_session)(sys.argv[1])
 after = peak()
 print(len(messages), before, after)
 """
@@ -920,6 +919,7 @@ PEER_ROWS = (
     ("tool loop: 20 calls then an answer, anthropic (vs hand-written loop)", "toolloop", "anthropic"),
     ("tool loop: 20 calls then an answer, openai (vs hand-written loop)", "toolloop", "openai"),
     ("8 tools x 0.25 s in one reply, anthropic (wall / 0.25 s)", "tools8", "anthropic"),
+    ("8 tools x 0.25 s in one reply, openai (wall / 0.25 s)", "tools8", "openai"),
 )
 
 
