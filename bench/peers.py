@@ -221,7 +221,8 @@ class JupyterAI(Side):
         raise NotImplementedError("jupyter-ai-magics calls models through LangChain provider packages "
                                   "(langchain-anthropic / langchain-openai), which it does not install")
 
-    loop = turn  # type: ignore[assignment]
+    def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
+        return self.turn(kind, base, key)
 
 
 SIDES: dict[str, Callable[[str], Side]] = {"brute_nb": BruteNB, "chatlas": lambda tmp: Chatlas(),
