@@ -131,7 +131,9 @@ class Side:
 
 class BruteNB(Side):
     def __init__(self, tmp: str) -> None:
-        self.tmp, self.n = tmp, 0
+        import tempfile
+
+        self.tmp, self.n = tempfile.mkdtemp(dir=tmp), 0  # each measurement's chats start with no history
 
     def _agent(self, kind: str, base: str, key: str, tools: list[Any]) -> Any:
         from brute_nb import agent
