@@ -8,7 +8,9 @@ are written back into it only where they were edited. Derived columns (``turn``,
 
 Frames are built column-wise, one comprehension of plain Python values a field, then numpy arrays and one DataFrame
 constructor (no per-row dict or Series), so 100,000 messages take well under the naive ``pd.DataFrame([m.to_dict()
-...])``. pandas is imported inside the functions so ``import brute_nb`` stays light.
+...])``. ``read_frame(path)`` builds the same frame from a session file's lines without making a ``Message`` a line
+(``brute_nb.session_lines``): equal to ``frame(read_session(path))``, the strict reader deciding anything irregular.
+pandas is imported inside the functions so ``import brute_nb`` stays light.
 """
 
 from __future__ import annotations
