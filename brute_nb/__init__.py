@@ -31,7 +31,7 @@ from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
 if TYPE_CHECKING:
     from brute_nb.agent import Agent, agent
     from brute_nb.events import EVENTS, CallbackWarning
-    from brute_nb.frames import frame, tool_calls_frame
+    from brute_nb.frames import frame, read_frame, tool_calls_frame
     from brute_nb.map import map
     from brute_nb.message import Log, Message, Role, ToolCall, log
     from brute_nb.notebook.api import chat, configure, current
@@ -43,7 +43,7 @@ __version__ = "0.1.0"
 _EXPORTS = _lazy.exports({
     "brute_nb.agent": ("Agent", "agent"),
     "brute_nb.events": ("EVENTS", "CallbackWarning"),
-    "brute_nb.frames": ("frame", "tool_calls_frame"),
+    "brute_nb.frames": ("frame", "read_frame", "tool_calls_frame"),
     "brute_nb.map": ("map",),
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
     "brute_nb.notebook.api": ("chat", "configure", "current"),
@@ -99,6 +99,7 @@ __all__ = [
     "load_ipython_extension",
     "log",
     "map",
+    "read_frame",
     "tool",
     "tool_calls_frame",
     "unload_ipython_extension",

@@ -54,6 +54,7 @@ from brute_nb.message import (
 )
 from brute_nb.middleware.session_lock import SessionLock
 from brute_nb.redact import redact
+from brute_nb.session_lines import parse_messages
 
 Signature = tuple[int, int, int]
 
@@ -117,6 +118,9 @@ def _line_number(data: bytes, torn: int) -> int:
 
 def _parse(path: Path, data: bytes) -> list[Message]:
     """Every line of ``data`` as a message (the caller has dealt with a torn tail)."""
+    fast = parse_messages(data)  # None unless every line is regular: then the loop below names the bad line
+    if fast is not None:
+        return fast
     messages = []
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():

@@ -19,6 +19,9 @@ def load_ipython_extension(ipython: Any) -> None:
     short_errors.install(ipython)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
+    from brute_nb.notebook import warm
+
+    warm.start()  # the model SDK's imports, while the user types the first %%brute cell
 
 
 def unload_ipython_extension(ipython: Any) -> None:

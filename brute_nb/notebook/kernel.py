@@ -147,8 +147,10 @@ class NotebookAgent:
 
     @property
     def df(self) -> Any:
-        from brute_nb.frames import frame
+        from brute_nb.frames import frame, read_frame
 
+        if self._agent is None or self._agent.last_env is None:
+            return read_frame(self.session_path)  # the columns straight from the file's lines: no Message a line
         return frame(self.log)
 
     @property

@@ -27,7 +27,9 @@ brute_nb.current().provider = Scripted([
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    with start_kernel(tmp_path) as (km, kc):
+    # No model configured: %load_ext would start importing its SDK in the background (notebook/warm.py), and
+    # the check that %load_ext stays light could then see it mid-import.
+    with start_kernel(tmp_path, BRUTE_MODEL="", ANTHROPIC_API_KEY="", OPENAI_API_KEY="", OLLAMA_HOST="") as (km, kc):
         yield km, kc
 
 

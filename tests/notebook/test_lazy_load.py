@@ -49,14 +49,20 @@ ALLOWED_OURS = {
     "brute_nb.notebook.settings",
     "brute_nb.notebook.short_errors",  # the one-line error handler, installed at load (stdlib only)
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
+    "brute_nb.notebook.warm",
     "brute_nb.tools",
     "brute_nb.tools.context",
     "brute_nb.tools.truncation",
 }
 
 
-def _fresh(code: str, tmp: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "BRUTE_NB_OVERFLOW_DIR": str(tmp / "overflow")}
+MODEL_SETTINGS = {"BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "GEMINI_API_KEY",
+                  "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY"}
+
+
+def _fresh(code: str, tmp: Path, **environ: str) -> str:
+    env = {key: value for key, value in os.environ.items() if key not in MODEL_SETTINGS}  # no SDK warm-up
+    env.update(PYTHONPATH=str(ROOT), BRUTE_NB_OVERFLOW_DIR=str(tmp / "overflow"), **environ)
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -100,6 +106,36 @@ def test_subpackages_are_attributes_imported_on_first_touch(tmp_path: Path) -> N
     assert _fresh(SUBPACKAGES, tmp_path).split() == ["True", "True", "True", "True"]
     untouched = _fresh("import sys, brute_nb\nprint('brute_nb.middleware' in sys.modules)", tmp_path)
     assert untouched.split() == ["False"]  # the attribute is there to touch, not imported up front
+
+
+WARM = """
+import json, sys, threading
+import IPython
+ip = IPython.InteractiveShell.instance()
+ip.run_line_magic('load_ext', 'brute_nb')
+ours = {m for m in sys.modules if m.startswith('brute_nb')}
+warming = [t for t in threading.enumerate() if t.name == 'brute-warm-sdk']
+for t in warming:
+    t.join(60)
+print(json.dumps({"warming": len(warming), "sdks": sorted({'anthropic', 'openai'} & set(sys.modules)),
+                  "ours_after": sorted({m for m in sys.modules if m.startswith('brute_nb')} - ours)}))
+"""
+
+
+@pytest.mark.parametrize(("environ", "sdk"), [
+    ({"ANTHROPIC_API_KEY": "sk-test"}, "anthropic"),
+    ({"OPENAI_API_KEY": "sk-test"}, "openai"),
+    ({"BRUTE_MODEL": "openai:gpt-4.1", "ANTHROPIC_API_KEY": "sk-test"}, "openai"),
+])
+def test_load_ext_warms_the_configured_sdk_in_the_background(tmp_path: Path, environ: dict[str, str],
+                                                            sdk: str) -> None:
+    """The first %%brute cell finds the SDK imported; the thread imports nothing of brute_nb's own."""
+    got = json.loads(_fresh(WARM, tmp_path, **environ))
+    assert got == {"warming": 1, "sdks": [sdk], "ours_after": []}
+
+
+def test_nothing_configured_warms_nothing(tmp_path: Path) -> None:
+    assert json.loads(_fresh(WARM, tmp_path)) == {"warming": 0, "sdks": [], "ours_after": []}
 
 
 def test_a_submodule_import_does_not_shadow_a_public_name(tmp_path: Path) -> None:

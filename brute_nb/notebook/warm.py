@@ -1,0 +1,63 @@
+"""Import the model SDK in the background right after ``%load_ext``, so the first ``%%brute`` does not pay for it.
+
+``%load_ext`` stays fast because nothing heavy is imported on its path, which left the SDK (``anthropic`` is
+~1 s of imports) to the first cell. While the user is still typing, a daemon thread imports it instead.
+
+The invariant: the thread only imports third-party modules that never import ``brute_nb`` (so it cannot deadlock
+with a cell importing ``brute_nb``'s own modules: the import system's per-module locks only deadlock on a cycle),
+builds no client (which event loop a client lives on is the kernel's business), and never fails anything: a
+module that cannot be imported is left for the cell, which imports it again and reports the real error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import threading
+from collections.abc import Mapping
+
+ANTHROPIC = ("anthropic",)
+OPENAI = ("openai",)
+TRANSPORT = ("httpcore2",)
+"""Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
+OPENAI_COMPATIBLE_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
+                          "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "OLLAMA_HOST")
+
+
+def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """What the configured model will import, told from the environment the way ``providers.auto`` picks one.
+
+    Empty when nothing is configured or the choice needs an import to tell (an ``llm:`` plugin model).
+    """
+    spec = environ.get("BRUTE_MODEL") or ""
+    kind = spec.split(":", 1)[0] if ":" in spec else ""
+    if kind == "anthropic" or (not kind and spec.startswith("claude")):
+        sdk = ANTHROPIC
+    elif kind == "llm":
+        return ()
+    elif kind:
+        sdk = OPENAI  # openai, openai-responses, ollama and the OpenAI-compatible hosted ones
+    elif environ.get("ANTHROPIC_API_KEY"):
+        sdk = ANTHROPIC
+    elif any(environ.get(key) for key in OPENAI_COMPATIBLE_KEYS):
+        sdk = OPENAI
+    else:
+        return ()
+    return sdk + TRANSPORT
+
+
+def warm(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        with contextlib.suppress(Exception):  # the cell imports it again and shows the real error
+            importlib.import_module(name)
+
+
+def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
+    """Start warming the configured SDK's imports on a daemon thread (None when there is nothing to warm)."""
+    modules = sdk_modules(environ)
+    if not modules:
+        return None
+    thread = threading.Thread(target=warm, args=(modules,), name="brute-warm-sdk", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,155 @@
+"""Fast reading of a session file's JSONL: orjson per line, the JSON types checked column-wise, no per-field Python.
+
+The invariant: a fast reader returns exactly what the strict reader (``session_log._parse`` over
+``Message.from_dict``) would make of the same bytes, or ``None``, and the caller then runs the strict reader,
+which accepts the line or names its file:line. So the fast path never words an error and never accepts a line the
+strict one refuses. Anything unusual takes the strict path: a blank line, a torn or non-UTF-8 line, ``NaN``, an
+integer beyond 64 bits, a role not in lower case, an unknown field, tool-call arguments given as JSON text.
+
+Lines are parsed a block (~256 KiB) at a time, so the parsed dicts of one block are dropped before the next is read:
+a frame keeps only the values it shows, and peak memory stays near the file's size plus those values.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from types import MappingProxyType
+from typing import Any, BinaryIO, TypeVar
+
+import orjson
+
+from brute_nb.message import ROLES, Message, Role, ToolCall
+
+FIELDS = frozenset({"role", "content", "tool_calls", "tool_call_id", "meta"})
+CALL_FIELDS = frozenset({"id", "name", "arguments"})
+BLOCK = 1 << 18
+"""Bytes parsed at a time (whole lines): small enough that a block's dicts are a small part of peak memory."""
+
+_ROLE: dict[str, Role] = {r: Role(r) for r in ROLES}
+_NONE = type(None)
+T = TypeVar("T")
+_TEXT_OR_NONE = frozenset({str, _NONE})
+_META_OR_NONE = frozenset({dict, _NONE})
+
+
+# Every byte as what it can be in a number: a digit is "0", what may come before a number ":", a minus "-", the
+# rest "x". An integer of 20 digits (or a minus and 19) then shows as ":" + "0" * 20 (":-" + "0" * 19); digits
+# inside a string (an id in hex) follow a quote or a letter, so they do not (a rare false alarm is only slower).
+_SHAPE = bytes((b"0" if chr(i).isdigit() and i < 128 else b":" if i in b":[, \t\r\n" else b"-" if i == ord("-")
+                else b"x")[0] for i in range(256))
+_LONG = b":" + b"0" * 20
+_LONG_NEGATIVE = b":-" + b"0" * 19
+
+
+class Irregular(Exception):
+    """The bytes need the strict reader (which accepts them or names the line); never leaves this package."""
+
+
+Fields = tuple[list[str], list[str | None], list[list[dict[str, Any]] | None], list[str | None],
+               list[dict[str, Any] | None]]
+"""role, content, tool_calls, tool_call_id and meta of a block of lines, one list a field (None where absent)."""
+
+
+def blocks(data: bytes, size: int = BLOCK) -> Iterator[Fields]:
+    """The lines of ``data`` as checked fields, a block of whole lines at a time; ``Irregular`` if any line is
+    not exactly what ``Message.to_json`` writes (JSON types included)."""
+    start, end = 0, len(data)
+    if data.endswith(b"\n"):
+        end -= 1  # the last line's newline; a second one would be a blank line: irregular
+    while start < end:
+        stop = data.find(b"\n", start + size, end)
+        stop = end if stop < 0 else stop
+        yield block(data[start:stop])
+        start = stop + 1
+
+
+def file_blocks(file: BinaryIO, size: int = BLOCK) -> Iterator[Fields]:
+    """As ``blocks``, reading ``file`` a block at a time, so the whole file is never in memory at once."""
+    rest = b""
+    while chunk := file.read(size):
+        buffer = rest + chunk
+        cut = buffer.rfind(b"\n")
+        if cut < 0:
+            rest = buffer
+            continue
+        yield block(buffer[:cut])
+        rest = buffer[cut + 1:]
+    if rest:
+        yield block(rest)
+
+
+def block(lines: bytes) -> Fields:
+    """Checked fields of whole lines (no final newline); a blank line is ``Irregular``."""
+    shape = lines.translate(_SHAPE)
+    if _LONG in shape or _LONG_NEGATIVE in shape:
+        raise Irregular  # orjson reads an integer past 64 bits as a float; json (the strict reader) keeps it exact
+    loads = orjson.loads
+    try:
+        return fields([loads(line) for line in lines.split(b"\n")])
+    except orjson.JSONDecodeError:
+        raise Irregular from None
+
+
+def fields(dicts: list[Any]) -> Fields:
+    """The fields of message dicts, one list each; ``Irregular`` unless every value has the JSON type
+    ``to_dict`` writes. Checked column-wise (set operations over the lists), not by a Python loop per field."""
+    if set(map(type, dicts)) != {dict} or not set().union(*dicts) <= FIELDS:
+        raise Irregular
+    roles = [d.get("role") for d in dicts]
+    contents = [d.get("content") for d in dicts]
+    calls = [d.get("tool_calls") for d in dicts]
+    call_ids = [d.get("tool_call_id") for d in dicts]
+    metas = [d.get("meta") for d in dicts]
+    if (not set(roles) <= _ROLE.keys() or not set(map(type, contents)) <= _TEXT_OR_NONE
+            or not set(map(type, call_ids)) <= _TEXT_OR_NONE or not set(map(type, metas)) <= _META_OR_NONE):
+        raise Irregular
+    present = [c for c in calls if c is not None]
+    if present:
+        if set(map(type, present)) != {list}:
+            raise Irregular
+        _check_calls([x for c in present for x in c])
+    return roles, contents, calls, call_ids, metas
+
+
+def _check_calls(calls: list[Any]) -> None:
+    if not calls:
+        return
+    if set(map(type, calls)) != {dict} or not set().union(*calls) <= CALL_FIELDS:
+        raise Irregular
+    if set(type(c.get("id", "")) for c in calls) != {str} or not all(type(c.get("name")) is str and c["name"]
+                                                                     for c in calls):
+        raise Irregular
+    if not set(type(c.get("arguments")) for c in calls) <= _META_OR_NONE:
+        raise Irregular  # arguments as JSON text: ToolCall parses it, the strict path keeps that in one place
+
+
+def paused_gc(fn: Callable[[], T]) -> T:
+    """Run ``fn`` with the cyclic collector paused: parsing makes many containers and no cycle, so the
+    collector's repeated passes over them would find nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return fn()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def parse_messages(data: bytes) -> list[Message] | None:
+    """Every line as a ``Message``, equal to the strict reader's; ``None`` when the strict reader must decide."""
+    try:
+        return paused_gc(lambda: [m for block in blocks(data) for m in messages(block)])
+    except Irregular:
+        return None
+
+
+def messages(block: Fields) -> list[Message]:
+    """Messages from checked fields; the constructor's own checks are cheap for values of the right type.
+
+    A meta dict is the parser's own, so it is wrapped, not copied (the constructor copies a caller's dict).
+    """
+    return [Message(_ROLE[role], content, None if calls is None else tuple(
+                ToolCall(c.get("id", ""), c["name"], c.get("arguments") or {}) for c in calls),
+            call_id, MappingProxyType(meta) if meta else None)
+            for role, content, calls, call_id, meta in zip(*block, strict=True)]

@@ -1,0 +1,148 @@
+"""The fast session reader (brute_nb.session_lines, frames.read_frame) is the strict reader, only faster.
+
+Every input either gives exactly what ``read_session`` / ``frame(read_session(...))`` give, or goes to them, so
+warnings and file:line errors are theirs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brute_nb.errors import SessionLogError
+from brute_nb.frames import frame, read_frame
+from brute_nb.message import Message, Role, ToolCall
+from brute_nb.middleware.session_log import read_session
+from brute_nb.session_lines import blocks, file_blocks, parse_messages
+
+json_scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(
+    max_size=6)
+json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.text(max_size=5), inner, max_size=3), max_leaves=6)
+metas = st.fixed_dictionaries({}, optional={
+    "model": st.text(max_size=6) | json_values, "input_tokens": st.integers(0, 2**40) | json_values,
+    "created_at": st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()),
+    "duration_ms": st.integers(0, 10**6) | st.floats(allow_nan=False), "synthetic": st.booleans(),
+    "other": json_values})
+messages = st.builds(
+    Message, role=st.sampled_from(list(Role)), content=st.text(max_size=20),
+    tool_calls=st.none() | st.lists(st.builds(ToolCall, id=st.text(max_size=4), name=st.text(min_size=1, max_size=4),
+                                              arguments=st.dictionaries(st.text(max_size=4), json_values, max_size=2)),
+                                    max_size=2),
+    tool_call_id=st.none() | st.text(max_size=4), meta=metas)
+
+
+def jsonl(items: list[Message]) -> bytes:
+    return "".join(m.to_json() + "\n" for m in items).encode()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(st.lists(messages, max_size=8))
+def test_fast_reading_equals_strict_reading(tmp_path: Path, items: list[Message]) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(items))
+    strict = read_session(path)
+    assert strict == items
+    fast = parse_messages(path.read_bytes())
+    assert fast is None or fast == strict  # None: the strict reader decides (e.g. an integer past 64 bits)
+    assert [dict(m.meta) for m in fast or strict] == [dict(m.meta) for m in strict]
+    pd.testing.assert_frame_equal(read_frame(path), frame(strict))
+
+
+def test_a_regular_file_is_framed_without_making_messages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    items = [Message("user", "hi"), Message("assistant", "", [ToolCall("c1", "ls", {"p": "."})],
+                                            meta={"model": "m", "input_tokens": 3}),
+             Message("tool", "a.txt", tool_call_id="c1")] * 50
+    path.write_bytes(jsonl(items))
+    expected = frame(items)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read_frame made a Message")
+
+    monkeypatch.setattr(Message, "__init__", refuse)
+    pd.testing.assert_frame_equal(read_frame(path), expected)
+
+
+GOOD = b'{"role":"user","content":"hi"}\n'
+
+
+@pytest.mark.parametrize("data", [
+    GOOD + b"\n" + GOOD,  # a blank line
+    GOOD + b'{"role":"User","content":"x"}\n',  # a role the constructor lower-cases
+    GOOD + b'{"role":"assistant","content":"","tool_calls":[{"id":"c","name":"f","arguments":"{\\"a\\":1}"}]}\n',
+    GOOD + b'{"role":"assistant","content":"x","meta":{"input_tokens":123456789012345678901234567890}}\n',
+    GOOD + b'{"role":"assistant","content":"x","meta":{"d":NaN}}\n',
+    GOOD + b'{"role":"user","content":null}\n',
+    GOOD + b'{"role":"user","content":"no final newline"}',
+    GOOD + b'{"role":"user","cont',  # a torn last line
+    b"\n",
+    b"",
+])
+def test_unusual_but_valid_files_read_as_the_strict_reader_reads_them(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    strict = read_session(path)
+    fast = parse_messages(data)
+    assert fast is None or fast == strict
+    pd.testing.assert_frame_equal(read_frame(path), frame(strict))
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    (b'{"role":"user","content":5}', r"s\.jsonl:2: not a valid message"),
+    (b'{"role":"robot","content":"x"}', r"s\.jsonl:2: not a valid message: unknown message role 'robot'"),
+    (b'{"role":"user","content":"x","extra":1}', r"s\.jsonl:2: not a valid message: unknown message fields"),
+    (b'{"content":"x"}', r"s\.jsonl:2: not a valid message: a message needs a 'role'"),
+    (b'["role","user"]', r"s\.jsonl:2: expected a JSON object"),
+    (b'{"role":"user","content":"x"', r"s\.jsonl:2: not valid JSON"),
+    (b'{"role":"assistant","content":"","tool_calls":[{"id":"c","name":""}]}', r"s\.jsonl:2: not a valid message"),
+    (b'{"role":"user","content":"\xff"}', r"s\.jsonl:2: not UTF-8 text"),
+])
+def test_a_bad_line_is_named_by_the_strict_reader(tmp_path: Path, line: bytes, error: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(GOOD + line + b"\n" + GOOD)
+    assert parse_messages(path.read_bytes()) is None
+    with pytest.raises(SessionLogError, match=error):
+        read_session(path)
+    with pytest.raises(SessionLogError, match=error):
+        read_frame(path)
+
+
+def test_blocks_split_only_between_lines() -> None:
+    items = [Message("user", f"message {i} " + "x" * (i % 37), meta={"n": i}) for i in range(200)]
+    data = jsonl(items)
+    for size in (1, 7, 100, 1 << 18):
+        whole = [list(zip(*b, strict=True)) for b in blocks(data, size)]
+        streamed = [list(zip(*b, strict=True)) for b in file_blocks(io.BytesIO(data), size)]
+        rows = [r for b in whole for r in b]
+        assert rows == [r for b in streamed for r in b]
+        assert [r[1] for r in rows] == [m.content for m in items]
+        assert [r[4] for r in rows] == [json.loads(m.to_json())["meta"] for m in items]
+
+
+def test_a_missing_file_is_an_empty_frame(tmp_path: Path) -> None:
+    pd.testing.assert_frame_equal(read_frame(tmp_path / "none.jsonl"), frame([]))
+
+
+@pytest.mark.parametrize("number", [2**64, 2**64 + 1, 10**30, -(2**63) - 1, -(10**25)])
+def test_integers_past_64_bits_stay_exact(tmp_path: Path, number: int) -> None:
+    """orjson reads them as floats; json (the strict reader) keeps them: such a file takes the strict path."""
+    items = [Message("assistant", "x", [ToolCall("c", "f", {"n": [number]})], meta={"n": number})]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(items))
+    assert parse_messages(path.read_bytes()) is None
+    assert read_session(path) == items
+    assert read_frame(path)["meta"][0] == {"n": number}
+
+
+def test_a_long_number_inside_text_is_read_fast(tmp_path: Path) -> None:
+    items = [Message("user", "ref#123456789012345678901234567890", meta={"id": "0" * 24})]  # no ":" or space before
+    assert parse_messages(jsonl(items)) == items
