@@ -113,6 +113,9 @@ import json, sys, threading
 import IPython
 ip = IPython.InteractiveShell.instance()
 ip.run_line_magic('load_ext', 'brute_nb')
+for t in threading.enumerate():  # the overflow cleanup imports brute_nb's truncation on its own thread
+    if t.name == 'brute-cleanup':
+        t.join(60)
 ours = {m for m in sys.modules if m.startswith('brute_nb')}
 warming = [t for t in threading.enumerate() if t.name == 'brute-warm-sdk']
 for t in warming:
