@@ -14,8 +14,6 @@ from typing import Any
 
 from brute_nb.errors import BruteError
 
-TOOL_SETS = ("all", "read-only", "none")
-
 ToolSpec = str | tuple[Any, ...]
 """A tool selection: a spec string (``all``, ``read-only``, ``none``, ``name,name``, ``+python``), or a tuple of
 such names and the user's own tools (already wrapped as ``Adapter``s, so a bad tool fails when configured)."""
