@@ -143,16 +143,18 @@ def parse_pairs(name: str, spec: str) -> dict[str, str]:
 def parse_model(spec: str) -> str:
     """``provider:model``, or an alias saved with ``%brute alias`` (stored resolved, so a later edit of the alias
     does not silently change a session's model)."""
+    from brute_nb import plugins
     from brute_nb.providers.aliases import resolve
-    from brute_nb.providers.auto import PROVIDERS
+    from brute_nb.providers.auto import is_provider
 
     spec = resolve(spec.strip())
     provider, sep, model = spec.partition(":")
 
-    if not sep or provider not in PROVIDERS or not model:
+    if not sep or not is_provider(provider) or not model:
         raise SettingsError(
             f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1 or llm:MODEL (any "
-            f"model an installed llm plugin offers); providers: {', '.join(PROVIDERS)}; got {spec!r}"
+            f"model an installed llm plugin offers); providers: {', '.join(plugins.names(plugins.PROVIDERS))}; "
+            f"got {spec!r}"
         )
     return spec
 
