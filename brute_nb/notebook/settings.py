@@ -161,7 +161,7 @@ def parse_model(spec: str) -> str:
 
 def parse_approve(spec: str | dict[str, str]) -> dict[str, str]:
     """``shell=allow,python=ask`` -> a policy; every bad class or mode is named at once."""
-    from brute_nb.notebook.approvals import MODES, RISK_CLASSES, policy_problems
+    from brute_nb.middleware.approvals import MODES, RISK_CLASSES, policy_problems
 
     pairs = parse_pairs("--approve", spec) if isinstance(spec, str) else dict(spec)
     problems = policy_problems(pairs)

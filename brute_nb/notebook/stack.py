@@ -101,11 +101,12 @@ def mcp_tools(nb: NotebookAgent) -> list[Any]:
 
 def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
+    from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.budget import Budget
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
-    from brute_nb.notebook.approvals import Approvals
+    from brute_nb.notebook.approvals import default_asker
     from brute_nb.notebook.kernel import default_system_prompt
 
     s = nb.settings
@@ -120,7 +121,7 @@ def build_agent(nb: NotebookAgent) -> Agent:
         Agent()
         .use(SessionLog, path=nb.session_path, root=nb.session_path.parent.parent)  # <notebook folder>/<stem>.brute/
         .use(SystemPrompt, text=system)
-        .use(Approvals, policy=s.approve)
+        .use(Approvals, policy=s.approve, fallback=default_asker)
         .use(ToolResultLoop)
         .use(MaxIterations, limit=s.max_iterations)
     )
