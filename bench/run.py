@@ -562,7 +562,7 @@ def dataframe(reps: int, tmp: Path) -> list[Row]:
 # --- tool concurrency ---------------------------------------------------------------------------------------------
 
 async def concurrency(reps: int) -> Row:
-    from brute_nb.providers.scripted import Scripted, call, reply
+    from brute_nb.testing.scripted import Scripted, call, reply
     from brute_nb.tools import tool
 
     @tool

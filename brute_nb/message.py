@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Literal, Protocol, SupportsIndex, overload, runtime_checkable
+from typing import Any, Literal, SupportsIndex, overload
 
 import brute_nb  # the package (already loaded: this is its submodule); its lazy ``frames`` serves Log.to_frame
 from brute_nb.attachments import Attachment
@@ -367,21 +367,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def dumps(value: JSON) -> str:
     """Compact JSON as Brute writes it: no spaces, non-ASCII kept."""
     return _ENCODER.encode(value)
-
-
-@runtime_checkable
-class MessageLike(Protocol):
-    """What the stack reads from a message (the seed's duck-typing seam)."""
-
-    @property
-    def role(self) -> Any: ...
-    @property
-    def content(self) -> Any: ...
-    @property
-    def tool_calls(self) -> Any: ...
-    @property
-    def tool_call_id(self) -> Any: ...
-    def to_dict(self) -> dict[str, Any]: ...
 
 
 ChangeKind = Literal["append", "insert", "rewrite"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import brute_nb
 from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
-from brute_nb.providers import Scripted
+from brute_nb.testing import Scripted
 
 session = Path(tempfile.mkdtemp()) / "chat.jsonl"
 model = Scripted(["Nice to meet you, Nathan.", "Your name is Nathan."])  # scripted replies, no API call

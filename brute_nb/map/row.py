@@ -65,8 +65,8 @@ def make_provider(spec: MapSpec) -> Any:
 
 def build_agent(ctx: RowContext, session: Path) -> Agent:
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
+    from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
-    from brute_nb.notebook.approvals import Approvals
 
     spec = ctx.spec
     agent = Agent().use(SessionLog, path=session)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from brute_nb import _lazy
 
 if TYPE_CHECKING:
+    from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
     from brute_nb.middleware.loop import MaxIterations, ToolResultLoop
     from brute_nb.middleware.session_log import SessionLog
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
 
 _EXPORTS = _lazy.exports({
+    "brute_nb.middleware.approvals": ("Approvals",),
     "brute_nb.middleware.compaction": ("DefaultCompactionPipeline",),
     "brute_nb.middleware.loop": ("MaxIterations", "ToolResultLoop"),
     "brute_nb.middleware.session_log": ("SessionLog",),
@@ -33,6 +35,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Approvals",
     "DefaultCompactionPipeline",
     "DefaultToolPipeline",
     "MaxIterations",

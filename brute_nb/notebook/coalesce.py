@@ -60,7 +60,6 @@ class Coalescer:
         self._last = -float("inf")  # nothing written yet: the first push goes out at once
         self._timer: Timer | None = None
         self._generation = 0  # which timer is the live one; an older one that fires late does nothing
-        self.writes = 0
 
     def push(self, value: Any, *, force: bool = False) -> None:
         with self._lock:
@@ -109,5 +108,4 @@ class Coalescer:
             return
         value, self._pending = self._pending, _NOTHING
         self._last = self._clock()
-        self.writes += 1
         self._write(value)

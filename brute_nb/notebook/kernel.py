@@ -36,7 +36,7 @@ def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = T
     text = SYSTEM_PROMPT.format(notebook=where, root=root)
     if not skills:
         return text
-    from brute_nb.tools.skill import skills_section
+    from brute_nb.tools.builtin.skill import skills_section
 
     section = skills_section(root)
     return f"{text}\n\n{section}" if section else text

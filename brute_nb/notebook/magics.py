@@ -42,6 +42,7 @@ SUBCOMMANDS = """\
 %brute widget            a chat panel over the same session
 %brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
 %brute models            the providers configured here, aliases, and the current provider's models
+%brute plugins           the providers (-m PREFIX:MODEL) and tools (--tools NAME) installed, built-ins included
 %brute help              this text"""
 
 CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
@@ -415,6 +416,11 @@ class BruteMagics(Magics):
         from brute_nb.notebook.model_commands import models
 
         models(self.registry.current())
+
+    def _cmd_plugins(self, rest: list[str]) -> None:
+        from brute_nb.notebook.model_commands import installed
+
+        installed()
 
     def _cmd_widget(self, rest: list[str]) -> Any:
         from brute_nb.notebook.widget import chat

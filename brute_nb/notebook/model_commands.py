@@ -1,4 +1,5 @@
-"""``%brute alias`` and ``%brute models``: naming models and looking at what this environment can reach.
+"""``%brute alias``, ``%brute models`` and ``%brute plugins``: naming models and looking at what this environment
+can reach.
 
 Kept out of ``magics`` (which only parses and dispatches). Output is plain text printed in the cell.
 """
@@ -64,3 +65,15 @@ def models(nb: Any) -> None:
     print(f"models at {label} ({len(found)}):")
     for model in found:
         print(f"  {model}")
+
+
+def installed() -> None:
+    """Every provider prefix and tool name the entry points offer, with the package that registered each."""
+    from brute_nb import plugins
+
+    for group, label, use in ((plugins.PROVIDERS, "providers", "-m PREFIX:MODEL"),
+                              (plugins.TOOLS, "tools", "--tools NAME or +NAME")):
+        print(f"{label} ({use}; entry point group {group}):")
+        for p in plugins.installed(group):
+            note = "  (ignored: a built-in has this name)" if p.shadowed else ""
+            print(f"  {p.name:<16} {p.distribution:<12} {p.value}{note}")

@@ -311,6 +311,10 @@ def last_code_block(text: str) -> str | None:
     return blocks[-1].rstrip("\n") if blocks else None
 
 
-NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": Notebook(), "variables": Variables(), "propose_cell": ProposeCell()}
+NOTEBOOK = Notebook()
+VARIABLES = Variables()
+PROPOSE_CELL = ProposeCell()
+# One instance each, named so the brute_nb.tools entry points reach the very objects "all" holds.
+NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": NOTEBOOK, "variables": VARIABLES, "propose_cell": PROPOSE_CELL}
 """On by default in a notebook (``--tools all``); ``read-only`` keeps ``notebook`` and ``variables``."""
 READ_ONLY_NAMES = ("notebook", "variables")

@@ -263,5 +263,5 @@ class _Run:
         self.done = True
 
 
-NOTEBOOK_ONLY: dict[str, PythonTool] = {"python": PythonTool()}
-"""Tools offered only inside a notebook; ``stack.select_tools`` reads ``brute_nb.tools.NOTEBOOK_ONLY``."""
+PYTHON = PythonTool()
+"""The ``python`` tool, off unless named (``--tools +python``): the ``brute_nb.tools`` entry point ``python``."""

@@ -14,8 +14,6 @@ from typing import Any
 
 from brute_nb.errors import BruteError
 
-TOOL_SETS = ("all", "read-only", "none")
-
 ToolSpec = str | tuple[Any, ...]
 """A tool selection: a spec string (``all``, ``read-only``, ``none``, ``name,name``, ``+python``), or a tuple of
 such names and the user's own tools (already wrapped as ``Adapter``s, so a bad tool fails when configured)."""
@@ -145,23 +143,25 @@ def parse_pairs(name: str, spec: str) -> dict[str, str]:
 def parse_model(spec: str) -> str:
     """``provider:model``, or an alias saved with ``%brute alias`` (stored resolved, so a later edit of the alias
     does not silently change a session's model)."""
+    from brute_nb import plugins
     from brute_nb.providers.aliases import resolve
-    from brute_nb.providers.auto import PROVIDERS
+    from brute_nb.providers.auto import is_provider
 
     spec = resolve(spec.strip())
     provider, sep, model = spec.partition(":")
 
-    if not sep or provider not in PROVIDERS or not model:
+    if not sep or not is_provider(provider) or not model:
         raise SettingsError(
             f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-4-5, openai:gpt-4.1 or llm:MODEL (any "
-            f"model an installed llm plugin offers); providers: {', '.join(PROVIDERS)}; got {spec!r}"
+            f"model an installed llm plugin offers); providers: {', '.join(plugins.names(plugins.PROVIDERS))}; "
+            f"got {spec!r}"
         )
     return spec
 
 
 def parse_approve(spec: str | dict[str, str]) -> dict[str, str]:
     """``shell=allow,python=ask`` -> a policy; every bad class or mode is named at once."""
-    from brute_nb.notebook.approvals import MODES, RISK_CLASSES, policy_problems
+    from brute_nb.middleware.approvals import MODES, RISK_CLASSES, policy_problems
 
     pairs = parse_pairs("--approve", spec) if isinstance(spec, str) else dict(spec)
     problems = policy_problems(pairs)

@@ -43,14 +43,12 @@ def select_tools(spec: str | tuple[Any, ...], *, notebook: bool = False) -> list
 
 
 def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
-    from brute_nb import tools
+    """The sets (``all``, ``read-only``, ``none``) and, by name, every tool in the ``brute_nb.tools`` entry points:
+    the built-ins, the notebook's own and any an installed package registers."""
+    from brute_nb import plugins, tools
     from brute_nb.notebook.notebook_tools import NOTEBOOK_TOOLS, READ_ONLY_NAMES
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
-    by_name = {t.name: t for t in tools.ALL}
-    from brute_nb.notebook.python_tool import NOTEBOOK_ONLY
-
-    extras = {**NOTEBOOK_ONLY, **NOTEBOOK_TOOLS, **getattr(tools, "NOTEBOOK_ONLY", {})}
     every = [*tools.ALL, *(NOTEBOOK_TOOLS.values() if notebook else ())]
     read_only = [*tools.READ_ONLY, *((NOTEBOOK_TOOLS[n] for n in READ_ONLY_NAMES) if notebook else ())]
     chosen: list[Any] = []
@@ -66,13 +64,20 @@ def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
             key = name.lstrip("+")
             if name.startswith("+") and not chosen:
                 chosen.extend(every)
-            tool = by_name.get(key) or extras.get(key)
+            try:
+                tool = plugins.load(plugins.TOOLS, key)
+            except plugins.PluginError as exc:
+                raise SettingsError(f"--tools: {exc}") from None
             if tool is None:
                 unknown.append(key)
+            elif getattr(tool, "name", None) != key:
+                raise SettingsError(f"--tools: the plugin {key!r} is a {type(tool).__name__} named "
+                                    f"{getattr(tool, 'name', None)!r}; a brute_nb.tools entry point must be a tool "
+                                    "with the entry point's name (ask its package's author to fix it)")
             else:
                 chosen.append(tool)
     if unknown:
-        available = ", ".join(sorted({*by_name, *extras}))
+        available = ", ".join(sorted(plugins.names(plugins.TOOLS)))
         raise SettingsError(f"--tools: unknown tool {', '.join(unknown)}; available: {available}")
     seen: dict[str, Any] = {}
     for tool in chosen:
@@ -96,11 +101,12 @@ def mcp_tools(nb: NotebookAgent) -> list[Any]:
 
 def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
+    from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.budget import Budget
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
-    from brute_nb.notebook.approvals import Approvals
+    from brute_nb.notebook.approvals import default_asker
     from brute_nb.notebook.kernel import default_system_prompt
 
     s = nb.settings
@@ -115,7 +121,7 @@ def build_agent(nb: NotebookAgent) -> Agent:
         Agent()
         .use(SessionLog, path=nb.session_path, root=nb.session_path.parent.parent)  # <notebook folder>/<stem>.brute/
         .use(SystemPrompt, text=system)
-        .use(Approvals, policy=s.approve)
+        .use(Approvals, policy=s.approve, fallback=default_asker)
         .use(ToolResultLoop)
         .use(MaxIterations, limit=s.max_iterations)
     )

@@ -11,7 +11,6 @@ from typing import Any
 
 # Imported eagerly (it is light): the submodule is also named ``auto`` and would otherwise shadow the function.
 from brute_nb.providers.auto import DEFAULT_MODELS, auto
-from brute_nb.providers.scripted import Scripted, ScriptExhaustedError, call, reply
 
 _LAZY = {
     "AnthropicMessages": "brute_nb.providers.anthropic",
@@ -39,9 +38,5 @@ __all__ = [
     "Provider",
     "Recorder",
     "Replay",
-    "ScriptExhaustedError",
-    "Scripted",
     "auto",
-    "call",
-    "reply",
 ]

@@ -16,20 +16,14 @@ from typing import Any
 
 from brute_nb.errors import ProviderNotConfiguredError
 from brute_nb.providers.base import Provider
+from brute_nb.providers.builtin import DEFAULT_MODELS, ollama_base_url
+
+__all__ = ["DEFAULT_MODELS", "auto", "build", "is_provider", "ollama_base_url"]
 
 CONSTRUCTOR = frozenset({"client", "base_url", "api_key", "stream", "record", "replay", "max_retries", "timeout"})
-COMPATIBLE = ("gemini", "openrouter", "deepseek", "mistral")
-"""Hosted providers reached through their OpenAI-compatible endpoints (``providers.compatible``)."""
-
-PROVIDERS = ("anthropic", "openai", "openai-responses", "ollama", "llm", *COMPATIBLE)
-"""The ``provider:`` prefixes of a model spec; ``llm:MODEL`` is any model an installed ``llm`` plugin offers."""
-
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-20250514",
-    "openai": "gpt-4.1",
-    "ollama": "qwen3:latest",
-}
-"""The default model per provider (Brute's defaults); ``OLLAMA_MODEL`` overrides Ollama's."""
+CHECKED = frozenset({"anthropic", "openai", "openai-responses", "ollama", "gemini", "openrouter", "deepseek",
+                     "mistral"})
+"""The built-in kinds whose SDK call options ``providers.options.check`` can read (``llm`` and plugins: not)."""
 
 NOT_CONFIGURED = (
     "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-4-20250514' or "
@@ -41,54 +35,19 @@ NOT_CONFIGURED = (
 )
 
 
-def ollama_base_url(host: str) -> str:
-    """``OLLAMA_HOST`` is ``[scheme://]host[:port]`` (default port 11434); its OpenAI API lives under /v1."""
-    if "://" not in host:
-        host = "http://" + host
-    scheme, rest = host.split("://", 1)
-    rest = rest.rstrip("/")
-    if ":" not in rest.split("/")[0]:
-        rest = rest.split("/")[0] + ":11434"
-    return f"{scheme}://{rest}/v1"
-
-
 def build(kind: str, model: str | None, **options: Any) -> Provider:
-    from brute_nb.providers.anthropic import AnthropicMessages
-    from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
+    """The provider registered as ``kind`` in the ``brute_nb.providers`` entry points (built-ins included)."""
+    from brute_nb import plugins
     from brute_nb.providers.options import check
 
-    check(kind, {k: v for k, v in options.items() if k not in CONSTRUCTOR})
-    env = os.environ
-    if kind in COMPATIBLE:
-        from brute_nb.providers.compatible import CompatibleChat
-
-        return CompatibleChat(kind, model, **options)
-    if kind == "anthropic":
-        return AnthropicMessages(model or DEFAULT_MODELS["anthropic"], **options)
-    if kind == "openai-responses":
-        return OpenAIResponses(model or DEFAULT_MODELS["openai"], **options)
-    if kind in ("openai", "openai-responses") and options.get("base_url") and not env.get("OPENAI_API_KEY"):
-        options.setdefault("api_key", "none")  # a local server (vLLM, LM Studio, llama.cpp) wants no key
-    if kind == "openai":
-        options.setdefault("base_url", env.get("OPENAI_BASE_URL") or None)
-        return OpenAIChat(model or DEFAULT_MODELS["openai"], **options)
-    if kind == "ollama":
-        options.setdefault("base_url", ollama_base_url(env.get("OLLAMA_HOST") or "localhost"))
-        options.setdefault("api_key", "ollama")  # Ollama ignores the key, the SDK insists on one
-        provider = OpenAIChat(model or env.get("OLLAMA_MODEL") or DEFAULT_MODELS["ollama"], **options)
-        # Errors name what the user started, not the API it speaks.
-        provider.service = "Ollama"
-        provider.unreachable_hint = (
-            "is Ollama running (ollama serve)? Set OLLAMA_HOST to where it listens "
-            f"(now {env.get('OLLAMA_HOST') or 'unset, so localhost:11434'})"
-        )
-        return provider
-    if kind == "llm" and model:
-        from brute_nb.providers.llm import LLMModel
-
-        return LLMModel(model, **options)
-    raise ProviderNotConfiguredError(
-        f"unknown provider {kind!r}; use one of anthropic, openai, openai-responses, ollama, llm (as 'provider:model')")
+    factory = plugins.load(plugins.PROVIDERS, kind)
+    if factory is None:
+        raise ProviderNotConfiguredError(f"unknown provider {kind!r}; use one of "
+                                         f"{', '.join(plugins.names(plugins.PROVIDERS))} (as 'provider:model')")
+    if kind in CHECKED:
+        check(kind, {k: v for k, v in options.items() if k not in CONSTRUCTOR})
+    provider: Provider = factory(model, **options)
+    return provider
 
 
 def from_cassette(path: str) -> tuple[str, str | None]:
@@ -104,13 +63,20 @@ def from_cassette(path: str) -> tuple[str, str | None]:
     return ("openai-responses" if first["path"].endswith("/responses") else "openai"), model
 
 
+def is_provider(prefix: str) -> bool:
+    """Whether ``prefix`` names a provider: a built-in, or one an installed package registers."""
+    from brute_nb import plugins
+
+    return prefix in plugins.BUILTIN[plugins.PROVIDERS] or prefix in plugins.names(plugins.PROVIDERS)
+
+
 def auto(model: str | None = None, **options: Any) -> Provider:
     """The provider the environment asks for. ``model`` may be ``"provider:model"`` or a bare model name."""
     from brute_nb.providers.aliases import resolve
 
     spec = model or os.environ.get("BRUTE_MODEL") or None
     spec = resolve(spec) if spec else None
-    if spec and ":" in spec and spec.split(":", 1)[0] in PROVIDERS:
+    if spec and ":" in spec and is_provider(spec.split(":", 1)[0]):
         kind, name = spec.split(":", 1)
         return build(kind, name or None, **options)
     if options.get("base_url") and not options.get("replay"):

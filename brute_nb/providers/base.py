@@ -32,6 +32,7 @@ from brute_nb.redact import redact, redact_exception, remember
 from brute_nb.sync import loop_local
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
+"""A tool without parameters. Both APIs accept it: Anthropic's InputSchema requires only ``"type": "object"``."""
 REPLAY_KEY = "replay-needs-no-key"
 """The SDKs refuse to start without a key; a replayed session never sends one anywhere."""
 STALL_TIMEOUT = 90.0

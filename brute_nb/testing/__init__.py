@@ -1,4 +1,8 @@
-"""Test doubles that ship with the package, so notebooks and later tests can record against them offline."""
+"""Test doubles that ship with the package, so notebooks and later tests can record against them offline.
+
+``Scripted`` is the in-process fake model (its ``call``/``reply`` builders live in ``brute_nb.testing.scripted``);
+``FakeProvider`` is the loopback server that speaks the real APIs (its ``call``/``reply`` are exported here).
+"""
 
 from brute_nb.testing.fake_server import API_KEY, FakeProvider
 from brute_nb.testing.script import (
@@ -13,12 +17,15 @@ from brute_nb.testing.script import (
     stall,
     truncated,
 )
+from brute_nb.testing.scripted import Scripted, ScriptExhaustedError
 
 __all__ = [
     "API_KEY",
     "FakeProvider",
     "Fault",
     "Reply",
+    "ScriptExhaustedError",
+    "Scripted",
     "call",
     "malformed_json",
     "rate_limit",

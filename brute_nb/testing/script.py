@@ -1,6 +1,6 @@
 """What the fake provider says: scripted replies (text, tool calls, thinking) and faults, one per request.
 
-A script item is a ``Reply``, a plain string (a text reply), a ``Message`` (e.g. ``providers.reply(...)``) or a
+A script item is a ``Reply``, a plain string (a text reply), a ``Message`` (e.g. ``testing.scripted.reply(...)``) or a
 ``Fault``. Tool-call arguments holding ``INVALID_ARGUMENTS_KEY`` are sent as that raw text, so a test can make
 the "model" send malformed JSON.
 """

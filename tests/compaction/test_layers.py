@@ -23,7 +23,7 @@ from brute_nb.compaction.summary import SUMMARY_HEADER, transcript
 from brute_nb.compaction.tokens import chars_per_four
 from brute_nb.errors import CompactionError, MiddlewareError
 from brute_nb.message import Message, Role, ToolCall, dumps
-from brute_nb.providers import Scripted
+from brute_nb.testing.scripted import Scripted
 
 
 def conversation(steps: int, output: int = 2000, text: str = "") -> list[Message]:

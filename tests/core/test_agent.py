@@ -11,7 +11,7 @@ import pytest
 import brute_nb
 from brute_nb import CallbackWarning, MiddlewareError
 from brute_nb.middleware import MaxIterations, SystemPrompt, ToolResultLoop
-from brute_nb.providers import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 
 
 class Recorder:

@@ -175,7 +175,7 @@ def test_in_place_repeat_notifies_observers() -> None:
 def test_a_turns_env_holds_a_snapshot_not_the_live_session_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from brute_nb import agent
     from brute_nb.middleware import SessionLog
-    from brute_nb.providers import Scripted
+    from brute_nb.testing.scripted import Scripted
 
     bot = agent().use(SessionLog, path=tmp_path / "s.jsonl").run(Scripted(["one", "two"]))
     first = bot.start("hi")

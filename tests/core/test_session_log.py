@@ -13,7 +13,7 @@ from brute_nb import Message, SessionLockedError, SessionLogError
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware import SessionLog, SystemPrompt, ToolResultLoop
 from brute_nb.middleware.session_log import read_session
-from brute_nb.providers import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 
 
 def make(path: Path, fake: Any, **opts: Any) -> brute_nb.Agent:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from brute_nb import Message, PathOutsideRootError, agent
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
-from brute_nb.providers.scripted import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import FSRead, FSWrite
 from brute_nb.transports import Anthropic, OpenAI, OpenAIResponses
 

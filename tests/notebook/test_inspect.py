@@ -8,7 +8,7 @@ import pytest
 
 from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.providers import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 
 
 def test_a_saved_session_is_readable_without_a_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.compaction.summary import COMPACTION_PROMPT
-from brute_nb.providers import Scripted
+from brute_nb.testing.scripted import Scripted
 
 
 @pytest.fixture

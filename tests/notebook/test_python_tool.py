@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook.python_tool import NOTEBOOK_ONLY, NoNamespaceError, PythonTool, run_code
+from brute_nb.notebook.python_tool import PYTHON, NoNamespaceError, PythonTool, run_code
 
 
 def test_stdout_stderr_and_last_expression() -> None:
@@ -78,7 +78,7 @@ async def test_execute_uses_the_given_namespace() -> None:
     tool = PythonTool(namespace=lambda: ns)
     assert await tool.execute(code="n + 1") == "Out: 4"
     assert tool.risk == "python"
-    assert NOTEBOOK_ONLY["python"].name == "python"
+    assert PYTHON.name == "python"
     assert PythonTool.parameters_schema()["required"] == ["code"]
 
 

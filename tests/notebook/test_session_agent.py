@@ -15,10 +15,10 @@ from brute_nb.notebook.magics import apply_config
 from brute_nb.notebook.registry import Registry
 from brute_nb.notebook.settings import SettingsError, describe_tools, parse_tools
 from brute_nb.notebook.stack import select_tools
-from brute_nb.providers.scripted import Scripted, call, reply
 from brute_nb.testing import FakeProvider
 from brute_nb.testing import call as fake_call
 from brute_nb.testing import reply as fake_reply
+from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import Adapter, ToolPipeline
 
 

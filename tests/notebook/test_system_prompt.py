@@ -8,7 +8,7 @@ import pytest
 
 from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.providers import Scripted
+from brute_nb.testing.scripted import Scripted
 
 SKILL = "---\ndescription: Turn a CSV into a cleaned <DataFrame>\n---\n# Clean\nDrop empty rows.\n"
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.kernel
 
 SETUP = """
 import brute_nb
-from brute_nb.providers import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 brute_nb.configure(notebook="demo.ipynb", approve="shell=allow")
 brute_nb.current().provider = model = Scripted({script})
 """

@@ -86,7 +86,7 @@ def test_the_cell_magic_does_not_run_code_in_the_prompt(tmp_path: Any, monkeypat
     from brute_nb.notebook import runner
     from brute_nb.notebook.magics import BruteMagics
     from brute_nb.notebook.registry import Registry
-    from brute_nb.providers import Scripted
+    from brute_nb.testing.scripted import Scripted
 
     sent: list[str] = []
     monkeypatch.setattr(runner, "run_turn", lambda nb, prompt, **kw: sent.append(prompt))

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from brute_nb.tools import Fetch, use_env
-from brute_nb.tools.fetch_guard import BlockedDestinationError, Guard
+from brute_nb.tools.builtin.fetch_guard import BlockedDestinationError, Guard
 
 pytestmark = pytest.mark.anyio
 
@@ -147,7 +147,7 @@ async def test_a_redirect_to_another_local_port_is_refused_at_the_connection(ser
 
 
 async def test_an_endless_body_is_read_only_up_to_the_cap(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    from brute_nb.tools import fetch
+    from brute_nb.tools.builtin import fetch
 
     monkeypatch.setattr(fetch, "MAX_BODY_BYTES", 1_000_000)
     out = await call(Fetch(allow=[f"127.0.0.1:{server.port}"]), server.url + "/endless")
@@ -157,7 +157,7 @@ async def test_an_endless_body_is_read_only_up_to_the_cap(server: Server, monkey
 
 async def test_a_compressed_bomb_is_inflated_only_up_to_the_cap(server: Server,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from brute_nb.tools import fetch
+    from brute_nb.tools.builtin import fetch
 
     monkeypatch.setattr(fetch, "MAX_BODY_BYTES", 1_000_000)
     bomb = gzip.compress(b"b" * (64 << 20), compresslevel=9)  # 64 MiB in about 64 KB

@@ -21,7 +21,7 @@ import pytest
 
 from brute_nb.errors import PathOutsideRootError
 from brute_nb.tools import Adapter, FSPatch, FSRead, FSRemove, FSSearch, FSUndo, FSWrite, use_env
-from brute_nb.tools import fs_search as fs_search_module
+from brute_nb.tools.builtin import fs_search as fs_search_module
 
 HANG = 10.0
 """A call that has not returned after this long is hung (a FIFO blocks forever)."""

@@ -11,7 +11,7 @@ import pytest
 from brute_nb import agent
 from brute_nb.message import Role
 from brute_nb.middleware import DefaultToolPipeline, MaxIterations, ToolResultLoop
-from brute_nb.providers.scripted import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import ALL, READ_ONLY
 
 pytestmark = pytest.mark.anyio

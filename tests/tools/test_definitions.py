@@ -8,7 +8,7 @@ import pytest
 
 from brute_nb import ToolDefinitionError, agent
 from brute_nb.errors import ToolArgumentError
-from brute_nb.providers.scripted import Scripted
+from brute_nb.testing.scripted import Scripted
 from brute_nb.tools import Adapter, SubAgent, Tool, ToolPipeline, ValidateParams, tool, wrap_all
 
 pytestmark = pytest.mark.anyio

@@ -21,9 +21,8 @@ import pytest
 
 import brute_nb
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
-from brute_nb.notebook.approvals import DEFAULT_POLICY, risk_of
-from brute_nb.providers import Scripted
-from brute_nb.providers.scripted import call, reply
+from brute_nb.middleware.approvals import DEFAULT_POLICY, risk_of
+from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import ALL, mcp
 from brute_nb.tools import mcp_tools as registry
 from brute_nb.tools.mcp_config import MCPConfigError, load, tool_name

@@ -12,7 +12,7 @@ import pytest
 from brute_nb import agent
 from brute_nb.message import INVALID_ARGUMENTS_KEY, Message, Role, ToolCall
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
-from brute_nb.providers.scripted import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import Question, SubAgent, ToolOutput, current_env, tool
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from brute_nb.tools import FSSearch, Shell
-from brute_nb.tools import fs_search as fs_search_module
+from brute_nb.tools.builtin import fs_search as fs_search_module
 
 pytestmark = pytest.mark.anyio
 

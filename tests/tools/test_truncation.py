@@ -71,7 +71,7 @@ def test_the_model_can_follow_the_marker_to_the_rest(tmp_path: Path, monkeypatch
 
     from brute_nb import agent, tool
     from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
-    from brute_nb.providers import Scripted, call, reply
+    from brute_nb.testing.scripted import Scripted, call, reply
     from brute_nb.tools import FSRead
 
     monkeypatch.delenv("BRUTE_NB_OVERFLOW_DIR", raising=False)  # the default: inside the workspace root

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
-from brute_nb.tools.fs_common import WorkspaceTool
+from brute_nb.tools.builtin.fs_common import WorkspaceTool
 from brute_nb.tools.truncation import ToolOutput, truncate
 
 DEFAULT_TIMEOUT = 300

@@ -19,9 +19,9 @@ from typing import Any, ClassVar
 
 import anyio.to_thread
 
+from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
+from brute_nb.tools.builtin.fs_safe import DIR_FLAGS, Place, not_regular, read_all, replace, unique_name
 from brute_nb.tools.context import shown_path
-from brute_nb.tools.fs_common import WorkspaceTool, unified_diff
-from brute_nb.tools.fs_safe import DIR_FLAGS, Place, not_regular, read_all, replace, unique_name
 from brute_nb.tools.stores import DID_NOT_EXIST, SnapshotStore, digest, file_queue, snapshots
 
 KEPT_SUFFIX = ".before-undo"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from brute_nb.tools.base import Tool
-from brute_nb.tools.fetch_guard import Guard
+from brute_nb.tools.builtin.fetch_guard import Guard
 
 if TYPE_CHECKING:
     import httpx2

@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 import anyio
 import anyio.to_thread
 
+from brute_nb.tools.builtin.fs_common import WorkspaceTool
+from brute_nb.tools.builtin.fs_read import bounded_lines
 from brute_nb.tools.context import root
-from brute_nb.tools.fs_common import WorkspaceTool
-from brute_nb.tools.fs_read import bounded_lines
 from brute_nb.tools.truncation import ToolOutput, truncate
 
 MAX_MATCHES = 100

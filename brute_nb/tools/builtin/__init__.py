@@ -12,15 +12,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from brute_nb.tools.base import Tool
-from brute_nb.tools.fetch import Fetch
-from brute_nb.tools.fs_common import WorkspaceTool
-from brute_nb.tools.fs_edit import FSPatch, FSRemove, FSUndo, FSWrite
-from brute_nb.tools.fs_read import FSRead
-from brute_nb.tools.fs_search import FSSearch
-from brute_nb.tools.question import Question
-from brute_nb.tools.shell import Shell
-from brute_nb.tools.skill import SkillLoad
-from brute_nb.tools.todo import TodoRead, TodoWrite
+from brute_nb.tools.builtin.fetch import Fetch
+from brute_nb.tools.builtin.fs_common import WorkspaceTool
+from brute_nb.tools.builtin.fs_edit import FSPatch, FSRemove, FSUndo, FSWrite
+from brute_nb.tools.builtin.fs_read import FSRead
+from brute_nb.tools.builtin.fs_search import FSSearch
+from brute_nb.tools.builtin.question import Question
+from brute_nb.tools.builtin.shell import Shell
+from brute_nb.tools.builtin.skill import SkillLoad
+from brute_nb.tools.builtin.todo import TodoRead, TodoWrite
 
 NetFetch = Fetch  # Brute's class name
 

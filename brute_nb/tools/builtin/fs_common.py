@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from brute_nb.tools.base import Tool
+from brute_nb.tools.builtin.fs_safe import Place, place
 from brute_nb.tools.context import current_env, resolve, root
-from brute_nb.tools.fs_safe import Place, place
 
 
 class WorkspaceTool(Tool, abstract=True):

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
-from brute_nb.tools.fs_common import WorkspaceTool
-from brute_nb.tools.fs_safe import DIR_FLAGS, open_regular
+from brute_nb.tools.builtin.fs_common import WorkspaceTool
+from brute_nb.tools.builtin.fs_safe import DIR_FLAGS, open_regular
 from brute_nb.tools.truncation import MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, ToolOutput, truncate_line
 
 BINARY_EXTENSIONS = frozenset((

@@ -1,0 +1,104 @@
+"""brute_nb's own providers as entry points of the ``brute_nb.providers`` group, the route a plugin takes too.
+
+Each is ``factory(model, **options) -> Provider``: ``model`` is what follows ``PREFIX:`` (None for the provider's
+default) and ``options`` are constructor arguments and SDK call options, already checked by ``auto.build``. Each
+SDK-backed class is imported inside its factory, so looking a provider up imports only the SDK it needs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from brute_nb.providers.base import Provider
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-20250514",
+    "openai": "gpt-4.1",
+    "ollama": "qwen3:latest",
+}
+"""The default model per provider (Brute's defaults); ``OLLAMA_MODEL`` overrides Ollama's."""
+
+
+def _local_server(options: dict[str, Any]) -> None:
+    if options.get("base_url") and not os.environ.get("OPENAI_API_KEY"):
+        options.setdefault("api_key", "none")  # a local server (vLLM, LM Studio, llama.cpp) wants no key
+
+
+def anthropic(model: str | None, **options: Any) -> Provider:
+    from brute_nb.providers.anthropic import AnthropicMessages
+
+    return AnthropicMessages(model or DEFAULT_MODELS["anthropic"], **options)
+
+
+def openai(model: str | None, **options: Any) -> Provider:
+    from brute_nb.providers.openai import OpenAIChat
+
+    _local_server(options)
+    options.setdefault("base_url", os.environ.get("OPENAI_BASE_URL") or None)
+    return OpenAIChat(model or DEFAULT_MODELS["openai"], **options)
+
+
+def openai_responses(model: str | None, **options: Any) -> Provider:
+    from brute_nb.providers.openai import OpenAIResponses
+
+    return OpenAIResponses(model or DEFAULT_MODELS["openai"], **options)
+
+
+def ollama_base_url(host: str) -> str:
+    """``OLLAMA_HOST`` is ``[scheme://]host[:port]`` (default port 11434); its OpenAI API lives under /v1."""
+    if "://" not in host:
+        host = "http://" + host
+    scheme, rest = host.split("://", 1)
+    rest = rest.rstrip("/")
+    if ":" not in rest.split("/")[0]:
+        rest = rest.split("/")[0] + ":11434"
+    return f"{scheme}://{rest}/v1"
+
+
+def ollama(model: str | None, **options: Any) -> Provider:
+    from brute_nb.providers.openai import OpenAIChat
+
+    env = os.environ
+    options.setdefault("base_url", ollama_base_url(env.get("OLLAMA_HOST") or "localhost"))
+    options.setdefault("api_key", "ollama")  # Ollama ignores the key, the SDK insists on one
+    provider = OpenAIChat(model or env.get("OLLAMA_MODEL") or DEFAULT_MODELS["ollama"], **options)
+    # Errors name what the user started, not the API it speaks.
+    provider.service = "Ollama"
+    provider.unreachable_hint = (
+        "is Ollama running (ollama serve)? Set OLLAMA_HOST to where it listens "
+        f"(now {env.get('OLLAMA_HOST') or 'unset, so localhost:11434'})"
+    )
+    return provider
+
+
+def llm(model: str | None, **options: Any) -> Provider:
+    from brute_nb.errors import ProviderNotConfiguredError
+    from brute_nb.providers.llm import LLMModel
+
+    if not model:
+        raise ProviderNotConfiguredError("llm: name the model, as llm:MODEL (any model an installed llm plugin "
+                                         "offers; `llm models` lists them)")
+    return LLMModel(model, **options)
+
+
+def _compatible(kind: str, model: str | None, options: dict[str, Any]) -> Provider:
+    from brute_nb.providers.compatible import CompatibleChat
+
+    return CompatibleChat(kind, model, **options)
+
+
+def gemini(model: str | None, **options: Any) -> Provider:
+    return _compatible("gemini", model, options)
+
+
+def openrouter(model: str | None, **options: Any) -> Provider:
+    return _compatible("openrouter", model, options)
+
+
+def deepseek(model: str | None, **options: Any) -> Provider:
+    return _compatible("deepseek", model, options)
+
+
+def mistral(model: str | None, **options: Any) -> Provider:
+    return _compatible("mistral", model, options)
