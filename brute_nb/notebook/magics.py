@@ -215,6 +215,9 @@ class BruteMagics(Magics):
 
         As a line magic, ``%brute SUBCOMMAND`` inspects and steers it; see ``%brute help``.
         """
+        from brute_nb.notebook import warm
+
+        warm.settled()  # the SDK may still be importing on the warm-up thread: one importer at a time
         if cell is None:
             return self._line(line)
         args = parse_options(line)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 
 def run_turn(nb: NotebookAgent, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
+    from brute_nb.notebook import warm
+
+    warm.settled()  # building the agent imports the SDK: not while the warm-up thread is still importing it
     agent = nb.agent
     view: CellView | None = None
     if display:

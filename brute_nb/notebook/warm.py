@@ -53,11 +53,28 @@ def warm(modules: tuple[str, ...]) -> None:
             importlib.import_module(name)
 
 
+_thread: threading.Thread | None = None
+
+
 def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
     """Start warming the configured SDK's imports on a daemon thread (None when there is nothing to warm)."""
+    global _thread
     modules = sdk_modules(environ)
     if not modules:
         return None
-    thread = threading.Thread(target=warm, args=(modules,), name="brute-warm-sdk", daemon=True)
-    thread.start()
-    return thread
+    _thread = threading.Thread(target=warm, args=(modules,), name="brute-warm-sdk", daemon=True)
+    _thread.start()
+    return _thread
+
+
+def settled(timeout: float = 60.0) -> None:
+    """Wait for the warm-up before a cell imports the SDK itself.
+
+    Two threads importing one large package at once is not safe in practice: the openai SDK's lazy submodules,
+    imported by a cell while the warm-up is still inside ``import openai``, failed with ``KeyError: 'openai'``.
+    Waiting costs nothing the cell would not pay anyway (it needs the same modules), and after the first cell the
+    thread is long done.
+    """
+    thread = _thread
+    if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+        thread.join(timeout)

@@ -222,6 +222,9 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         text = text.strip("\n")
         if not text.strip():
             return
+        from brute_nb.notebook import warm
+
+        warm.settled()  # the turn imports the SDK: not while the warm-up thread is still importing it
         with self._lock:
             self._origin = contextvars.copy_context()
             self.queue.append(text)
