@@ -213,13 +213,7 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
                 size -= torn
             else:
                 data = b"\n" + data
-        try:
-            _write_all(fd, data)
-            if sync:
-                os.fsync(fd)
-        except OSError as exc:
-            _roll_back(fd, size)
-            raise SessionLogError(_write_failed(path, exc)) from exc
+        _write_or_roll_back(path, fd, size, data, sync)
         return os.fstat(fd)
     finally:
         os.close(fd)
@@ -228,16 +222,20 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
 def append_bytes(path: Path, data: bytes, *, sync: bool = False) -> None:
     fd = _open_append(path)
     try:
-        size = os.fstat(fd).st_size
-        try:
-            _write_all(fd, data)
-            if sync:
-                os.fsync(fd)
-        except OSError as exc:
-            _roll_back(fd, size)
-            raise SessionLogError(_write_failed(path, exc)) from exc
+        _write_or_roll_back(path, fd, os.fstat(fd).st_size, data, sync)
     finally:
         os.close(fd)
+
+
+def _write_or_roll_back(path: Path, fd: int, size: int, data: bytes, sync: bool) -> None:
+    """All of ``data`` appended, or the file cut back to ``size`` (no torn line) and a ``SessionLogError``."""
+    try:
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError as exc:
+        _roll_back(fd, size)
+        raise SessionLogError(_write_failed(path, exc)) from exc
 
 
 def _roll_back(fd: int, size: int) -> None:

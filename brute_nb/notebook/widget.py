@@ -17,7 +17,7 @@ import contextlib
 import contextvars
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -63,27 +63,34 @@ def segments_html(items: list[Any]) -> str:
     return "".join(render.tool_html(i) if isinstance(i, ToolView) else markdown_html(i[0]) for i in items)
 
 
-def log_html(messages: list[Any]) -> str:
-    """Messages (history, or turns run from cells) as the transcript shows them: one block a turn."""
-    out: list[str] = []
+def turns(messages: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
+    """The transcript's pieces in order: ``(prompt, [])`` for each user message, ``(None, segments)`` for the turn
+    that follows it (its texts and tool blocks, from ``CellView.final_segments``). System messages are left out."""
     turn: list[Any] = []
 
-    def flush() -> None:
-        if turn:
-            view = CellView(publish=_ignore, update=_ignore)
-            view.messages = list(turn)
-            out.append(segments_html(view.final_segments()))
-            turn.clear()
+    def segments() -> list[Any]:
+        view = CellView(publish=_ignore, update=_ignore)
+        view.messages = list(turn)
+        turn.clear()
+        return view.final_segments()
 
     for m in messages:
         role = role_of(m)
         if role == "user":
-            flush()
-            out.append(user_html(str(m.content)) + thumbnails_html(getattr(m, "attachments", None) or ()))
+            if turn:
+                yield None, segments()
+            yield m, []
         elif role != "system":
             turn.append(m)
-    flush()
-    return "".join(out)
+    if turn:
+        yield None, segments()
+
+
+def log_html(messages: list[Any]) -> str:
+    """Messages (history, or turns run from cells) as the transcript shows them: one block a turn."""
+    return "".join(segments_html(items) if prompt is None else
+                   user_html(str(prompt.content)) + thumbnails_html(getattr(prompt, "attachments", None) or ())
+                   for prompt, items in turns(messages))
 
 
 def error_details_html(exc: BaseException) -> str:
@@ -112,25 +119,11 @@ def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
 def log_text(messages: list[Any]) -> str:
     """The transcript as plain text (terminals, ``text/plain``): prompts, replies, one line per tool call."""
     out: list[str] = []
-    turn: list[Any] = []
-
-    def flush() -> None:
-        if turn:
-            view = CellView(publish=_ignore, update=_ignore)
-            view.messages = list(turn)
-            for item in view.final_segments():
-                out.append(render.tool_plain(item).split("\n", 1)[0] if isinstance(item, ToolView)
-                           else render.plain(item[0]))
-            turn.clear()
-
-    for m in messages:
-        role = role_of(m)
-        if role == "user":
-            flush()
-            out.append("you: " + render.plain(str(m.content)))
-        elif role != "system":
-            turn.append(m)
-    flush()
+    for prompt, items in turns(messages):
+        if prompt is not None:
+            out.append("you: " + render.plain(str(prompt.content)))
+        out.extend(render.tool_plain(item).split("\n", 1)[0] if isinstance(item, ToolView) else render.plain(item[0])
+                   for item in items)
     return "\n\n".join(out)
 
 
