@@ -77,6 +77,11 @@ class Anthropic(MessageTransport):
         meta = getattr(message, "meta", None) or {}
         if role == "system":
             return None
+        if (role in ("user", "assistant") and not getattr(message, "tool_calls", None)
+                and not getattr(message, "attachments", None) and not meta.get("thinking_blocks")
+                and not meta.get("cache_until_here")):  # the common turn, one text: no block builders to call
+            text = message.content
+            return {"role": role, "content": [{"type": "text", "text": text}] if text.strip() else []}
         if role == "tool":
             block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
             files = attachments_of(message)
