@@ -81,7 +81,7 @@ class Anthropic(MessageTransport):
                 and not getattr(message, "attachments", None) and not meta.get("thinking_blocks")
                 and not meta.get("cache_until_here")):  # the common turn, one text: no block builders to call
             text = message.content
-            return {"role": role, "content": [{"type": "text", "text": text}] if text.strip() else []}
+            return {"role": role, "content": [{"type": "text", "text": text}] if text and not text.isspace() else []}
         if role == "tool":
             block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
             files = attachments_of(message)

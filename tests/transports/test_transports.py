@@ -278,3 +278,4 @@ def test_anthropic_sends_a_plain_text_turn_as_a_string_and_keeps_blocks_that_car
     assert out[3] == {"role": "assistant", "content": "answer"}
     assert out[4]["content"] == [{"type": "text", "text": "marked", "cache_control": {"type": "ephemeral"}}]
     assert Anthropic.dump(Message("assistant", "hi")) == {"role": "assistant", "content": "hi"}
+    assert Anthropic.dump(Message("assistant", "\n\n")) == {"role": "assistant", "content": []}  # never sent
