@@ -90,13 +90,21 @@ def _previous_step_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def without_marks(value: JSON) -> JSON:
-    """A request with every cache mark removed and a block-list system prompt as its text (what the model reads)."""
+    """A request with every cache mark removed, a block-list system prompt as its text and a one-text-block turn
+    as its string (what the model reads)."""
     if isinstance(value, list):
         return [without_marks(v) for v in value]
     if not isinstance(value, Mapping):
         return value
     out = {k: without_marks(v) for k, v in value.items() if k not in (MARK, "prompt_cache_key")}
+    content = out.get("content")
+    if "role" in out and isinstance(content, list) and len(content) == 1 and _bare_text(content[0]):
+        out["content"] = content[0]["text"]  # a mark makes a string turn a one-block list; the model reads the same
     system = out.get("system")
     if isinstance(system, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in system):
         out["system"] = "\n\n".join(str(b.get("text") or "") for b in system)
     return out
+
+
+def _bare_text(block: JSON) -> bool:
+    return isinstance(block, Mapping) and block.keys() == {"type", "text"} and block["type"] == "text"

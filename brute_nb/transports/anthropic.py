@@ -6,6 +6,9 @@ are ``tool_result`` blocks folded into **user** turns (results first, as the API
 turns are merged so roles alternate; the first turn is a user turn; empty or whitespace-only text blocks are
 never sent; empty or repeated tool-call ids are renamed (``unique_call_ids``). Thinking
 blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires.
+A turn that is one plain text goes as a string (``content: "..."``), which the API reads as that one text block:
+the SDK copies and serialises half the structure on every turn of a long log. A turn keeps its block list when a
+block carries something a string cannot (tool use or results, thinking, attachments, a cache mark).
 
 Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
 and the stop reason to ``meta``.
@@ -47,7 +50,7 @@ class Anthropic(MessageTransport):
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
         turns: list[dict[str, Any]] = []
         for m in unique_call_ids(messages):
-            turn = cls.dump(m)
+            turn = cls._turn(m)
             if turn is None or not turn["content"]:
                 continue
             if turns and turns[-1]["role"] == turn["role"]:
@@ -60,14 +63,25 @@ class Anthropic(MessageTransport):
                 turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
         if turns and turns[0]["role"] != "user":
             turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
-        return list(turns)
+        return [_plain(turn) for turn in turns]
 
     @classmethod
     def dump(cls, message: Any) -> JSON:
+        turn = cls._turn(message)
+        return None if turn is None else _plain(turn)
+
+    @classmethod
+    def _turn(cls, message: Any) -> dict[str, Any] | None:
+        """The message as a turn whose content is always a block list (``dump_all`` merges turns by extending it)."""
         role = role_of(message)
         meta = getattr(message, "meta", None) or {}
         if role == "system":
             return None
+        if (role in ("user", "assistant") and not getattr(message, "tool_calls", None)
+                and not getattr(message, "attachments", None) and not meta.get("thinking_blocks")
+                and not meta.get("cache_until_here")):  # the common turn, one text: no block builders to call
+            text = message.content
+            return {"role": role, "content": [{"type": "text", "text": text}] if text and not text.isspace() else []}
         if role == "tool":
             block: dict[str, JSON] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
             files = attachments_of(message)
@@ -101,6 +115,14 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+def _plain(turn: dict[str, Any]) -> dict[str, Any]:
+    """A turn that is a single bare text block sent as its string: the API reads the two alike."""
+    content = turn["content"]
+    if len(content) == 1 and content[0].get("type") == "text" and len(content[0]) == 2:
+        turn["content"] = content[0]["text"]
+    return turn
 
 
 def _marked(content: list[JSON], meta: Mapping[str, Any]) -> list[JSON]:

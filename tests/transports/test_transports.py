@@ -176,9 +176,9 @@ def test_anthropic_never_sends_empty_text_and_starts_with_user() -> None:
     log.assistant("")
     log.user("next")
     out = Anthropic.dump_all(log)
-    assert out[0] == {"role": "user", "content": [{"type": "text", "text": "(continue)"}]}
+    assert out[0] == {"role": "user", "content": "(continue)"}
     assert [t["role"] for t in out] == ["user", "assistant", "user"]
-    assert all(b.get("text") != "" for t in out for b in t["content"])
+    assert all(t["content"].strip() for t in out)
     assert Anthropic.system_text(log) is None
 
 
@@ -262,3 +262,20 @@ def test_a_part_a_transport_cannot_read_is_refused_by_name(transport: Any, paylo
 def test_a_refusal_is_read_as_the_reply_text() -> None:
     m = OpenAI.wrap_one({"role": "assistant", "content": None, "refusal": "I can't help with that."})
     assert m.content == "I can't help with that."
+
+
+def test_anthropic_sends_a_plain_text_turn_as_a_string_and_keeps_blocks_that_carry_something() -> None:
+    log = Log()
+    log.user("question")
+    log.assistant("", [ToolCall("t1", "read", {"path": "a"})])
+    log.tool("file text", tool_call_id="t1")
+    log.assistant("answer")
+    log.append(Message("user", "marked").cache_until_here())
+    out = Anthropic.dump_all(log)
+    assert out[0] == {"role": "user", "content": "question"}
+    assert out[1]["content"] == [{"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a"}}]
+    assert out[2]["content"] == [{"type": "tool_result", "tool_use_id": "t1", "content": "file text"}]
+    assert out[3] == {"role": "assistant", "content": "answer"}
+    assert out[4]["content"] == [{"type": "text", "text": "marked", "cache_control": {"type": "ephemeral"}}]
+    assert Anthropic.dump(Message("assistant", "hi")) == {"role": "assistant", "content": "hi"}
+    assert Anthropic.dump(Message("assistant", "\n\n")) == {"role": "assistant", "content": []}  # never sent
