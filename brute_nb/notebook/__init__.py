@@ -16,7 +16,7 @@ def load_ipython_extension(ipython: Any) -> None:
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
     ipython.register_magics(BruteMagics(ipython, registry))
-    short_errors.install(ipython)
+    short_errors.install(ipython, debug=lambda: registry.debug)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
 

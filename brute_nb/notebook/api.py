@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 
 def current() -> NotebookAgent:

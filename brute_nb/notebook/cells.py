@@ -294,10 +294,10 @@ class ErrorRecorder:
 
 
 def recorder_of(shell: Any) -> ErrorRecorder | None:
-    from brute_nb.notebook.registry import registry
-
-    recorder = registry().error_recorder
-    return recorder if isinstance(recorder, ErrorRecorder) and recorder.shell is shell else None
+    """The recorder ``install`` hooked into ``shell`` (found among the shell's own hooks, so no registry is needed)."""
+    events = getattr(shell, "events", None)
+    hooks = getattr(events, "callbacks", {}).get("post_run_cell", ())
+    return next((h for h in hooks if isinstance(h, ErrorRecorder) and h.shell is shell), None)
 
 
 def install(shell: Any) -> ErrorRecorder:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from brute_nb.notebook.settings import Settings
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 
 class Registry:
@@ -42,8 +42,8 @@ class Registry:
         self._location = None
 
     def get(self, name: str | None = None) -> NotebookAgent:
-        from brute_nb.notebook.kernel import NotebookAgent  # the agent stack loads with the first session
         from brute_nb.notebook.paths import session_path
+        from brute_nb.notebook.session import NotebookAgent  # the agent stack loads with the first session
 
         name = name or self.current_name
         loc = self.location
@@ -52,6 +52,7 @@ class Registry:
         nb = self.agents.get(key)
         if nb is None:
             nb = NotebookAgent(name, path, settings=self.settings, notebook=loc.path)
+            nb.on_fork = self.adopt  # a fork of a kernel session becomes the current one
             self.agents[key] = nb
         return nb
 
@@ -61,6 +62,7 @@ class Registry:
         return nb
 
     def adopt(self, nb: NotebookAgent) -> NotebookAgent:
+        nb.on_fork = self.adopt
         self.agents[(nb.session_path, nb.name)] = nb
         self.current_name = nb.name
         return nb

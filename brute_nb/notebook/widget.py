@@ -39,7 +39,7 @@ from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 STOPPED = "stopped: the turn was cancelled; the session file is saved and valid"
 

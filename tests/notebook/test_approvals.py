@@ -13,7 +13,7 @@ from brute_nb.message import ToolCall, role_of, unanswered_calls
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import approvals
 from brute_nb.notebook.approvals import DEFAULT_POLICY, Approver, full_policy, input_asker, risk_of
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import SettingsError, parse_approve
 from brute_nb.sync import run_sync
 from brute_nb.testing import FakeProvider, call, reply
