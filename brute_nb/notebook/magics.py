@@ -42,12 +42,8 @@ SUBCOMMANDS = """\
 %brute models            the providers configured here, aliases, and the current provider's models
 %brute help              this text"""
 
-CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
-               "approve", "budget", "summarize", "context", "mcp", "base_url", "options", "debug")
-"""What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
-
-SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
-                                 + ", ".join(CONFIG_KEYS[8:]))
+SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(st.KEYS[:8]) + ",\n                         "
+                                 + ", ".join(st.KEYS[8:]))
 
 
 @magics_class
@@ -142,10 +138,9 @@ class BruteMagics(Magics):
         from brute_nb.map import map_rows
 
         try:
+            checked = st.parse_settings({"model": args.model, "max_iterations": args.max_iterations})
             options: dict[str, Any] = {
-                "model": args.model and st.parse_model(args.model), "system": args.system, "tools": args.tools,
-                "root": args.root,
-                "max_iterations": args.max_iterations and st.parse_int("--max-iterations", args.max_iterations),
+                **checked, "system": args.system, "tools": args.tools, "root": args.root,
                 "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
                 "progress": not args.quiet}
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
@@ -184,41 +179,12 @@ class BruteMagics(Magics):
         if args.session:
             _check_name(args.session)
             reg.use(args.session)
-        nb = reg.current()
-        changes: dict[str, Any] = {}
+        options = {"model": args.model, "system": args.system, "tools": args.tools,
+                   "max_iterations": args.max_iterations, "root": args.root, "replay": args.replay,
+                   "record": args.record, "approve": args.approve, "budget": args.budget, "mcp": args.mcp,
+                   "options": args.option, "base_url": args.base_url}
         try:
-            if args.model:
-                changes["model"] = st.parse_model(args.model)
-            if args.system is not None:
-                changes["system"] = args.system
-            if args.tools:
-                changes["tools"] = st.parse_tools(args.tools)
-            if args.max_iterations:
-                changes["max_iterations"] = st.parse_int("--max-iterations", args.max_iterations)
-            if args.root:
-                root = Path(args.root).expanduser()
-                if not root.is_dir():
-                    raise st.SettingsError(f"--root {args.root!r} is not a folder")
-                changes["root"] = root.resolve()
-            for key in ("replay", "record"):
-                value = getattr(args, key)
-                if value:
-                    path = Path(value).expanduser().resolve()
-                    if key == "replay" and not path.is_file():
-                        raise st.SettingsError(f"--replay {value!r}: no such cassette file")
-                    changes[key] = path
-            if args.approve:
-                changes["approve"] = st.parse_approve(args.approve)
-            if args.budget:
-                changes["budget"] = st.parse_budget(args.budget)
-            if args.mcp:
-                changes["mcp"] = st.parse_mcp(args.mcp)
-            if args.option:
-                changes["options"] = st.parse_options(args.option)
-            if args.base_url:
-                changes["base_url"] = args.base_url
-            if changes:
-                configure_checked(nb, changes)
+            nb = reg.configure(options)
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if args.new:
@@ -311,10 +277,9 @@ class BruteMagics(Magics):
         nb = reg.current()
         if rest:
             try:
-                apply_config(reg, config_pairs(rest))
-            except st.SettingsError as exc:
+                nb = reg.configure(config_pairs(rest))
+            except (st.SettingsError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
-            nb = reg.current()
         loc = reg.location
         s = nb.settings
         print(f"notebook:       {loc.path}  (from {loc.source})")
@@ -335,8 +300,9 @@ class BruteMagics(Magics):
 
 
 def _parse_context(value: str) -> int:
+    """``--context N`` is this cell's only (``%brute config context=N`` keeps it), checked as the setting is."""
     try:
-        return st.parse_int("--context", value, minimum=0)
+        return int(st.parse_settings({"context": value})["context"])
     except st.SettingsError as exc:
         raise UsageError(str(exc)) from None
 
@@ -360,71 +326,6 @@ def config_pairs(words: list[str]) -> dict[str, str]:
                                    "(quote a value with spaces: system=\"be brief\")")
         pairs[key.strip()] = value.strip()
     return pairs
-
-
-def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
-    """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
-    # A list of tools (names and the user's own tool objects) is the one setting that is not text.
-    changes = config_changes({k: v if k in ("tools", "mcp", "options") and not isinstance(v, str) else str(v)
-                              for k, v in pairs.items()})
-    if "notebook" in changes:
-        reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
-        reg.relocate()
-    if "debug" in changes:  # the kernel's, not a session's: it is about how errors show
-        reg.debug = changes.pop("debug")
-    configure_checked(reg.current(), changes)
-
-
-def configure_checked(nb: Any, changes: dict[str, Any]) -> None:
-    """Apply ``changes``, taking them back if the provider refuses its options (a bad ``-o`` must not stick)."""
-    from brute_nb.providers.options import OptionError
-
-    before = nb.settings
-    nb.configure(**changes)
-    if nb.settings.options and {"options", "model", "base_url"} & set(changes):
-        try:
-            nb.model_provider()
-        except OptionError as exc:
-            nb.settings = before
-            raise st.SettingsError(str(exc)) from None
-        except BruteError:
-            pass  # no provider configured yet: the turn will say so
-
-
-def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
-    for key, value in pairs.items():
-        key = key.replace("-", "_")
-        if key == "notebook":
-            changes[key] = value
-        elif key == "model":
-            changes[key] = st.parse_model(value)
-        elif key == "tools":
-            from brute_nb.notebook.stack import select_tools
-
-            changes[key] = st.parse_tools(value)
-            select_tools(changes[key])  # an unknown name is refused now, not at the next turn
-        elif key == "system":
-            changes[key] = value
-        elif key in ("max_iterations", "window"):
-            changes[key] = st.parse_int(key, value)
-        elif key == "context":
-            changes[key] = st.parse_int(key, value, minimum=0)
-        elif key in ("root", "replay", "record"):
-            changes[key] = Path(value).expanduser().resolve()
-        elif key == "approve":
-            changes[key] = st.parse_approve(value.replace(";", ","))
-        elif key == "budget":
-            changes[key] = st.parse_budget(value.replace(";", ","))
-        elif key in ("summarize", "debug"):
-            changes[key] = st.parse_bool(key, value)
-        elif key == "mcp":
-            changes[key] = st.parse_mcp(value)
-        elif key in ("base_url", "options"):
-            changes[key] = st.OPTION_PARSERS[key](value)
-        else:
-            raise st.SettingsError(f"unknown setting {key!r}; settable: {', '.join(CONFIG_KEYS)}")
-    return changes
 
 
 def parse_options(line: str) -> Any:

@@ -7,10 +7,11 @@ agent stack, is imported when the first session is asked for.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brute_nb.notebook.settings import Settings
+from brute_nb.notebook.settings import Settings, parse_settings
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -54,6 +55,21 @@ class Registry:
             nb = NotebookAgent(name, path, settings=self.settings, notebook=loc.path)
             nb.on_fork = self.adopt  # a fork of a kernel session becomes the current one
             self.agents[key] = nb
+        return nb
+
+    def configure(self, options: Mapping[str, Any], session: str | None = None) -> NotebookAgent:
+        """What ``%%brute`` options, ``%brute config k=v``, ``brute_nb.configure`` and ``brute_nb.chat`` share:
+        every value parsed and checked at once (``parse_settings``), then the kernel's settings (notebook, debug)
+        applied here and the rest to the session (``session``, default the current one), which it returns."""
+        changes = parse_settings(options)
+        if "notebook" in changes:
+            self.settings = self.settings.updated(notebook=changes.pop("notebook"))
+            self.relocate()
+        if "debug" in changes:  # the kernel's, not a session's: it is about how errors show
+            self.debug = changes.pop("debug")
+        nb = self.current() if session is None else self.get(session)
+        if changes:
+            nb.configure(**changes)
         return nb
 
     def use(self, name: str) -> NotebookAgent:

@@ -103,7 +103,30 @@ class NotebookAgent:
         return self
 
     def configure(self, **changes: Any) -> None:
+        """Apply parsed settings (``settings.parse_settings``), checking now what needs the stack or the SDK (tool
+        names, provider parameters); a value refused leaves the settings as they were."""
+        before = self.settings
         self.settings = self.settings.updated(**changes)
+        try:
+            self._check(set(changes))
+        except BaseException:
+            self.settings = before
+            raise
+
+    def _check(self, changed: set[str]) -> None:
+        from brute_nb.notebook.settings import SettingsError
+        from brute_nb.notebook.stack import select_tools
+        from brute_nb.providers.options import OptionError
+
+        if "tools" in changed:
+            select_tools(self.settings.tools, notebook=True)  # an unknown name is refused now, not at the turn
+        if self.settings.options and {"options", "model", "base_url"} & changed:
+            try:
+                self.model_provider()
+            except OptionError as exc:
+                raise SettingsError(str(exc)) from None
+            except BruteError:
+                pass  # no provider configured yet: the turn will say so
 
     @property
     def replayed(self) -> bool:

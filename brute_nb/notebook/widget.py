@@ -445,9 +445,5 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
 def chat(session: str | None = None, **options: Any) -> ChatWidget:
     """A chat panel over the kernel's session ``session`` (default: the current one); options as ``%%brute``."""
     from brute_nb.notebook.registry import registry
-    from brute_nb.notebook.settings import option_changes
 
-    nb = registry().get(session)
-    if options:
-        nb.configure(**option_changes(options))
-    return ChatWidget(nb)
+    return ChatWidget(registry().configure(options, session))

@@ -386,7 +386,7 @@ def test_chat_entry_point_and_display(nb: NotebookAgent, monkeypatch: pytest.Mon
     assert nb.settings.approve == {"shell": "allow"} and nb.settings.budget == {"tools": 3.0}
     bundle = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    with pytest.raises(SettingsError, match="unknown option colour"):
+    with pytest.raises(SettingsError, match="unknown setting 'colour'"):
         widget_module.chat("chat", colour="red")
 
 
