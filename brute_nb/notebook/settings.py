@@ -1,7 +1,9 @@
 """Settings of a kernel-resident agent: what ``%%brute`` options and ``%brute config`` change.
 
 Parsing lives here (pure, tested without a kernel) so every bad value gets one clear ``UsageError``-style
-message saying what is allowed.
+message saying what is allowed. The invariant: one parser and validator per setting (``PARSERS``), used by all
+three ways to set one (``%%brute`` options, ``%brute config k=v``, ``brute_nb.configure``/``chat``), so a value
+is accepted or refused, with the same message, whichever way it came (``tests/notebook/test_settings_paths.py``).
 """
 
 from __future__ import annotations
