@@ -25,8 +25,7 @@ from brute_nb import agent  # noqa: E402
 from brute_nb.cost import billed_usage  # noqa: E402
 from brute_nb.middleware import ToolResultLoop  # noqa: E402
 from brute_nb.middleware.system_prompt import SystemPrompt  # noqa: E402
-from brute_nb.notebook.kernel import default_system_prompt  # noqa: E402
-from brute_nb.notebook.stack import select_tools  # noqa: E402
+from brute_nb.notebook.stack import default_system_prompt, select_tools  # noqa: E402
 from brute_nb.providers.anthropic import AnthropicMessages  # noqa: E402
 from brute_nb.testing import FakeProvider, call, reply  # noqa: E402
 from brute_nb.tools.adapter import wrap_all  # noqa: E402

@@ -59,6 +59,6 @@ def check(template: str, columns: Iterable[Any]) -> None:
 
 def fill(template: str, row: Mapping[str, Any]) -> str:
     """The row's prompt."""
-    from brute_nb.notebook.magics import expand
+    from brute_nb.notebook.prompt import expand
 
     return expand(template, {**row, ROW: dict(row)})

@@ -1,4 +1,25 @@
-"""The notebook layer: magics, runner, display, widget. A view over the core; the core never imports it."""
+"""The notebook layer: the kernel-resident agent and its front ends. A view over the core; the core never imports it.
+
+Inside it, imports go one way, down this list (a module may import any module of its own layer or a lower one,
+never a higher one, and no cycle is hidden behind a function-level import; ``tests/notebook/test_layers.py``
+checks every import, function-level and ``TYPE_CHECKING`` ones included):
+
+1. leaves         ``paths`` (where sessions live), ``render`` (pure MIME bundles), ``coalesce``, ``thumbnails``,
+                  ``chat_input``, ``prompt`` ({expr} filling, value summaries), ``short_errors``
+2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
+3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``: what the stack adds to the agent
+4. stack          ``stack``: the agent's middleware stack, built from settings and values
+5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
+                  kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``)
+6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
+7. cell commands  ``aware`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
+8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
+9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), this package's hooks
+
+A lower layer that needs something from above gets it handed down: the session tells its registry about a fork
+through ``on_fork``, ``short_errors`` gets its debug switch at install, the notebook tool reads the notebook's
+path from the turn's env, and ``Err``'s recorder is found among the shell's own hooks.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +37,7 @@ def load_ipython_extension(ipython: Any) -> None:
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
     ipython.register_magics(BruteMagics(ipython, registry))
-    short_errors.install(ipython)
+    short_errors.install(ipython, debug=lambda: registry.debug)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
     from brute_nb.notebook import warm

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 
 def current() -> NotebookAgent:
@@ -25,13 +25,12 @@ def chat(session: str | None = None, **options: Any) -> Any:
 def configure(**settings: Any) -> NotebookAgent:
     """Change the current session's settings from Python (``%brute config`` without the printout).
 
-    Keys: notebook, model, tools, system, max_iterations, root, replay, record, window, approve, budget, mcp,
-    base_url, options (a dict of provider parameters, checked against the SDK).
+    Keys (``settings.KEYS``, checked as ``%%brute`` and ``%brute config`` check them): notebook, model, tools,
+    system, max_iterations, root, replay, record, window, approve, budget, summarize, context, mcp, base_url,
+    options (a dict of provider parameters, checked against the SDK), debug.
     ``tools`` may be a list mixing built-in names and your own tools in any shape (``Tool`` subclass, ``@tool``
     function, dict, ``ToolPipeline``, ``SubAgent``): ``configure(tools=["all", word_count])``.
     """
-    from brute_nb.notebook.magics import apply_config
     from brute_nb.notebook.registry import registry
 
-    apply_config(registry(), settings)
-    return current()
+    return registry().configure(settings)

@@ -19,7 +19,7 @@ from brute_nb.notebook import cells
 from brute_nb.notebook.settings import SettingsError
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 NO_ERROR = "No error yet: no cell in this kernel has failed since brute_nb was loaded."
 
@@ -81,8 +81,8 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
 
 
 def insert_reply_code(shell: Any, env: Env) -> None:
-    from brute_nb.notebook.kernel import final_text
     from brute_nb.notebook.notebook_tools import insert_cell, last_code_block
+    from brute_nb.notebook.session import final_text
 
     block = last_code_block(final_text(env["messages"]))
     if block is None:

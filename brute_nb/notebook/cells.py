@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brute_nb.notebook.prompt import summarize_value
+
 ERR = "Err"
 """The user-namespace dict the hook fills (``Err[3]``), beside IPython's ``In`` and ``Out``."""
 
@@ -172,8 +174,6 @@ def name_values(frame: types.FrameType | None, line: str) -> dict[str, str]:
     """Bounded summaries of the names ``line`` uses, as the failing frame saw them (locals, then globals)."""
     if frame is None or not line:
         return {}
-    from brute_nb.notebook.magics import summarize_value
-
     scopes = (frame.f_locals, frame.f_globals)
     out: dict[str, str] = {}
     for name in line_names(line):
@@ -280,7 +280,7 @@ class ErrorRecorder:
         for name in cell_names(self.shell):
             self.names.setdefault(name, count)  # compiled while this cell ran
         if not stored:
-            self.unstored[count] = (source, "" if result.result is None else clip(_summary(result.result),
+            self.unstored[count] = (source, "" if result.result is None else clip(summarize_value(result.result),
                                                                                     OUTPUT_CAP))
         exc = result.error_in_exec or result.error_before_exec
         if exc is None:
@@ -293,17 +293,11 @@ class ErrorRecorder:
         errors(self.shell.user_ns)[count] = entry
 
 
-def _summary(value: Any) -> str:
-    from brute_nb.notebook.magics import summarize_value
-
-    return summarize_value(value)
-
-
 def recorder_of(shell: Any) -> ErrorRecorder | None:
-    from brute_nb.notebook.registry import registry
-
-    recorder = registry().error_recorder
-    return recorder if isinstance(recorder, ErrorRecorder) and recorder.shell is shell else None
+    """The recorder ``install`` hooked into ``shell`` (found among the shell's own hooks, so no registry is needed)."""
+    events = getattr(shell, "events", None)
+    hooks = getattr(events, "callbacks", {}).get("post_run_cell", ())
+    return next((h for h in hooks if isinstance(h, ErrorRecorder) and h.shell is shell), None)
 
 
 def install(shell: Any) -> ErrorRecorder:
@@ -375,7 +369,7 @@ def executed_cells(shell: Any) -> list[Cell]:
     found: dict[int, tuple[str, str]] = dict(recorder.unstored) if recorder is not None else {}
     for count, source in enumerate(raw_sources(shell)):
         if count:
-            found[count] = (source, clip(_summary(outs[count]), OUTPUT_CAP) if count in outs else "")
+            found[count] = (source, clip(summarize_value(outs[count]), OUTPUT_CAP) if count in outs else "")
     running = running_cell(shell)
     cells = []
     for count in sorted(found):

@@ -11,10 +11,7 @@ and pandas are imported inside the magics, on the first ``%%brute`` / ``%brute``
 from __future__ import annotations
 
 import argparse
-import ast
 import shlex
-import string
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +21,7 @@ from IPython.core.magic_arguments import MagicHelpFormatter, argument, magic_arg
 
 from brute_nb.errors import BruteError
 from brute_nb.notebook import settings as st
+from brute_nb.notebook.prompt import expand
 
 if TYPE_CHECKING:
     from brute_nb.notebook.registry import Registry
@@ -45,125 +43,8 @@ SUBCOMMANDS = """\
 %brute plugins           the providers (-m PREFIX:MODEL) and tools (--tools NAME) installed, built-ins included
 %brute help              this text"""
 
-CONFIG_KEYS = ("notebook", "model", "tools", "system", "max_iterations", "root", "replay", "record", "window",
-               "approve", "budget", "summarize", "context", "mcp", "base_url", "options", "debug")
-"""What ``%brute config key=value`` sets; the help text and the unknown-key error list these same names."""
-
-SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(CONFIG_KEYS[:8]) + ",\n                         "
-                                 + ", ".join(CONFIG_KEYS[8:]))
-
-SUMMARY_ROWS = 5
-FILL_CAP = 10_000
-"""Characters one ``{expr}`` may put into a prompt."""
-CONVERSIONS: dict[str, Callable[[Any], str]] = {"r": repr, "s": str, "a": ascii}
-
-
-def summarize_value(value: Any) -> str:
-    """A bounded text form of a value put in a prompt: DataFrames and arrays as shape, dtypes and a few rows."""
-    kind = type(value).__module__.split(".")[0]
-    if kind == "pandas" and hasattr(value, "shape") and hasattr(value, "head"):
-        dtypes: Any = getattr(value, "dtypes", None)
-        types = dtypes.to_string() if hasattr(dtypes, "to_string") else str(dtypes)
-        return (f"<{type(value).__name__} shape={value.shape}>\ndtypes:\n{types}\n"
-                f"first {SUMMARY_ROWS} rows:\n{value.head(SUMMARY_ROWS).to_string()}")
-    if kind == "numpy" and hasattr(value, "shape"):
-        import numpy as np
-
-        with np.printoptions(threshold=50, edgeitems=3):
-            return f"<ndarray shape={value.shape} dtype={value.dtype}>\n{value!s}"
-    text = str(value)  # {In[3]}, {Out[3]}, {_}: a prompt gets a bounded piece of a huge value
-    return text if len(text) <= FILL_CAP else text[:FILL_CAP] + f"\n[... {len(text) - FILL_CAP:,} more characters]"
-
-
-def expand(template: str, namespace: dict[str, Any], found: list[Any] | None = None, *,
-           calls: bool = False) -> str:
-    """Fill ``{expr}`` from the user's namespace (``!r``/``!s``/``!a`` and ``:spec`` work as in ``str.format``).
-
-    A prompt is often about code, and quoting code must never run it: a field is filled only when it is a name
-    followed by attributes and literal subscripts (``{df}``, ``{df.shape}``, ``{cfg["lr"]}``, ``{xs[0]}``). Calls,
-    operators and everything else are left exactly as written, as are literals (a JSON object, a set) and names
-    that are missing. Attribute access may run a property (``df.shape`` is one), but dunder names are refused.
-    ``calls=True`` (``%%brute --eval``) is the explicit opt-in to evaluate any expression. With a ``found`` list,
-    a figure or an image (``{fig}``, ``{Out[7]}``) goes into it, to be attached, instead of its repr.
-    """
-    out = []
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError:
-        return template  # unbalanced braces: a prompt about code, not a template
-    for literal, field, spec, conv in parsed:
-        out.append(literal)
-        if field is None:
-            continue
-        original = "{" + field + (("!" + conv) if conv else "") + ((":" + spec) if spec else "") + "}"
-        out.append(_fill(field, spec, conv, namespace, original, calls, found))
-    return "".join(out)
-
-
-class _NotAllowed(Exception):
-    """A field that is not a plain reference (a call, an operator, a dunder): it stays text."""
-
-
-_MISSING = object()
-
-
-def _reference(node: ast.expr, namespace: dict[str, Any]) -> Any:
-    """The value of a name/attribute/literal-subscript chain, read without evaluating any code of the prompt."""
-    if isinstance(node, ast.Name):
-        if node.id.startswith("__"):
-            raise _NotAllowed(node.id)
-        value = namespace.get(node.id, _MISSING)
-        if value is _MISSING:
-            raise _NotAllowed(node.id)
-        return value
-    if isinstance(node, ast.Attribute):
-        if node.attr.startswith("__"):
-            raise _NotAllowed(node.attr)
-        return getattr(_reference(node.value, namespace), node.attr)
-    if isinstance(node, ast.Subscript):
-        return _reference(node.value, namespace)[_literal_key(node.slice)]
-    raise _NotAllowed(type(node).__name__)
-
-
-def _literal_key(node: ast.expr) -> Any:
-    if isinstance(node, ast.Slice):
-        parts = [None if p is None else _literal_key(p) for p in (node.lower, node.upper, node.step)]
-        return slice(*parts)
-    if isinstance(node, ast.Tuple):
-        return tuple(_literal_key(e) for e in node.elts)
-    try:
-        return ast.literal_eval(node)  # constants, negative numbers, tuples: data, never code
-    except ValueError:
-        raise _NotAllowed(type(node).__name__) from None
-
-
-def _fill(field: str, spec: str | None, conv: str | None, namespace: dict[str, Any], original: str,
-          calls: bool = False, found: list[Any] | None = None) -> str:
-    try:
-        tree = ast.parse(field.strip(), "<prompt>", "eval")
-        if calls:
-            code = compile(tree, "<prompt>", "eval")
-            if not code.co_names:
-                return original  # a literal such as {"a": 1} or {1, 2}: text, not a template field
-            value = eval(code, namespace)  # opted in with --eval: the user's expression in the user's kernel
-        else:
-            value = _reference(tree.body, namespace)
-        if found is not None and not conv and not spec and _attachable(value):
-            from brute_nb.attachments import attachment
-
-            found.append(attachment(value, name=f"{field.strip()}.png"))
-            return f"[attached image: {field.strip()}]"
-        if conv:
-            value = CONVERSIONS[conv](value)
-        return format(value, spec) if spec else (value if conv else summarize_value(value))
-    except Exception:
-        return original
-
-
-def _attachable(value: Any) -> bool:
-    from brute_nb.attachments import is_attachable
-
-    return is_attachable(value)
+SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(st.KEYS[:8]) + ",\n                         "
+                                 + ", ".join(st.KEYS[8:]))
 
 
 @magics_class
@@ -261,10 +142,9 @@ class BruteMagics(Magics):
         from brute_nb.map import map_rows
 
         try:
+            checked = st.parse_settings({"model": args.model, "max_iterations": args.max_iterations})
             options: dict[str, Any] = {
-                "model": args.model and st.parse_model(args.model), "system": args.system, "tools": args.tools,
-                "root": args.root,
-                "max_iterations": args.max_iterations and st.parse_int("--max-iterations", args.max_iterations),
+                **checked, "system": args.system, "tools": args.tools, "root": args.root,
                 "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
                 "progress": not args.quiet}
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
@@ -303,41 +183,12 @@ class BruteMagics(Magics):
         if args.session:
             _check_name(args.session)
             reg.use(args.session)
-        nb = reg.current()
-        changes: dict[str, Any] = {}
+        options = {"model": args.model, "system": args.system, "tools": args.tools,
+                   "max_iterations": args.max_iterations, "root": args.root, "replay": args.replay,
+                   "record": args.record, "approve": args.approve, "budget": args.budget, "mcp": args.mcp,
+                   "options": args.option, "base_url": args.base_url}
         try:
-            if args.model:
-                changes["model"] = st.parse_model(args.model)
-            if args.system is not None:
-                changes["system"] = args.system
-            if args.tools:
-                changes["tools"] = st.parse_tools(args.tools)
-            if args.max_iterations:
-                changes["max_iterations"] = st.parse_int("--max-iterations", args.max_iterations)
-            if args.root:
-                root = Path(args.root).expanduser()
-                if not root.is_dir():
-                    raise st.SettingsError(f"--root {args.root!r} is not a folder")
-                changes["root"] = root.resolve()
-            for key in ("replay", "record"):
-                value = getattr(args, key)
-                if value:
-                    path = Path(value).expanduser().resolve()
-                    if key == "replay" and not path.is_file():
-                        raise st.SettingsError(f"--replay {value!r}: no such cassette file")
-                    changes[key] = path
-            if args.approve:
-                changes["approve"] = st.parse_approve(args.approve)
-            if args.budget:
-                changes["budget"] = st.parse_budget(args.budget)
-            if args.mcp:
-                changes["mcp"] = st.parse_mcp(args.mcp)
-            if args.option:
-                changes["options"] = st.parse_options(args.option)
-            if args.base_url:
-                changes["base_url"] = args.base_url
-            if changes:
-                configure_checked(nb, changes)
+            nb = reg.configure(options)
         except (st.SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if args.new:
@@ -435,10 +286,9 @@ class BruteMagics(Magics):
         nb = reg.current()
         if rest:
             try:
-                apply_config(reg, config_pairs(rest))
-            except st.SettingsError as exc:
+                nb = reg.configure(config_pairs(rest))
+            except (st.SettingsError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
-            nb = reg.current()
         loc = reg.location
         s = nb.settings
         print(f"notebook:       {loc.path}  (from {loc.source})")
@@ -459,8 +309,9 @@ class BruteMagics(Magics):
 
 
 def _parse_context(value: str) -> int:
+    """``--context N`` is this cell's only (``%brute config context=N`` keeps it), checked as the setting is."""
     try:
-        return st.parse_int("--context", value, minimum=0)
+        return int(st.parse_settings({"context": value})["context"])
     except st.SettingsError as exc:
         raise UsageError(str(exc)) from None
 
@@ -484,71 +335,6 @@ def config_pairs(words: list[str]) -> dict[str, str]:
                                    "(quote a value with spaces: system=\"be brief\")")
         pairs[key.strip()] = value.strip()
     return pairs
-
-
-def apply_config(reg: Registry, pairs: dict[str, Any]) -> None:
-    """What ``%brute config k=v`` and ``brute_nb.configure(k=v)`` do: validate everything, then apply."""
-    # A list of tools (names and the user's own tool objects) is the one setting that is not text.
-    changes = config_changes({k: v if k in ("tools", "mcp", "options") and not isinstance(v, str) else str(v)
-                              for k, v in pairs.items()})
-    if "notebook" in changes:
-        reg.settings = reg.settings.updated(notebook=changes.pop("notebook"))
-        reg.relocate()
-    if "debug" in changes:  # the kernel's, not a session's: it is about how errors show
-        reg.debug = changes.pop("debug")
-    configure_checked(reg.current(), changes)
-
-
-def configure_checked(nb: Any, changes: dict[str, Any]) -> None:
-    """Apply ``changes``, taking them back if the provider refuses its options (a bad ``-o`` must not stick)."""
-    from brute_nb.providers.options import OptionError
-
-    before = nb.settings
-    nb.configure(**changes)
-    if nb.settings.options and {"options", "model", "base_url"} & set(changes):
-        try:
-            nb.model_provider()
-        except OptionError as exc:
-            nb.settings = before
-            raise st.SettingsError(str(exc)) from None
-        except BruteError:
-            pass  # no provider configured yet: the turn will say so
-
-
-def config_changes(pairs: dict[str, Any]) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
-    for key, value in pairs.items():
-        key = key.replace("-", "_")
-        if key == "notebook":
-            changes[key] = value
-        elif key == "model":
-            changes[key] = st.parse_model(value)
-        elif key == "tools":
-            from brute_nb.notebook.stack import select_tools
-
-            changes[key] = st.parse_tools(value)
-            select_tools(changes[key])  # an unknown name is refused now, not at the next turn
-        elif key == "system":
-            changes[key] = value
-        elif key in ("max_iterations", "window"):
-            changes[key] = st.parse_int(key, value)
-        elif key == "context":
-            changes[key] = st.parse_int(key, value, minimum=0)
-        elif key in ("root", "replay", "record"):
-            changes[key] = Path(value).expanduser().resolve()
-        elif key == "approve":
-            changes[key] = st.parse_approve(value.replace(";", ","))
-        elif key == "budget":
-            changes[key] = st.parse_budget(value.replace(";", ","))
-        elif key in ("summarize", "debug"):
-            changes[key] = st.parse_bool(key, value)
-        elif key == "mcp":
-            changes[key] = st.parse_mcp(value)
-        elif key in ("base_url", "options"):
-            changes[key] = st.OPTION_PARSERS[key](value)
-        else:
-            raise st.SettingsError(f"unknown setting {key!r}; settable: {', '.join(CONFIG_KEYS)}")
-    return changes
 
 
 def parse_options(line: str) -> Any:

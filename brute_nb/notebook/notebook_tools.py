@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from brute_nb.notebook.cells import ERR, CellError, clip, executed_cells
 from brute_nb.tools.base import Tool
+from brute_nb.tools.context import current_env
 
 LIST_CAP = 12_000
 CELL_CAP = 12_000
@@ -136,9 +137,8 @@ class Notebook(Tool):
     def notebook_path(self) -> Path | None:
         if self._notebook is not None:
             return self._notebook()
-        from brute_nb.notebook.registry import registry
-
-        return Path(registry().location.path)
+        path = current_env().get("notebook")  # the session's notebook, which it hands each turn's env
+        return Path(path) if path else None
 
     def cells(self) -> tuple[str, list[NbCell], list[NbCell]]:
         """Where the cells came from, the saved ones, and the kernel's unsaved ones."""

@@ -29,6 +29,7 @@ import anyio
 import anyio.to_thread
 
 from brute_nb.errors import BruteError
+from brute_nb.notebook.prompt import summarize_value
 from brute_nb.tools.base import Tool
 
 OUTPUT_CAP = 20_000
@@ -125,8 +126,6 @@ def show_value(value: Any) -> str:
     """``repr`` for most values; DataFrames and arrays as shape, dtypes and a few rows."""
     kind = type(value).__module__.split(".")[0]
     if kind in ("pandas", "numpy"):
-        from brute_nb.notebook.magics import summarize_value
-
         return summarize_value(value)
     return repr(value)
 

@@ -10,13 +10,14 @@ agent stack, is imported when the first session is asked for.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brute_nb.notebook.settings import Settings
+from brute_nb.notebook.settings import Settings, parse_settings
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 
 class Registry:
@@ -45,8 +46,8 @@ class Registry:
         self._location = None
 
     def get(self, name: str | None = None) -> NotebookAgent:
-        from brute_nb.notebook.kernel import NotebookAgent  # the agent stack loads with the first session
         from brute_nb.notebook.paths import session_path
+        from brute_nb.notebook.session import NotebookAgent  # the agent stack loads with the first session
 
         name = name or self.current_name
         loc = self.location
@@ -55,7 +56,23 @@ class Registry:
         nb = self.agents.get(key)
         if nb is None:
             nb = NotebookAgent(name, path, settings=self.settings, notebook=loc.path)
+            nb.on_fork = self.adopt  # a fork of a kernel session becomes the current one
             self.agents[key] = nb
+        return nb
+
+    def configure(self, options: Mapping[str, Any], session: str | None = None) -> NotebookAgent:
+        """What ``%%brute`` options, ``%brute config k=v``, ``brute_nb.configure`` and ``brute_nb.chat`` share:
+        every value parsed and checked at once (``parse_settings``), then the kernel's settings (notebook, debug)
+        applied here and the rest to the session (``session``, default the current one), which it returns."""
+        changes = parse_settings(options)
+        if "notebook" in changes:
+            self.settings = self.settings.updated(notebook=changes.pop("notebook"))
+            self.relocate()
+        if "debug" in changes:  # the kernel's, not a session's: it is about how errors show
+            self.debug = changes.pop("debug")
+        nb = self.current() if session is None else self.get(session)
+        if changes:
+            nb.configure(**changes)
         return nb
 
     def use(self, name: str) -> NotebookAgent:
@@ -64,6 +81,7 @@ class Registry:
         return nb
 
     def adopt(self, nb: NotebookAgent) -> NotebookAgent:
+        nb.on_fork = self.adopt
         self.agents[(nb.session_path, nb.name)] = nb
         self.current_name = nb.name
         return nb

@@ -9,18 +9,30 @@ the cell ends as interrupted and "Run all" stops (kernel-notes Q1, Q2).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
-from brute_nb.agent import Env
+from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
 from brute_nb.notebook.display import CellView
 from brute_nb.sync import Worker
 
-if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+
+class Session(Protocol):
+    """What the runner needs of a session (``NotebookAgent``, which sits above it and calls it from ``ask``)."""
+
+    name: str
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def replayed(self) -> bool: ...
+
+    def aask(self, prompt: str, **extra: Any) -> Coroutine[Any, Any, Env]: ...
 
 
-def run_turn(nb: NotebookAgent, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
+def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
     from brute_nb.notebook import warm
 
     warm.settled()  # building the agent imports the SDK: not while the warm-up thread is still importing it

@@ -1,13 +1,15 @@
 """Settings of a kernel-resident agent: what ``%%brute`` options and ``%brute config`` change.
 
 Parsing lives here (pure, tested without a kernel) so every bad value gets one clear ``UsageError``-style
-message saying what is allowed.
+message saying what is allowed. The invariant: one parser and validator per setting (``PARSERS``), used by all
+three ways to set one (``%%brute`` options, ``%brute config k=v``, ``brute_nb.configure``/``chat``), so a value
+is accepted or refused, with the same message, whichever way it came (``tests/notebook/test_settings_paths.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,28 +216,79 @@ def parse_options(spec: Any) -> dict[str, Any]:
     return parse_pairs(p for p in pairs if p.strip())
 
 
-OPTION_PARSERS: dict[str, Any] = {
-    "model": parse_model,
+def parse_root(value: str | Path) -> Path:
+    """The workspace root: an existing folder (a typo would leave every file tool refusing every path)."""
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise SettingsError(f"--root {str(value)!r} is not a folder")
+    return root.resolve()
+
+
+def parse_replay(value: str | Path) -> Path:
+    """A cassette to replay: an existing file (a missing one would only fail at the first turn)."""
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise SettingsError(f"--replay {str(value)!r}: no such cassette file")
+    return path
+
+
+def _pairs_text(value: Any) -> Any:
+    """``a=b;c=d`` reads as ``a=b,c=d`` (a ``%brute config`` value cannot hold a comma-free list otherwise)."""
+    return value.replace(";", ",") if isinstance(value, str) else value
+
+
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "notebook": str,
+    "model": lambda v: parse_model(str(v)),
     "tools": parse_tools,
     "system": str,
-    "max_iterations": lambda v: parse_int("max_iterations", v),
-    "window": lambda v: parse_int("window", v),
-    "root": lambda v: Path(v).expanduser().resolve(),
-    "replay": lambda v: Path(v).expanduser().resolve(),
+    "max_iterations": lambda v: parse_int("--max-iterations", v),
+    "root": parse_root,
+    "replay": parse_replay,
     "record": lambda v: Path(v).expanduser().resolve(),
-    "approve": parse_approve,
-    "budget": parse_budget,
+    "window": lambda v: parse_int("window", v),
+    "approve": lambda v: parse_approve(_pairs_text(v)),
+    "budget": lambda v: parse_budget(_pairs_text(v)),
     "summarize": lambda v: parse_bool("summarize", v),
-    "context": lambda v: parse_int("context", v, minimum=0),
+    "context": lambda v: parse_int("--context", v, minimum=0),
     "mcp": parse_mcp,
     "base_url": str,
     "options": parse_options,
+    "debug": lambda v: parse_bool("debug", v),
 }
+"""One parser and validator per setting, shared by ``%%brute`` options, ``%brute config k=v`` and
+``brute_nb.configure(**options)`` / ``brute_nb.chat(**options)``: each takes the text a user typed or the Python
+value, and a bad one gets the same message whichever way it came. A message names a setting as ``%%brute``
+spells it when it is an option there (``--max-iterations``), else by its key (``window``)."""
+
+KEYS = tuple(PARSERS)
+"""What ``%brute config key=value`` and ``configure`` set; the help text and the unknown-key error list them."""
+
+KERNEL_KEYS = ("notebook", "debug")
+"""Settings of the kernel (where the notebook is, how errors show), not of one session."""
 
 
-def option_changes(options: dict[str, Any]) -> dict[str, Any]:
-    """Python-API options (``brute_nb.chat(model=..., approve="shell=allow")``) checked as ``%%brute`` checks them."""
-    unknown = sorted(set(options) - set(OPTION_PARSERS))
+def parse_settings(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option checked (``-`` and ``_`` alike in keys; None means "leave as is"); every problem named at once.
+
+    Tool names and provider parameters need the stack and the SDK: the session checks those when it applies the
+    result (``NotebookAgent.configure``)."""
+    changes: dict[str, Any] = {}
+    problems: list[Exception] = []
+    unknown: list[str] = []
+    for raw, value in options.items():
+        key = raw.replace("-", "_")
+        if key not in PARSERS:
+            unknown.append(repr(raw))
+        elif value is not None:
+            try:
+                changes[key] = PARSERS[key](value)
+            except (BruteError, ValueError, TypeError) as exc:
+                problems.append(exc)
     if unknown:
-        raise SettingsError(f"unknown option {', '.join(unknown)}; options: {', '.join(OPTION_PARSERS)}")
-    return {k: OPTION_PARSERS[k](v) for k, v in options.items() if v is not None}
+        problems.insert(0, SettingsError(f"unknown setting {', '.join(unknown)}; settable: {', '.join(KEYS)}"))
+    if len(problems) == 1:
+        raise problems[0]  # its own type: an OptionError stays one
+    if problems:
+        raise SettingsError("\n".join(str(p) for p in problems))
+    return changes

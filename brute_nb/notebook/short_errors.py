@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -21,6 +22,12 @@ HINT = "the full traceback: %tb (or %brute config debug=true to show it every ti
 
 _previous: dict[int, tuple[Any, Any]] = {}
 """Per shell: the custom handler and exception types there were before ``install``, restored by ``uninstall``."""
+_debug: dict[int, Callable[[], bool]] = {}
+"""Per shell: whether to show the full traceback (``%brute config debug=true``), asked at each error."""
+
+
+def _never() -> bool:
+    return False
 
 
 def short_lines(exc: BaseException, hint: str = HINT) -> list[str]:
@@ -40,19 +47,13 @@ def full_text(exc: BaseException) -> str:
     return plain("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
-def _debug() -> bool:
-    from brute_nb.notebook.registry import registry
-
-    return bool(getattr(registry(), "debug", False))
-
-
 def show(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
          tb_offset: int | None = None) -> list[str]:
     """IPython's custom exception handler: publish the short (or, with ``debug``, the full) traceback."""
     sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # what %tb and %debug read
     if sys.version_info >= (3, 12):
         sys.last_exc = value
-    if _debug():
+    if _debug.get(id(shell), _never)():
         stb: list[str] = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
     else:
         stb = short_lines(value)
@@ -60,7 +61,9 @@ def show(shell: Any, etype: type[BaseException], value: BaseException, tb: Trace
     return stb
 
 
-def install(shell: Any) -> None:
+def install(shell: Any, debug: Callable[[], bool] = _never) -> None:
+    """Show brute_nb's errors short in ``shell``; ``debug()`` true shows them in full (read at each error)."""
+    _debug[id(shell)] = debug
     if id(shell) in _previous:
         return
     _previous[id(shell)] = (getattr(shell, "CustomTB", None), getattr(shell, "custom_exceptions", ()))
@@ -68,6 +71,7 @@ def install(shell: Any) -> None:
 
 
 def uninstall(shell: Any) -> None:
+    _debug.pop(id(shell), None)
     previous = _previous.pop(id(shell), None)
     if previous is None:
         return

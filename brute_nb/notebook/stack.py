@@ -10,13 +10,33 @@ the provider.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from brute_nb.agent import Agent, Env
-from brute_nb.notebook.settings import SettingsError
+from brute_nb.notebook.settings import Settings, SettingsError
 
-if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+SYSTEM_PROMPT = """\
+You are a coding and data agent working inside a Jupyter notebook{notebook}.
+The workspace root is {root}; file tools resolve relative paths against it and refuse paths outside it.
+Your replies render as Markdown in the notebook cell, and the user sees every tool call you make, with its \
+arguments and result, as a collapsible block. Prefer small, verifiable steps: read before you edit, run the \
+tests after you change code, and say plainly what you did and what is left."""
+
+
+def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = True) -> str:
+    """The notebook setting and workspace root, then the skills under the root (when the skill tool is on)."""
+    where = f" ({notebook})" if notebook else ""
+    text = SYSTEM_PROMPT.format(notebook=where, root=root)
+    if not skills:
+        return text
+    from brute_nb.tools.builtin.skill import skills_section
+
+    section = skills_section(root)
+    return f"{text}\n\n{section}" if section else text
+
+
 
 
 def select_tools(spec: str | tuple[Any, ...], *, notebook: bool = False) -> list[Any]:
@@ -85,21 +105,26 @@ def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
     return list(seen.values())
 
 
-def mcp_tools(nb: NotebookAgent) -> list[Any]:
+def mcp_tools(session: str, settings: Settings) -> list[Any]:
     """The session's MCP servers (started, restarted or stopped to match ``--mcp``) as tools."""
     from brute_nb.tools.mcp_connection import MCPServerError
     from brute_nb.tools.mcp_tools import sync
 
-    servers = nb.settings.mcp.servers if nb.settings.mcp else ()
+    servers = settings.mcp.servers if settings.mcp else ()
     if not servers and "brute_nb.tools.mcp_tools" not in sys.modules:
         return []  # never used here: nothing to stop, and no reason to import it
     try:
-        return sync(f"session:{nb.name}", servers)
+        return sync(f"session:{session}", servers)
     except MCPServerError as exc:
         raise SettingsError(f"{exc}\nFix the server or its entry, or stop using it: %brute config mcp=none") from None
 
 
-def build_agent(nb: NotebookAgent) -> Agent:
+def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | None,
+                provider: Callable[[Env], Any]) -> Agent:
+    """The stack for settings ``s``, persisting to ``session_path`` and calling ``provider`` (also the summariser).
+
+    Built from values, not from the session object, so the stack knows nothing above it; the workspace root comes
+    from the turn's env (``env["root"]``), as the file tools read it."""
     from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
     from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.budget import Budget
@@ -107,19 +132,18 @@ def build_agent(nb: NotebookAgent) -> Agent:
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import default_asker
-    from brute_nb.notebook.kernel import default_system_prompt
 
-    s = nb.settings
-    tools = select_tools(s.tools, notebook=True) + mcp_tools(nb)
+    tools = select_tools(s.tools, notebook=True) + mcp_tools(name, s)
     skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
 
     def system(env: Env) -> str:
-        return s.system if s.system is not None else default_system_prompt(nb.notebook, nb.root, skills=skills)
+        if s.system is not None:
+            return s.system
+        return default_system_prompt(notebook, Path(env.get("root") or Path.cwd()).resolve(), skills=skills)
 
-    provider = nb.model_provider()
     agent = (
         Agent()
-        .use(SessionLog, path=nb.session_path, root=nb.session_path.parent.parent)  # <notebook folder>/<stem>.brute/
+        .use(SessionLog, path=session_path, root=session_path.parent.parent)  # <notebook folder>/<stem>.brute/
         .use(SystemPrompt, text=system)
         .use(Approvals, policy=s.approve, fallback=default_asker)
         .use(ToolResultLoop)

@@ -39,7 +39,7 @@ from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel import NotebookAgent
+    from brute_nb.notebook.session import NotebookAgent
 
 STOPPED = "stopped: the turn was cancelled; the session file is saved and valid"
 
@@ -441,9 +441,5 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
 def chat(session: str | None = None, **options: Any) -> ChatWidget:
     """A chat panel over the kernel's session ``session`` (default: the current one); options as ``%%brute``."""
     from brute_nb.notebook.registry import registry
-    from brute_nb.notebook.settings import option_changes
 
-    nb = registry().get(session)
-    if options:
-        nb.configure(**option_changes(options))
-    return ChatWidget(nb)
+    return ChatWidget(registry().configure(options, session))

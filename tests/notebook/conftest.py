@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.testing import FakeProvider

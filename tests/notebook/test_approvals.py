@@ -14,7 +14,7 @@ from brute_nb.middleware.approvals import DEFAULT_POLICY, Approver, full_policy,
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import approvals
 from brute_nb.notebook.approvals import input_asker
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import SettingsError, parse_approve
 from brute_nb.sync import run_sync
 from brute_nb.testing import FakeProvider, call, reply

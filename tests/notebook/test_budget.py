@@ -16,7 +16,7 @@ from brute_nb.errors import MiddlewareError
 from brute_nb.message import role_of, unanswered_calls
 from brute_nb.middleware.budget import Budget
 from brute_nb.middleware.session_log import read_session
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import SettingsError, parse_budget
 from brute_nb.notebook.widget import ChatWidget
 from brute_nb.sync import run_sync

@@ -13,9 +13,9 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.message import Message
 from brute_nb.notebook import cells, registry
-from brute_nb.notebook.kernel import NotebookAgent
-from brute_nb.notebook.magics import expand
 from brute_nb.notebook.notebook_tools import Notebook, ProposeCell, Variables, last_code_block, user_variables
+from brute_nb.notebook.prompt import expand
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.testing import FakeProvider, call, reply
 
 

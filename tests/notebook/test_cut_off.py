@@ -12,8 +12,8 @@ import pytest
 from notebook_helpers import WAIT
 
 from brute_nb.notebook.display import CellView
-from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.render import CUT_OFF_NOTICE
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.widget import ChatWidget
 from brute_nb.providers.anthropic import AnthropicMessages

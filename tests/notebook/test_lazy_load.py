@@ -45,6 +45,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook",
     "brute_nb.notebook.cells",
     "brute_nb.notebook.magics",
+    "brute_nb.notebook.prompt",  # {expr} filling, stdlib only
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",
     "brute_nb.notebook.short_errors",  # the one-line error handler, installed at load (stdlib only)

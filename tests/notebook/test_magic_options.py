@@ -60,14 +60,14 @@ def test_the_cell_magics_help_opens_with_its_usage() -> None:
 
 
 def test_help_lists_every_config_key(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from brute_nb.notebook.magics import CONFIG_KEYS, config_changes
+    from brute_nb.notebook.settings import KEYS, parse_settings
 
     ip.run_line_magic("brute", "help")
     text = capsys.readouterr().out
-    for key in ("approve", "budget", "summarize", *CONFIG_KEYS):
+    for key in ("approve", "budget", "summarize", *KEYS):
         assert key in text.split("%brute config", 1)[1].split("%brute widget")[0], key
     with pytest.raises(ValueError, match=r"settable: notebook, .*summarize"):
-        config_changes({"no_such_key": "1"})
+        parse_settings({"no_such_key": "1"})
 
 
 def test_summarize_is_a_config_setting(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:

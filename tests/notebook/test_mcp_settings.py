@@ -17,7 +17,7 @@ import psutil
 import pytest
 from IPython.core.error import UsageError
 
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import parse_mcp
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.testing import FakeProvider, call, reply

@@ -10,9 +10,8 @@ import pytest
 import brute_nb.providers
 from brute_nb import Tool, tool
 from brute_nb.errors import BruteError
-from brute_nb.notebook.kernel import NotebookAgent
-from brute_nb.notebook.magics import apply_config
 from brute_nb.notebook.registry import Registry
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import SettingsError, describe_tools, parse_tools
 from brute_nb.notebook.stack import select_tools
 from brute_nb.testing import FakeProvider
@@ -43,7 +42,7 @@ def word_count(text: str) -> int:
 
 def registry_in(tmp_path: Path) -> Registry:
     reg = Registry()
-    apply_config(reg, {"notebook": str(tmp_path / "demo.ipynb")})
+    reg.configure({"notebook": str(tmp_path / "demo.ipynb")})
     return reg
 
 
@@ -52,7 +51,7 @@ def test_configure_takes_names_and_tools_of_every_shape(tmp_path: Path) -> None:
     inline = {"name": "reverse", "description": "Reverse a text", "params": {"text": {"type": "string"}},
               "execute": lambda text: text[::-1]}
     pipe = ToolPipeline(name="double", description="Double a number").run(lambda env: None)
-    apply_config(reg, {"tools": ["read,fs_search", Shout, word_count, inline, pipe]})
+    reg.configure({"tools": ["read,fs_search", Shout, word_count, inline, pipe]})
     spec = reg.current().settings.tools
     assert isinstance(spec, tuple) and all(isinstance(t, str | Adapter) for t in spec)
     assert [t.name for t in select_tools(spec)] == ["read", "fs_search", "shout", "word_count", "reverse", "double"]
@@ -62,7 +61,7 @@ def test_configure_takes_names_and_tools_of_every_shape(tmp_path: Path) -> None:
 def test_a_bad_tool_is_refused_when_configured_listing_every_problem(tmp_path: Path) -> None:
     reg = registry_in(tmp_path)
     with pytest.raises(SettingsError) as info:
-        apply_config(reg, {"tools": ["all", {"name": "bad name", "execute": print}, object()]})
+        reg.configure({"tools": ["all", {"name": "bad name", "execute": print}, object()]})
     assert "bad name" in str(info.value) and "description" in str(info.value) and "object" in str(info.value)
     assert reg.current().settings.tools == "all"
     with pytest.raises(SettingsError, match="at least one"):

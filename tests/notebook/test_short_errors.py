@@ -15,7 +15,7 @@ from notebook_helpers import WAIT
 
 from brute_nb import Message, ToolCall
 from brute_nb.notebook.display import CellView
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.widget import ChatWidget
 from brute_nb.sync import run_sync
 from brute_nb.testing import API_KEY, FakeProvider

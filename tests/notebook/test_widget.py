@@ -17,7 +17,7 @@ from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import widget as widget_module
 from brute_nb.notebook.display import CellView
-from brute_nb.notebook.kernel import NotebookAgent
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.widget import ChatWidget, Coalescer, markdown_html
 from brute_nb.testing import FakeProvider, call, reply
@@ -351,7 +351,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.chat_input",
         "brute_nb.notebook.coalesce",
         "brute_nb.notebook.display",
-        "brute_nb.notebook.kernel",
+        "brute_nb.notebook.session",
         "brute_nb.notebook.registry",
         "brute_nb.notebook.settings",
         "brute_nb.notebook.thumbnails",
@@ -386,7 +386,7 @@ def test_chat_entry_point_and_display(nb: NotebookAgent, monkeypatch: pytest.Mon
     assert nb.settings.approve == {"shell": "allow"} and nb.settings.budget == {"tools": 3.0}
     bundle = w._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    with pytest.raises(SettingsError, match="unknown option colour"):
+    with pytest.raises(SettingsError, match="unknown setting 'colour'"):
         widget_module.chat("chat", colour="red")
 
 

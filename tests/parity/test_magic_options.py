@@ -11,9 +11,9 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from pydantic import BaseModel
 
-from brute_nb.notebook.kernel import NotebookAgent
 from brute_nb.notebook.magics import BruteMagics
 from brute_nb.notebook.registry import Registry
+from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.testing import FakeProvider

@@ -1,10 +1,13 @@
-"""NotebookAgent: the kernel-resident agent behind ``%%brute``, the chat widget and ``brute_nb.current()``.
+"""NotebookAgent: the session agent behind ``%%brute``, the chat widget and ``brute_nb.current()``.
 
 One per (notebook, session). It owns the ``Agent`` and rebuilds its stack when settings change, handing the new
 stack the old ``agent.state`` so undo history and todos survive a ``--model`` switch, and the old model provider
 unless the model, replay or record setting changed (a replayed cassette goes on where it was; a recorded one is
 not started afresh). Event handlers added with ``on`` are carried to every rebuilt stack. Everything it shows is
 derived from the log (``log``, ``df``, ``usage``); it keeps no parallel copy.
+
+It knows nothing of the registry or the front ends above it: the stack is built from its settings
+(``stack.build_agent``), and a registry that owns it is told about a fork through ``on_fork``.
 """
 
 from __future__ import annotations
@@ -22,25 +25,6 @@ from brute_nb.message import Log, role_of
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook.settings import Settings
 
-SYSTEM_PROMPT = """\
-You are a coding and data agent working inside a Jupyter notebook{notebook}.
-The workspace root is {root}; file tools resolve relative paths against it and refuse paths outside it.
-Your replies render as Markdown in the notebook cell, and the user sees every tool call you make, with its \
-arguments and result, as a collapsible block. Prefer small, verifiable steps: read before you edit, run the \
-tests after you change code, and say plainly what you did and what is left."""
-
-
-def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = True) -> str:
-    """The notebook setting and workspace root, then the skills under the root (when the skill tool is on)."""
-    where = f" ({notebook})" if notebook else ""
-    text = SYSTEM_PROMPT.format(notebook=where, root=root)
-    if not skills:
-        return text
-    from brute_nb.tools.builtin.skill import skills_section
-
-    section = skills_section(root)
-    return f"{text}\n\n{section}" if section else text
-
 
 class NotebookAgent:
     """A named session beside a notebook, with its agent, settings and file."""
@@ -57,6 +41,8 @@ class NotebookAgent:
         self._state: dict[str, Any] = {}
         self._model: tuple[tuple[Any, ...], Callable[[Env], Any]] | None = None
         self._handlers: list[tuple[str, Callable[[dict[str, Any], Any], Any]]] = []
+        self.on_fork: Callable[[NotebookAgent], Any] | None = None
+        """Set by the registry that owns this session: ``load`` hands it the fork, which becomes current."""
 
     @property
     def root(self) -> Path:
@@ -69,7 +55,8 @@ class NotebookAgent:
         if self._agent is None or key != self._key:
             from brute_nb.notebook.stack import build_agent
 
-            self._agent = build_agent(self)
+            self._agent = build_agent(self.settings, name=self.name, session_path=self.session_path,
+                                      notebook=self.notebook, provider=self.model_provider())
             self._agent.state = self._state
             for event, fn in self._handlers:
                 self._agent.on(event, fn)
@@ -116,7 +103,30 @@ class NotebookAgent:
         return self
 
     def configure(self, **changes: Any) -> None:
+        """Apply parsed settings (``settings.parse_settings``), checking now what needs the stack or the SDK (tool
+        names, provider parameters); a value refused leaves the settings as they were."""
+        before = self.settings
         self.settings = self.settings.updated(**changes)
+        try:
+            self._check(set(changes))
+        except BaseException:
+            self.settings = before
+            raise
+
+    def _check(self, changed: set[str]) -> None:
+        from brute_nb.notebook.settings import SettingsError
+        from brute_nb.notebook.stack import select_tools
+        from brute_nb.providers.options import OptionError
+
+        if "tools" in changed:
+            select_tools(self.settings.tools, notebook=True)  # an unknown name is refused now, not at the turn
+        if self.settings.options and {"options", "model", "base_url"} & changed:
+            try:
+                self.model_provider()
+            except OptionError as exc:
+                raise SettingsError(str(exc)) from None
+            except BruteError:
+                pass  # no provider configured yet: the turn will say so
 
     @property
     def replayed(self) -> bool:
@@ -125,7 +135,7 @@ class NotebookAgent:
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
         extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
-        return await self.agent.astart(prompt, root=self.root, **extra)
+        return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
         """Run one turn from Python, shown in the current cell like ``%%brute``; returns the reply text."""
@@ -226,11 +236,8 @@ class NotebookAgent:
         forked = NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
         forked.provider = self.provider
         forked._model = self._model  # the same model connection: a replayed cassette goes on in order
-        from brute_nb.notebook.registry import registry
-
-        reg = registry()
-        if any(nb is self for nb in reg.agents.values()):
-            reg.adopt(forked)
+        if self.on_fork is not None:
+            self.on_fork(forked)
         return forked
 
     def __repr__(self) -> str:

@@ -1,0 +1,122 @@
+"""The notebook layer's imports go one way: no module imports one of a higher layer, and there is no cycle.
+
+Read from the source with ``ast`` (as ``test_lazy_load`` reads the widget's imports), so every import counts:
+module-level, inside a function (the usual hiding place of a cycle) and under ``TYPE_CHECKING``. The layers are
+the ones ``brute_nb/notebook/__init__.py`` documents; a new module must be placed in one.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import brute_nb.notebook
+
+PACKAGE = "brute_nb.notebook"
+FOLDER = Path(brute_nb.notebook.__file__).parent
+
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors"})),
+    ("settings", frozenset({"settings", "approvals"})),
+    ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools"})),
+    ("stack", frozenset({"stack"})),
+    ("turn views", frozenset({"display", "terminal", "runner"})),
+    ("session", frozenset({"session"})),
+    ("cell commands", frozenset({"aware", "model_commands"})),
+    ("registry", frozenset({"registry"})),
+    ("front ends", frozenset({"magics", "widget", "api", "__init__"})),
+)
+LEVEL = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
+
+
+def modules() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(FOLDER.glob("*.py"))}
+
+
+def imported(path: Path, known: set[str]) -> set[str]:
+    """The package's modules ``path`` imports, at any depth of its code."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from . import x / from .x import y
+                base = node.module.split(".")[0] if node.module else None
+                names = [f"{PACKAGE}.{base}"] if base else [f"{PACKAGE}.{a.name}" for a in node.names]
+            elif node.module == PACKAGE:
+                names = [f"{PACKAGE}.{a.name}" for a in node.names]
+            elif node.module:
+                names = [node.module]
+        for name in names:
+            if name.startswith(PACKAGE + "."):
+                module = name[len(PACKAGE) + 1:].split(".")[0]
+                if module in known:
+                    found.add(module)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imported(path, set(found)) - {name} for name, path in found.items()}
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = sorted(set(modules()) - set(LEVEL))
+    assert not missing, f"place {', '.join(missing)} in a layer (here and in {PACKAGE}'s docstring)"
+    doc = brute_nb.notebook.__doc__ or ""
+    assert [m for m in modules() if m != "__init__" and f"``{m}``" not in doc] == []
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    placed = {m: deps & set(LEVEL) for m, deps in graph().items() if m in LEVEL}  # the rest: the test above
+    upward = [f"{m} ({LAYERS[LEVEL[m]][0]}) imports {d} ({LAYERS[LEVEL[d]][0]})"
+              for m, deps in placed.items() for d in sorted(deps) if LEVEL[d] > LEVEL[m]]
+    assert not upward, "\n".join(upward)
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as a path (``a, b, a``), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_imports_form_no_cycle() -> None:
+    cycle = find_cycle(graph())
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+@pytest.mark.parametrize("code", [
+    "def f():\n    from brute_nb.notebook.magics import x\n",
+    "from brute_nb.notebook import magics\n",
+    "import brute_nb.notebook.magics\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from brute_nb.notebook.magics import X\n",
+])
+def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(code)
+    assert imported(source, {"magics"}) == {"magics"}
+
+
+def test_the_cycle_finder_finds_a_cycle_hidden_two_steps_away() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
