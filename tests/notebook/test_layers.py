@@ -18,7 +18,8 @@ PACKAGE = "brute_nb.notebook"
 FOLDER = Path(brute_nb.notebook.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors"})),
+    ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
+                           "warm"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools"})),
     ("stack", frozenset({"stack"})),
