@@ -210,9 +210,9 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     interrupted: list[tuple[str, float]] = []
 
     def interrupt_on_first_text(msg: dict[str, Any]) -> None:
-        html = msg["content"].get("data", {}).get("text/html", "")
-        if not interrupted and msg["msg_type"] == "update_display_data" and "word0" in html:
-            interrupted.append((html, time.monotonic()))
+        live = json.dumps(msg["content"].get("data", {}).get("content", {}))  # the live widget's appended text
+        if not interrupted and msg["msg_type"] == "comm_msg" and "word0" in live:
+            interrupted.append((live, time.monotonic()))
             bench.km.interrupt_kernel()
 
     reply_, outputs = run(bench.kc, "%%brute -s stream\ntalk slowly", on_output=interrupt_on_first_text)
