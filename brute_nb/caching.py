@@ -90,12 +90,17 @@ def _previous_step_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def without_marks(value: JSON) -> JSON:
-    """A request with every cache mark removed and a block-list system prompt as its text (what the model reads)."""
+    """A request with every cache mark removed, a block-list system prompt as its text and a content of one text
+    block as its string (what the model reads)."""
     if isinstance(value, list):
         return [without_marks(v) for v in value]
     if not isinstance(value, Mapping):
         return value
     out = {k: without_marks(v) for k, v in value.items() if k not in (MARK, "prompt_cache_key")}
+    content = out.get("content")
+    if (isinstance(content, list) and len(content) == 1 and isinstance(content[0], Mapping)
+            and dict(content[0]).keys() == {"type", "text"} and content[0]["type"] == "text"):
+        out["content"] = content[0]["text"]  # one text block reads as its string (a mark made it a block)
     system = out.get("system")
     if isinstance(system, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in system):
         out["system"] = "\n\n".join(str(b.get("text") or "") for b in system)

@@ -57,6 +57,8 @@ def blocks(api: str, body: Mapping[str, Any]) -> list[tuple[str, bool]]:
     messages = body.get("messages") if "messages" in body else body.get("input")
     for m in messages if isinstance(messages, list) else ([messages] if messages else []):
         content = m.get("content") if isinstance(m, Mapping) else None
+        if api == "anthropic" and isinstance(content, str):  # the API reads a string as one text block
+            content = [{"type": "text", "text": content}]
         if api == "anthropic" and isinstance(content, list):
             for block in content:
                 add({"role": m.get("role"), **block} if isinstance(block, Mapping) else block)

@@ -5,7 +5,8 @@ Outbound rules the API enforces, kept here so no handler has to: the system prom
 are ``tool_result`` blocks folded into **user** turns (results first, as the API requires); consecutive same-role
 turns are merged so roles alternate; the first turn is a user turn; empty or whitespace-only text blocks are
 never sent; empty or repeated tool-call ids are renamed (``unique_call_ids``). Thinking
-blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires.
+blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires. A turn
+that is one plain text is sent as a string (``plain_content``), as a user writes it by hand.
 
 Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
 and the stop reason to ``meta``.
@@ -60,6 +61,8 @@ class Anthropic(MessageTransport):
                 turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
         if turns and turns[0]["role"] != "user":
             turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
+        for turn in turns:
+            turn["content"] = plain_content(turn["content"])
         return list(turns)
 
     @classmethod
@@ -101,6 +104,17 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+def plain_content(blocks: list[JSON]) -> JSON:
+    """A turn that is one plain text block goes as its string, as a user would write it: the SDK copies and
+    serialises about half the structure. Blocks that carry anything else (a cache breakpoint, a tool call or
+    result, an image, thinking, or several texts) stay a list."""
+    if len(blocks) == 1:
+        block = blocks[0]
+        if isinstance(block, dict) and block.keys() == {"type", "text"} and block["type"] == "text":
+            return block["text"]
+    return blocks
 
 
 def _marked(content: list[JSON], meta: Mapping[str, Any]) -> list[JSON]:
