@@ -180,7 +180,8 @@ def measure(chars: int, gap: float, nothing_live: bool = False) -> list[dict[str
             sides = [("print", PRINT_CELL.format(base=fake.base_url, key=fake.api_key)),
                      ("brute", "%%brute\nstream please")]
             if nothing_live:  # diagnosis: the turn's own cost, with no live view at all
-                sides.append(("brute, nothing live", NO_LIVE + "get_ipython().run_cell_magic('brute', '', 'stream please')"))
+                cell = NO_LIVE + "get_ipython().run_cell_magic('brute', '', 'stream please')"
+                sides.append(("brute, nothing live", cell))
             for side, code in sides:
                 fake.add(text)
                 sent.clear()
@@ -210,7 +211,8 @@ def report(rows: list[dict[str, Any]], gap: float) -> str:
 
     row("IOPub bytes", base["bytes"], ours["bytes"], ",.0f", "<= 2x print", ours["bytes"] <= 2 * base["bytes"])
     row("IOPub messages", base["messages"], ours["messages"], ",.0f", "", None)
-    row("kernel CPU (s)", base["cpu_s"], ours["cpu_s"], ".2f", "<= 1.3x print", ours["cpu_s"] <= 1.3 * base["cpu_s"])
+    row("kernel CPU (s)", base["cpu_s"], ours["cpu_s"], ".2f", "<= 1.3x print",
+        ours["cpu_s"] <= 1.3 * base["cpu_s"])
     lat_b, lat_o = base["latency_median_ms"] or 0.0, ours["latency_median_ms"] or 0.0
     lines.append(f"| chunk -> IOPub, median (p90) ms | {lat_b:.1f} ({base['latency_p90_ms'] or 0:.1f}) | "
                  f"{lat_o:.1f} ({ours['latency_p90_ms'] or 0:.1f}) | | <= 20 ms | {'yes' if lat_o <= 20 else '**NO**'} |")

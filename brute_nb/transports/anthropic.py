@@ -48,19 +48,23 @@ class Anthropic(MessageTransport):
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
         turns: list[dict[str, Any]] = []
         for m in unique_call_ids(messages):
-            turn = cls.dump(m)
-            if turn is None or not turn["content"]:
+            turn = _plain_turn(m)
+            if turn is None:
+                turn = cls.dump(m)
+                if turn is None or not turn["content"]:
+                    continue
+            elif not turn["content"].strip():  # the API refuses a whitespace-only text
                 continue
             if turns and turns[-1]["role"] == turn["role"]:
-                turns[-1]["content"].extend(turn["content"])
+                turns[-1]["content"] = [*_blocks(turns[-1]["content"]), *_blocks(turn["content"])]
             else:
                 turns.append(turn)
         for turn in turns:
-            if turn["role"] == "user":
+            if turn["role"] == "user" and isinstance(turn["content"], list):
                 # tool_result blocks must open the user turn that follows a tool_use turn.
                 turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
         if turns and turns[0]["role"] != "user":
-            turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
+            turns.insert(0, {"role": "user", "content": CONTINUE_TEXT})
         for turn in turns:
             turn["content"] = plain_content(turn["content"])
         return list(turns)
@@ -104,6 +108,31 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+def _plain_turn(message: Any) -> dict[str, Any] | None:
+    """A user or assistant message that is only text, as ``{"role", "content": text}`` (None for any other).
+
+    The common case on a long session, so it skips ``dump``'s blocks: per message, per request."""
+    meta: Any
+    if message.__class__ is Message:  # the usual case: read the fields directly (runs per message per request)
+        if message.tool_calls or message.attachments:
+            return None
+        role, meta = message.role._value_, message.meta
+    else:
+        role = role_of(message)
+        if getattr(message, "tool_calls", None) or getattr(message, "attachments", None):
+            return None
+        meta = getattr(message, "meta", None)
+    if role != "user" and role != "assistant":
+        return None
+    if meta and ("thinking_blocks" in meta or "cache_until_here" in meta):
+        return None
+    return {"role": role, "content": message.content}
+
+
+def _blocks(content: JSON) -> list[JSON]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
 
 
 def plain_content(blocks: list[JSON]) -> JSON:

@@ -263,3 +263,28 @@ def test_a_part_a_transport_cannot_read_is_refused_by_name(transport: Any, paylo
 def test_a_refusal_is_read_as_the_reply_text() -> None:
     m = OpenAI.wrap_one({"role": "assistant", "content": None, "refusal": "I can't help with that."})
     assert m.content == "I can't help with that."
+
+
+def test_anthropic_sends_a_plain_text_turn_as_a_string_and_keeps_blocks_that_carry_something() -> None:
+    from brute_nb.attachments import from_bytes
+
+    image = from_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 16, "image/png", "p.png")
+    log = [
+        Message(Role.SYSTEM, "be brief"),
+        Message(Role.USER, "hello"),
+        Message(Role.ASSISTANT, "hi", meta={"model": "m", "input_tokens": 3}),
+        Message(Role.USER, "look", attachments=[image]),
+        Message(Role.ASSISTANT, "reading", tool_calls=[ToolCall("c1", "read", {"f": "a"})]),
+        Message(Role.TOOL, "contents", tool_call_id="c1"),
+        Message(Role.ASSISTANT, "marked").cache_until_here(),
+        Message(Role.USER, "one"),
+        Message(Role.USER, "two"),
+    ]
+    out = Anthropic.dump_all(log)
+    assert out[0] == {"role": "user", "content": "hello"} and out[1] == {"role": "assistant", "content": "hi"}
+    assert [b["type"] for b in out[2]["content"]] == ["image", "text"]
+    assert [b["type"] for b in out[3]["content"]] == ["text", "tool_use"]
+    assert out[4]["content"] == [{"type": "tool_result", "tool_use_id": "c1", "content": "contents"}]
+    assert out[5]["content"] == [{"type": "text", "text": "marked", "cache_control": {"type": "ephemeral"}}]
+    assert out[6]["content"] == [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]  # merged
+    assert Anthropic.dump_all([Message(Role.ASSISTANT, "first")])[0] == {"role": "user", "content": "(continue)"}
