@@ -215,7 +215,8 @@ def report(rows: list[dict[str, Any]], gap: float) -> str:
         ours["cpu_s"] <= 1.3 * base["cpu_s"])
     lat_b, lat_o = base["latency_median_ms"] or 0.0, ours["latency_median_ms"] or 0.0
     lines.append(f"| chunk -> IOPub, median (p90) ms | {lat_b:.1f} ({base['latency_p90_ms'] or 0:.1f}) | "
-                 f"{lat_o:.1f} ({ours['latency_p90_ms'] or 0:.1f}) | | <= 20 ms | {'yes' if lat_o <= 20 else '**NO**'} |")
+                 f"{lat_o:.1f} ({ours['latency_p90_ms'] or 0:.1f}) | | <= 20 ms | "
+                 f"{'yes' if lat_o <= 20 else '**NO**'} |")
     head = (f"{base['chars']:,} characters in {base['chunks']:,} chunks {gap * 1000:.0f} ms apart; "
             f"markers seen: print {base['shown']:,}, brute {ours['shown']:,}")
     return head + "\n\n" + "\n".join(lines)
