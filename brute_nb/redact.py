@@ -84,6 +84,18 @@ def redact_stream(text: str) -> str:
     return text
 
 
+def key_prefix_at_end(text: str) -> int:
+    """How many characters at the end of ``text`` could be the beginning of a known key (0 if none): a stream
+    sent piece by piece holds them back until the next delta says whether the key follows."""
+    best = 0
+    for key in known():
+        for size in range(min(len(key) - 1, len(text)), best, -1):
+            if text.endswith(key[:size]):
+                best = size
+                break
+    return best
+
+
 def redact_value(value: Any) -> Any:
     """Every string inside a JSON-like value redacted (dict keys too); other values as they are."""
     if isinstance(value, str):

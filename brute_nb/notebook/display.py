@@ -1,10 +1,13 @@
 """CellView: shows one turn in the cell that ran it.
 
-While the turn runs, one display (``display_id``) is updated in place through a ``Coalescer``: at most
-``MAX_UPDATES_PER_S`` updates a second (Jupyter Server drops output past its IOPub rate limits), the first at once
-and the latest text always shown within one interval, also when the stream pauses. At the end that display is set
-back to its fixed placeholder and the final transcript is published as new outputs built from the log itself: nbval
-ignores display updates, so this keeps stored notebooks and fresh runs identical (kernel-notes Q4).
+While the turn runs, one display (``display_id``) shows it live. With a ``live`` sink (a kernel's cells: the
+``live.WidgetLive`` anywidget), only what changed is sent (``live.LiveOps``: appended text, completed Markdown
+blocks, changed tool rows), at most ``LIVE_RATE`` writes a second, so a reply costs O(its length) on the wire.
+Without one (tests, benchmarks) the whole live HTML is re-sent through ``update``, at most ``MAX_UPDATES_PER_S``
+times a second. Either way writes go through a ``Coalescer``: the first at once and the latest text always shown
+within one interval, also when the stream pauses. At the end that display is set back to its fixed placeholder and
+the final transcript is published as new outputs built from the log itself: nbval ignores display updates, so this
+keeps stored notebooks and fresh runs identical (kernel-notes Q4).
 
 An approval question asked in the cell (``asker``) must appear where the tool is, not above the transcript: the
 answered prompt is an output of its own, so what the turn showed up to that tool is published as final outputs
@@ -25,6 +28,7 @@ from brute_nb.cost import total as cost_total
 from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
+from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
 
@@ -51,8 +55,9 @@ class CellView:
     """Subscribes to one turn's events and renders them; holds no agent logic."""
 
     def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
-                 publish: Publish = _publish, update: Publish = _update, rate: float = MAX_UPDATES_PER_S,
-                 clock: Callable[[], float] = time.monotonic, start_timer: StartTimer = start_thread_timer) -> None:
+                 publish: Publish = _publish, update: Publish = _update, rate: float | None = None,
+                 live: LiveSink | None = None, clock: Callable[[], float] = time.monotonic,
+                 start_timer: StartTimer = start_thread_timer) -> None:
         self.session = session
         self.quiet = quiet
         self.replayed = replayed
@@ -62,6 +67,9 @@ class CellView:
         self.segments: list[str | ToolView] = []
         self.tools: dict[str, ToolView] = {}
         self.messages: list[Any] = []
+        self._sink = live
+        self._ops = LiveOps()
+        rate = rate or (MAX_UPDATES_PER_S if live is None else LIVE_RATE)
         self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer)
         self._started = time.monotonic()
         self.stopped: str | None = None
@@ -159,7 +167,17 @@ class CellView:
                 return
             live = [s for s in self.segments[self._live_from:]
                     if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
-            self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
+            if self._sink is not None:
+                self._sink.send(self.display_id, self._ops.diff(live, self._streaming))
+            else:
+                self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
+
+    def _end_live(self) -> None:
+        """The live display goes back to its placeholder (its widget closed): what it showed becomes outputs."""
+        self._update(PLACEHOLDER, self.display_id)
+        if self._sink is not None:
+            self._sink.close()
+            self._ops = LiveOps()
 
     def asker(self, ask: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
         """``ask`` (which prints the call and reads the answer, e.g. ``input_asker``) asked in place: see the module
@@ -172,7 +190,7 @@ class CellView:
                 view = self.tools.get(call.id)
                 if view is not None:
                     view.status = WAITING
-                self._update(PLACEHOLDER, self.display_id)  # what it showed becomes outputs, in order
+                self._end_live()  # what it showed becomes outputs, in order
                 self._commit(call.id)
             try:
                 return ask(call, risk)
@@ -223,7 +241,7 @@ class CellView:
                extra_stats: Mapping[str, Any] | None = None) -> None:
         """Reset the live display to its placeholder, then publish the final transcript from the log."""
         self._live.cancel()  # a held update must not land on top of the placeholder
-        self._update(PLACEHOLDER, self.display_id)
+        self._end_live()
         segments = self.final_segments()
         tool_calls = sum(isinstance(item, ToolView) for item in segments)
         stats = {**self.stats(tool_calls), **(extra_stats or {})}

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
 from brute_nb.notebook.display import CellView
+from brute_nb.notebook.live import LiveSink, NoLive, WidgetLive
 from brute_nb.sync import Worker
 
 
@@ -32,6 +33,14 @@ class Session(Protocol):
     def aask(self, prompt: str, **extra: Any) -> Coroutine[Any, Any, Env]: ...
 
 
+def live_sink() -> LiveSink:
+    """The live widget where someone watches; nothing live in a headless run (nbclient, nbval and papermill send
+    no stdin), whose saved outputs are the final ones anyway and whose notebook must not keep widget state."""
+    from brute_nb.notebook.approvals import stdin_available
+
+    return WidgetLive() if stdin_available() else NoLive()
+
+
 def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
     from brute_nb.notebook import warm
 
@@ -41,8 +50,10 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
     if display:
         from brute_nb.notebook.terminal import TerminalView, is_terminal
 
-        kind = TerminalView if is_terminal() else CellView  # a terminal cannot update a display in place
-        view = kind(session=nb.name, quiet=quiet, replayed=nb.replayed)
+        if is_terminal():  # a terminal cannot update a display in place
+            view = TerminalView(session=nb.name, quiet=quiet, replayed=nb.replayed)
+        else:
+            view = CellView(session=nb.name, quiet=quiet, replayed=nb.replayed, live=live_sink())
     if view is not None:
         view.start()
         view.attach(agent)

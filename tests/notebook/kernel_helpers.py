@@ -47,6 +47,8 @@ def run(kc: Any, code: str, timeout: float = 60,
             outputs.append(msg)
             if on_output is not None:
                 on_output(msg)
+        elif kind == "comm_msg" and on_output is not None:  # the live view's appended text (notebook/live.py)
+            on_output(msg)
         if kind == "status" and msg["content"]["execution_state"] == "idle":
             break
     while True:  # the reply to this cell (skipping replies to cells an earlier failure left behind)

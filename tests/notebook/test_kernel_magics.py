@@ -210,9 +210,9 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     interrupted: list[tuple[str, float]] = []
 
     def interrupt_on_first_text(msg: dict[str, Any]) -> None:
-        html = msg["content"].get("data", {}).get("text/html", "")
-        if not interrupted and msg["msg_type"] == "update_display_data" and "word0" in html:
-            interrupted.append((html, time.monotonic()))
+        live = json.dumps(msg["content"].get("data", {}).get("content", {}))  # the live widget's appended text
+        if not interrupted and msg["msg_type"] == "comm_msg" and "word0" in live:
+            interrupted.append((live, time.monotonic()))
             bench.km.interrupt_kernel()
 
     reply_, outputs = run(bench.kc, "%%brute -s stream\ntalk slowly", on_output=interrupt_on_first_text)
@@ -233,3 +233,25 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     assert any("I am still here." in c["data"].get("text/plain", "") for c in shown(outputs))
     assert "talk slowly" in bench.sent() and "are you still there?" in bench.sent()  # accepted by the strict rules
     assert [m["role"] for m in bench.lines("stream")][-2:] == ["user", "assistant"]
+
+
+def test_a_streamed_reply_sends_what_changed_and_ends_as_the_same_final_outputs(bench: Bench) -> None:
+    """Issue 21 §1: the live view is a widget fed appended text, so the wire grows with the reply, not its square;
+    the live display ends as its placeholder and the final outputs are as before."""
+    words = "".join(f"w{i:04d} " for i in range(400)) + "\n\n**done**"
+    bench.fake.add(slow(words, delay=0.002))
+    live: list[dict[str, Any]] = []
+    reply_, outputs = run(bench.kc, "%%brute -s live\nstream it",
+                          on_output=lambda m: live.append(m) if m["msg_type"] == "comm_msg" else None)
+    assert reply_["status"] == "ok"
+    ops = [op for m in live for op in m["content"]["data"].get("content", {}).get("o", [])]
+    appended = "".join(op.get("a", "") for op in ops)
+    assert "w0000 " in appended and "w0399" in "".join(json.dumps(op) for op in ops)
+    sent = sum(len(json.dumps(m["content"])) for m in live)
+    assert sent < 20 * len(words), sent  # re-sending the whole text at each of ~100 updates would be ~50x
+    updates = [o["content"] for o in outputs if o["msg_type"] == "update_display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in updates[0]["data"]
+    assert updates[-1]["data"] == {"text/html": "", "text/plain": ""}
+    final = [c for c in shown(outputs) if "brute-text" in c["data"].get("text/html", "")]
+    assert len(final) == 1 and "<strong>done</strong>" in final[0]["data"]["text/html"]
+    assert final[0]["data"]["text/plain"] == words

@@ -1,0 +1,240 @@
+"""Streaming on the wire (issue 21 §1): IOPub bytes, kernel CPU and chunk -> client latency of one streamed reply
+in a real kernel, a ``%%brute`` cell against a cell that prints the same chunks from the raw ``anthropic`` SDK.
+
+    .venv/bin/python bench/stream_bench.py             # 40,000 characters, 30 ms apart (~200 s a side)
+    .venv/bin/python bench/stream_bench.py --quick     # 10,000 characters
+
+Both cells read the same scripted reply from one loopback ``FakeProvider`` whose chunks (6 characters each, one
+marker word per chunk) are written ``GAP`` seconds apart and stamped as they are written. A raw ZMQ subscriber on
+the kernel's IOPub socket counts every byte of every message the cell causes (all frames, signature included) and
+stamps the first message that carries each marker: that is "chunk -> screen" short of the browser's own drawing.
+Kernel CPU is the kernel process's user+system time over the cell (psutil). Nothing asserts: it prints rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GAP = 0.03  # ~33 chunks a second: a fast model
+
+
+def reply_text(chars: int) -> str:
+    """Words of exactly 6 characters (one per streamed piece), a blank line every 60 words (a paragraph)."""
+    words = [f"p{i:04d}\n\n"[:6] if i % 60 == 59 else f"w{i:04d} " for i in range(chars // 6)]
+    return "".join(words)
+
+
+def _paced(fake: Any, sent: list[tuple[float, str]], gap: float) -> None:
+    """The fake server writes each text chunk ``gap`` seconds after the last, stamping it as it goes out."""
+    respond = fake.respond
+
+    def text_of(chunk: bytes) -> str:
+        for line in chunk.decode().splitlines():
+            if line.startswith("data: "):
+                try:
+                    delta = json.loads(line[6:]).get("delta") or {}
+                except ValueError:
+                    return ""
+                return str(delta.get("text") or "") if isinstance(delta, dict) else ""
+        return ""
+
+    class Paced(list[bytes]):
+        def __iter__(self) -> Any:
+            for chunk in list.__iter__(self):
+                text = text_of(chunk)
+                if text:
+                    time.sleep(gap)
+                    sent.append((time.perf_counter(), text.strip()))
+                yield chunk
+
+    def paced(*args: Any) -> Any:
+        outcome = respond(*args)
+        outcome.chunks = Paced(outcome.chunks)
+        return outcome
+
+    fake.respond = paced
+
+
+class IOPubTap:
+    """A second subscriber on the kernel's IOPub socket: bytes and first-seen times per parent message."""
+
+    def __init__(self, km: Any) -> None:
+        import zmq
+
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.SUB)
+        self.sock.setsockopt(zmq.SUBSCRIBE, b"")
+        self.sock.connect(f"{km.transport}://{km.ip}:{km.iopub_port}")
+        self.bytes: dict[str, int] = {}
+        self.count: dict[str, int] = {}
+        self.seen: list[tuple[float, str, bytes]] = []
+        self.idle: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import zmq
+
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        while not self._stop.is_set():
+            if not poller.poll(100):
+                continue
+            frames = self.sock.recv_multipart()
+            now = time.perf_counter()
+            at = frames.index(b"<IDS|MSG>")
+            parent = json.loads(frames[at + 3]).get("msg_id", "")
+            self.bytes[parent] = self.bytes.get(parent, 0) + sum(len(f) for f in frames)
+            self.count[parent] = self.count.get(parent, 0) + 1
+            self.seen.append((now, parent, frames[at + 5]))
+            if b'"execution_state": "idle"' in frames[at + 5] or b'"execution_state":"idle"' in frames[at + 5]:
+                self.idle.add(parent)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close(0)
+        self.ctx.term()
+
+
+def run_cell(kc: Any, tap: IOPubTap, code: str, timeout: float) -> str:
+    msg_id: str = kc.execute(code)
+    deadline = time.monotonic() + timeout
+    while msg_id not in tap.idle:
+        if time.monotonic() > deadline:
+            raise TimeoutError(code[:60])
+        time.sleep(0.05)
+    reply = kc.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kc.get_shell_msg(timeout=timeout)
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"{code[:60]!r}: {reply['content'].get('ename')}: {reply['content'].get('evalue')}")
+    return msg_id
+
+
+def latencies(tap: IOPubTap, msg_id: str, sent: list[tuple[float, str]]) -> list[float]:
+    """Per marker, the first IOPub message of the cell that carries it, less the time it was written."""
+    pending = dict((marker, t) for t, marker in sent)
+    out = []
+    for now, parent, content in tap.seen:
+        if parent != msg_id:
+            continue
+        text = content.decode("utf-8", "replace")
+        for marker in [m for m in pending if m in text]:
+            out.append(now - pending.pop(marker))
+    return out
+
+
+PRINT_CELL = """\
+import anthropic
+_client = anthropic.Anthropic(base_url={base!r}, api_key={key!r}, max_retries=0)
+with _client.messages.stream(model="claude-fake", max_tokens=32000,
+                             messages=[{{"role": "user", "content": "stream please"}}]) as _s:
+    for _text in _s.text_stream:
+        print(_text, end="")
+"""
+
+
+NO_LIVE = ("import brute_nb.notebook.runner as _runner\n"
+           "_runner.live_sink = _runner.NoLive\n")
+
+
+def measure(chars: int, gap: float, nothing_live: bool = False) -> list[dict[str, Any]]:
+    import psutil
+    from jupyter_client.manager import start_new_kernel
+
+    from brute_nb.testing import FakeProvider
+
+    text = reply_text(chars)
+    rows = []
+    with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
+        sent: list[tuple[float, str]] = []
+        _paced(fake, sent, gap)
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "PYTHONPATH": path, "ANTHROPIC_API_KEY": fake.api_key or "",
+               "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "", "OLLAMA_HOST": "", "BRUTE_MODEL": "",
+               "BRUTE_NB_NOTEBOOK": "bench.ipynb"}
+        km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=env)
+        tap = IOPubTap(km)
+        try:
+            proc = psutil.Process(km.provisioner.pid)
+            time.sleep(0.5)  # the tap's subscription is live
+            run_cell(kc, tap, "%load_ext brute_nb\nimport anthropic, anywidget", 60)
+            fake.add("warm up")  # connections, imports, the first widget: not counted
+            run_cell(kc, tap, "%%brute\nwarm up", 60)
+            fake.add("warm up")
+            run_cell(kc, tap, PRINT_CELL.format(base=fake.base_url, key=fake.api_key), 60)
+            sides = [("print", PRINT_CELL.format(base=fake.base_url, key=fake.api_key)),
+                     ("brute", "%%brute\nstream please")]
+            if nothing_live:  # diagnosis: the turn's own cost, with no live view at all
+                cell = NO_LIVE + "get_ipython().run_cell_magic('brute', '', 'stream please')"
+                sides.append(("brute, nothing live", cell))
+            for side, code in sides:
+                fake.add(text)
+                sent.clear()
+                cpu0 = sum(proc.cpu_times()[:2])
+                msg_id = run_cell(kc, tap, code, 60 + 3 * gap * len(text) / 6)
+                cpu = sum(proc.cpu_times()[:2]) - cpu0
+                lat = latencies(tap, msg_id, sent)
+                rows.append({"side": side, "chars": len(text), "chunks": len(sent), "bytes": tap.bytes[msg_id],
+                             "messages": tap.count[msg_id], "cpu_s": cpu,
+                             "latency_median_ms": statistics.median(lat) * 1000 if lat else None,
+                             "latency_p90_ms": statistics.quantiles(lat, n=10)[-1] * 1000 if len(lat) > 1 else None,
+                             "shown": len(lat)})
+        finally:
+            tap.close()
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    return rows
+
+
+def report(rows: list[dict[str, Any]], gap: float) -> str:
+    base, ours = rows[0], rows[1]
+    lines = ["| measure | print stream | %%brute | ratio | target | met? |", "|---|---|---|---|---|---|"]
+
+    def row(name: str, a: float, b: float, fmt: str, target: str, ok: bool | None) -> None:
+        met = "" if ok is None else ("yes" if ok else "**NO**")
+        lines.append(f"| {name} | {a:{fmt}} | {b:{fmt}} | {b / a:.2f}x | {target} | {met} |")
+
+    row("IOPub bytes", base["bytes"], ours["bytes"], ",.0f", "<= 2x print", ours["bytes"] <= 2 * base["bytes"])
+    row("IOPub messages", base["messages"], ours["messages"], ",.0f", "", None)
+    row("kernel CPU (s)", base["cpu_s"], ours["cpu_s"], ".2f", "<= 1.3x print",
+        ours["cpu_s"] <= 1.3 * base["cpu_s"])
+    lat_b, lat_o = base["latency_median_ms"] or 0.0, ours["latency_median_ms"] or 0.0
+    lines.append(f"| chunk -> IOPub, median (p90) ms | {lat_b:.1f} ({base['latency_p90_ms'] or 0:.1f}) | "
+                 f"{lat_o:.1f} ({ours['latency_p90_ms'] or 0:.1f}) | | <= 20 ms | "
+                 f"{'yes' if lat_o <= 20 else '**NO**'} |")
+    head = (f"{base['chars']:,} characters in {base['chunks']:,} chunks {gap * 1000:.0f} ms apart; "
+            f"markers seen: print {base['shown']:,}, brute {ours['shown']:,}")
+    return head + "\n\n" + "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 characters instead of 40,000")
+    parser.add_argument("--chars", type=int, default=None)
+    parser.add_argument("--gap", type=float, default=GAP)
+    parser.add_argument("--nothing-live", action="store_true", help="also a %%brute turn with no live view")
+    args = parser.parse_args()
+    chars = args.chars or (10_000 if args.quick else 40_000)
+    rows = measure(chars, args.gap, args.nothing_live)
+    print(json.dumps(rows, indent=1))
+    print(report(rows, args.gap))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,239 @@
+"""The live view of a running turn, sent as what changed (O(n) bytes), not re-sent whole at every update.
+
+``LiveOps`` turns the cell's live segments (streamed texts and tool rows) into small operations, remembering what
+each segment already sent; ``WidgetLive`` sends them to an anywidget (``LiveWidget``) shown in the cell's live
+display, whose script applies them. Operations, per segment index ``i``:
+
+- ``{"i", "a": text}``: append ``text`` to the segment's tail, as a text node (never parsed as HTML);
+- ``{"i", "b": html, "t": text}``: append a completed Markdown block, rendered and sanitised in the kernel by
+  ``render.markdown_html``, and set the tail to ``text`` (what follows the block so far);
+- ``{"i", "h": html}``: replace the segment with ``html`` (a tool row, ``render.tool_html``: escaped).
+
+Invariants: model text reaches the page only as text nodes or as ``render``'s sanitised/escaped HTML, as in the
+final outputs; no known API key is sent, even cut across deltas (a tail that could be a key's beginning is held
+back until it is known not to be, ``redact.key_prefix_at_end``); a block is cut only at a blank line outside a
+code fence, so a finished segment's live view reads as its final output. The final outputs are published as today
+(``CellView.finish``); the live widget is closed and its display set back to the placeholder (kernel-notes Q4).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+from uuid import uuid4
+
+from brute_nb.notebook import render
+from brute_nb.notebook.render import ToolView
+from brute_nb.redact import key_prefix_at_end
+
+LIVE_RATE = 50
+"""Live writes a second at most: small appends may go at a model's chunk rate (Jupyter Server allows 1,000
+IOPub messages a second); only faster streams are coalesced."""
+
+Op = dict[str, Any]
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
+
+
+def block_end(text: str, start: int) -> int:
+    """The end of the last complete Markdown block in ``text[start:]`` (after a blank line outside a code fence),
+    or ``start`` when none is complete yet."""
+    cut, fence = start, ""
+    pos = start
+    while True:
+        blank = text.find("\n\n", pos)
+        if blank < 0:
+            return cut
+        for m in _FENCE.finditer(text, pos, blank):
+            mark = m.group(1)
+            if not fence:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = ""
+        if not fence:
+            cut = blank + 2
+        pos = blank + 2
+
+
+class _Text:
+    """What one streamed text segment has sent: blocks up to ``rendered``, the tail's text up to ``sent``."""
+
+    __slots__ = ("done", "rendered", "sent")
+
+    def __init__(self) -> None:
+        self.rendered = 0
+        self.sent = 0
+        self.done = False
+
+
+class LiveOps:
+    """The operations that bring a live view from what it was last sent to ``segments`` as they are now."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, _Text] = {}
+        self._rows: dict[int, tuple[Any, ...]] = {}
+
+    def diff(self, segments: list[str | ToolView], streaming: bool) -> list[Op]:
+        """``streaming``: the last text segment may still grow (its tail is shown as text, blocks as they end)."""
+        ops: list[Op] = []
+        last = len(segments) - 1
+        for i, seg in enumerate(segments):
+            if isinstance(seg, ToolView):
+                key = (seg.status, seg.duration_ms, None if seg.result is None else len(seg.result),
+                       seg.meta.get("approval"))
+                if self._rows.get(i) != key:
+                    self._rows[i] = key
+                    ops.append({"i": i, "h": render.tool_html(seg)})
+            elif seg:
+                ops.extend(self._text(i, str(seg), open_=streaming and i == last))
+        return ops
+
+    def _text(self, i: int, text: str, open_: bool) -> list[Op]:
+        state = self._texts.setdefault(i, _Text())
+        if state.done:
+            return []
+        if not open_:  # complete: the rest as one rendered block, as the final output shows it
+            state.done = True
+            rest = text[state.rendered:]
+            return [{"i": i, "b": render.markdown_html(rest), "t": ""}] if rest.strip() else (
+                [{"i": i, "b": "", "t": ""}] if state.sent > state.rendered else [])
+        safe = len(text) - key_prefix_at_end(text)
+        cut = block_end(text, state.rendered)
+        if cut > state.rendered:
+            block = text[state.rendered:cut]
+            state.rendered = cut
+            state.sent = max(cut, safe)
+            return [{"i": i, "b": render.markdown_html(block) if block.strip() else "",
+                     "t": render.plain(text[cut:state.sent])}]
+        if safe > state.sent:
+            piece, state.sent = text[state.sent:safe], safe
+            return [{"i": i, "a": render.plain(piece)}]
+        return []
+
+
+class LiveSink(Protocol):
+    def send(self, display_id: str, ops: list[Op]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class NoLive:
+    """For runs nobody watches (nbclient, nbval, papermill: no stdin): nothing is sent until the final outputs."""
+
+    def send(self, display_id: str, ops: list[Op]) -> None:
+        """Nothing to show."""
+
+    def close(self) -> None:
+        """Nothing shown."""
+
+
+def _update(bundle: Mapping[str, Any], display_id: str) -> None:
+    from IPython.display import update_display
+
+    update_display(dict(bundle), raw=True, display_id=display_id)  # type: ignore[no-untyped-call]
+
+
+class WidgetLive:
+    """Shows a ``LiveWidget`` in the live display at the first write, then sends it each write's operations."""
+
+    def __init__(self, update: Callable[[Mapping[str, Any], str], None] = _update) -> None:
+        self._update = update
+        self._widget: Any = None
+        self._shown = ""
+
+    def send(self, display_id: str, ops: list[Op]) -> None:
+        if not ops:
+            return
+        if self._widget is None or display_id != self._shown:
+            self.close()
+            self._widget = live_widget()
+            self._shown = display_id
+            self._update({**self._widget._repr_mimebundle_()[0], "text/plain": ""}, display_id)
+        self._widget.send({"o": ops})
+
+    def close(self) -> None:
+        widget, self._widget = self._widget, None
+        if widget is not None:
+            widget.close()
+
+
+def live_widget() -> Any:
+    """A new ``LiveWidget`` (anywidget is imported here, at the first streamed reply, never by ``%load_ext``)."""
+    import anywidget
+    import traitlets
+
+    class LiveWidget(anywidget.AnyWidget):
+        """The live part of a running turn; see the module docstring for the operations it applies."""
+
+        _esm = traitlets.Unicode(ESM).tag(sync=True)
+        key = traitlets.Unicode("").tag(sync=True)
+
+    return LiveWidget(key=uuid4().hex)
+
+
+# The model keeps the segments as sent (operations can arrive before a view exists, and a view can be drawn again);
+# each view applies the same operations to its own nodes. Text goes in text nodes; "b" and "h" hold HTML the
+# kernel rendered and sanitised (render.markdown_html) or escaped (render.tool_html).
+ESM = """
+const STATES = new Map();
+function state(model) {
+  const key = model.get("key");
+  if (!STATES.has(key)) STATES.set(key, { segs: [], views: new Set() });
+  return STATES.get(key);
+}
+function seg(s, i) {
+  if (!s.segs[i]) s.segs[i] = { html: null, blocks: [], tail: "" };
+  return s.segs[i];
+}
+function apply(s, op) {
+  const g = seg(s, op.i);
+  if ("h" in op) { g.html = op.h; g.blocks = []; g.tail = ""; }
+  if ("b" in op) { g.html = null; if (op.b) g.blocks.push(op.b); g.tail = op.t || ""; }
+  if ("a" in op) g.tail += op.a;
+  for (const view of s.views) view(op, g);
+}
+export default {
+  initialize({ model }) {
+    const s = state(model);
+    model.on("msg:custom", (msg) => { for (const op of (msg && msg.o) || []) apply(s, op); });
+    return () => STATES.delete(model.get("key"));
+  },
+  render({ model, el }) {
+    const s = state(model);
+    const root = document.createElement("div");
+    root.className = "brute-live";
+    const nodes = [];
+    const node = (i) => {
+      while (nodes.length <= i) {
+        const box = document.createElement("div");
+        const body = document.createElement("div");
+        const tail = document.createElement("div");
+        tail.style.whiteSpace = "pre-wrap";
+        const text = document.createTextNode("");
+        tail.appendChild(text);
+        box.append(body, tail);
+        root.appendChild(box);
+        nodes.push({ body, text });
+      }
+      return nodes[i];
+    };
+    const draw = (i, g) => {
+      const n = node(i);
+      n.body.innerHTML = g.html !== null ? g.html : g.blocks.join("");
+      n.text.data = g.tail;
+    };
+    s.segs.forEach((g, i) => { if (g) draw(i, g); });
+    const view = (op, g) => {
+      const n = node(op.i);
+      if ("a" in op && !("b" in op) && !("h" in op)) n.text.appendData(op.a);
+      else if ("b" in op && g.html === null) {
+        if (op.b) n.body.insertAdjacentHTML("beforeend", op.b);
+        n.text.data = g.tail;
+      } else draw(op.i, g);
+    };
+    s.views.add(view);
+    el.appendChild(root);
+    return () => s.views.delete(view);
+  },
+};
+"""
