@@ -1,7 +1,7 @@
 """The notebook layer: the kernel-resident agent and its front ends. A view over the core; the core never imports it.
 
 Inside it, imports go one way, down this list (a module may import any module of its own layer or a lower one,
-never a higher one, and no cycle is hidden behind a function-level import; ``tests/notebook/test_layers.py``
+never a higher one, and no cycle is hidden behind a function-level import; ``tests/notebook/test_import_layers.py``
 checks every import, function-level and ``TYPE_CHECKING`` ones included):
 
 1. leaves         ``paths`` (where sessions live), ``render`` (pure MIME bundles), ``coalesce``, ``thumbnails``,

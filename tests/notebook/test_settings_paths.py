@@ -20,7 +20,7 @@ import brute_nb
 from brute_nb.errors import BruteError
 from brute_nb.notebook.registry import registry
 from brute_nb.notebook.settings import Settings
-from brute_nb.providers import Scripted
+from brute_nb.testing import Scripted
 
 Outcome = Settings | str
 """A path's result: the session's settings, or the message of the error it raised."""
