@@ -84,3 +84,14 @@ def value_of(kc: Any, expr: str) -> Any:
 
     text = text_of(ok(kc, f"print(repr({expr}))"))
     return ast.literal_eval(text.strip())
+
+
+def live_html(msg: dict[str, Any]) -> str:
+    """The HTML a live message shows: a display's ``text/html``, or the live view's operations (notebook/live.py:
+    tool rows ``h``, rendered blocks ``b``, appended text ``a``/``t``) sent to its widget as comm messages."""
+    content = msg.get("content", {})
+    html = str(content.get("data", {}).get("text/html", ""))
+    if msg.get("msg_type", msg.get("header", {}).get("msg_type")) == "comm_msg":
+        ops = content.get("data", {}).get("content", {}).get("o", [])
+        html += "".join(str(op.get(k, "")) for op in ops if isinstance(op, dict) for k in ("h", "b", "t", "a"))
+    return html
