@@ -64,6 +64,16 @@ def ok(kc: Any, code: str, **kw: Any) -> list[Output]:
     return outputs
 
 
+def on_screen(msg: Output) -> str:
+    """What an output message puts on screen as HTML: a display's ``text/html``, or what a message to the live
+    widget (``notebook/live.py``) adds: tool rows and rendered blocks as HTML, appended text as text."""
+    data = msg["content"].get("data", {})
+    if msg["msg_type"] != "comm_msg":
+        return str(data.get("text/html", ""))
+    ops = (data.get("content") or {}).get("o") or []
+    return "".join(str(op.get("h", "")) + str(op.get("b", "")) + str(op.get("t", op.get("a", ""))) for op in ops)
+
+
 def shown(outputs: list[Output]) -> list[Output]:
     """The final (display_data / execute_result) outputs' content: data and metadata."""
     return [o["content"] for o in outputs if o["msg_type"] in ("display_data", "execute_result")]

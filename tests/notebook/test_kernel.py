@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import html_of, run
+from kernel_helpers import html_of, on_screen, run
 from kernel_helpers import kernel as start_kernel
 
 pytestmark = pytest.mark.kernel
@@ -44,8 +44,8 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
     interrupted: list[float] = []
 
     def interrupt_when_tool_runs(msg: dict[str, Any]) -> None:
-        data = msg["content"].get("data", {})
-        if not interrupted and "running" in data.get("text/html", "") and "shell" in data.get("text/html", ""):
+        html = on_screen(msg)
+        if not interrupted and "running" in html and "shell" in html:
             interrupted.append(time.monotonic())
             km.interrupt_kernel()
 

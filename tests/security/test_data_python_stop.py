@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notebook"))  # the shared real-kernel helpers
-from kernel_helpers import html_of, run, text_of, value_of
+from kernel_helpers import html_of, on_screen, run, text_of, value_of
 from kernel_helpers import kernel as start_kernel
 
 pytestmark = pytest.mark.kernel
@@ -38,7 +38,7 @@ def interrupt_when_python_runs(km: Any) -> tuple[list[bool], Any]:
     done: list[bool] = []
 
     def on_output(msg: dict[str, Any]) -> None:
-        html = msg["content"].get("data", {}).get("text/html", "")
+        html = on_screen(msg)
         if not done and "running" in html and "python" in html:
             done.append(True)
             time.sleep(0.5)  # let the code get going
