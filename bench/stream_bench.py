@@ -152,7 +152,7 @@ NO_LIVE = ("import brute_nb.notebook.runner as _runner\n"
            "_runner.live_sink = _runner.NoLive\n")
 
 
-def measure(chars: int, gap: float, nothing_live: bool = False) -> list[dict[str, Any]]:
+def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | None = None) -> list[dict[str, Any]]:
     import psutil
     from jupyter_client.manager import start_new_kernel
 
@@ -177,8 +177,11 @@ def measure(chars: int, gap: float, nothing_live: bool = False) -> list[dict[str
             run_cell(kc, tap, "%%brute\nwarm up", 60)
             fake.add("warm up")
             run_cell(kc, tap, PRINT_CELL.format(base=fake.base_url, key=fake.api_key), 60)
-            sides = [("print", PRINT_CELL.format(base=fake.base_url, key=fake.api_key)),
-                     ("brute", "%%brute\nstream please")]
+            brute = "%%brute\nstream please"
+            if rate:  # another cap on live writes a second than the default (display.LIVE_RATE)
+                brute = (f"import brute_nb.notebook.display as _display\n_display.LIVE_RATE = {rate}\n"
+                         "get_ipython().run_cell_magic('brute', '', 'stream please')")
+            sides = [("print", PRINT_CELL.format(base=fake.base_url, key=fake.api_key)), ("brute", brute)]
             if nothing_live:  # diagnosis: the turn's own cost, with no live view at all
                 cell = NO_LIVE + "get_ipython().run_cell_magic('brute', '', 'stream please')"
                 sides.append(("brute, nothing live", cell))
@@ -227,12 +230,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="10,000 characters instead of 40,000")
     parser.add_argument("--chars", type=int, default=None)
     parser.add_argument("--gap", type=float, default=GAP)
+    parser.add_argument("--rate", type=float, default=None, help="live writes a second at most")
     parser.add_argument("--nothing-live", action="store_true", help="also a %%brute turn with no live view")
     args = parser.parse_args()
     chars = args.chars or (10_000 if args.quick else 40_000)
-    rows = measure(chars, args.gap, args.nothing_live)
+    rows = measure(chars, args.gap, args.nothing_live, args.rate)
     print(json.dumps(rows, indent=1))
-    print(report(rows, args.gap))
+    print(report(rows, args.gap) + (f"\n\nlive writes capped at {args.rate:g}/s" if args.rate else ""))
     return 0
 
 

@@ -28,7 +28,7 @@ from brute_nb.cost import total as cost_total
 from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
-from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink
+from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink, NoLive
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
 
@@ -157,7 +157,7 @@ class CellView:
         self.repaired = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(payload)
 
     def _refresh(self, force: bool = False) -> None:
-        if not self.quiet:
+        if not self.quiet and not isinstance(self._sink, NoLive):
             self._live.push(None, force=force)  # the write renders the segments as they are by then
 
     def _write_live(self, _: object) -> None:

@@ -64,6 +64,16 @@ def ok(kc: Any, code: str, **kw: Any) -> list[Output]:
     return outputs
 
 
+def on_screen(msg: Output) -> str:
+    """What an output message puts on screen as HTML: a display's ``text/html``, or what a message to the live
+    widget (``notebook/live.py``) adds: tool rows and rendered blocks as HTML, appended text as text."""
+    data = msg["content"].get("data", {})
+    if msg["msg_type"] != "comm_msg":
+        return str(data.get("text/html", ""))
+    ops = (data.get("content") or {}).get("o") or []
+    return "".join(str(op.get("h", "")) + str(op.get("b", "")) + str(op.get("t", op.get("a", ""))) for op in ops)
+
+
 def shown(outputs: list[Output]) -> list[Output]:
     """The final (display_data / execute_result) outputs' content: data and metadata."""
     return [o["content"] for o in outputs if o["msg_type"] in ("display_data", "execute_result")]
@@ -85,13 +95,3 @@ def value_of(kc: Any, expr: str) -> Any:
     text = text_of(ok(kc, f"print(repr({expr}))"))
     return ast.literal_eval(text.strip())
 
-
-def live_html(msg: dict[str, Any]) -> str:
-    """The HTML a live message shows: a display's ``text/html``, or the live view's operations (notebook/live.py:
-    tool rows ``h``, rendered blocks ``b``, appended text ``a``/``t``) sent to its widget as comm messages."""
-    content = msg.get("content", {})
-    html = str(content.get("data", {}).get("text/html", ""))
-    if msg.get("msg_type", msg.get("header", {}).get("msg_type")) == "comm_msg":
-        ops = content.get("data", {}).get("content", {}).get("o", [])
-        html += "".join(str(op.get(k, "")) for op in ops if isinstance(op, dict) for k in ("h", "b", "t", "a"))
-    return html

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import html_of, live_html, run
+from kernel_helpers import html_of, on_screen, run
 from kernel_helpers import kernel as start_kernel
 
 pytestmark = pytest.mark.kernel
 
 SETUP = """
 import brute_nb
-from brute_nb.testing.scripted import Scripted, call, reply
+from brute_nb.providers import Scripted, call, reply
 brute_nb.configure(notebook="demo.ipynb", approve="shell=allow")
 brute_nb.current().provider = Scripted([
     reply("Let me run it.", call("shell", {"command": "sleep 30"})),
@@ -27,9 +27,7 @@ brute_nb.current().provider = Scripted([
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    # No model configured: %load_ext would start importing its SDK in the background (notebook/warm.py), and
-    # the check that %load_ext stays light could then see it mid-import.
-    with start_kernel(tmp_path, BRUTE_MODEL="", ANTHROPIC_API_KEY="", OPENAI_API_KEY="", OLLAMA_HOST="") as (km, kc):
+    with start_kernel(tmp_path) as (km, kc):
         yield km, kc
 
 
@@ -46,7 +44,7 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
     interrupted: list[float] = []
 
     def interrupt_when_tool_runs(msg: dict[str, Any]) -> None:
-        html = live_html(msg)
+        html = on_screen(msg)
         if not interrupted and "running" in html and "shell" in html:
             interrupted.append(time.monotonic())
             km.interrupt_kernel()
@@ -72,7 +70,7 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
     km.restart_kernel(now=True)
     kc.wait_for_ready(timeout=60)
     run(kc, "%load_ext brute_nb")
-    code = ('import brute_nb\nfrom brute_nb.testing import Scripted\nbrute_nb.configure(notebook="demo.ipynb")\n'
+    code = ('import brute_nb\nfrom brute_nb.providers import Scripted\nbrute_nb.configure(notebook="demo.ipynb")\n'
             'fake = Scripted(["I remember."])\nbrute_nb.current().provider = fake')
     assert run(kc, code)[0]["status"] == "ok"
     assert run(kc, "%%brute --quiet\nwhat did we do?")[0]["status"] == "ok"

@@ -132,3 +132,12 @@ def test_finish_closes_the_live_widget_and_resets_the_display() -> None:
     view.on_delta({}, {"text": "hello"})
     view.finish()
     assert sink.closed == 1 and updates[-1] == ({"text/html": "", "text/plain": ""}, view.display_id)
+
+
+def test_a_headless_run_computes_and_sends_nothing_live() -> None:
+    from brute_nb.notebook.live import NoLive
+
+    updates: list[Any] = []
+    view = CellView(publish=lambda *a, **k: None, update=lambda *a: updates.append(a), live=NoLive(), rate=1e9)
+    view.on_delta({}, {"text": "hello\n\nworld"})
+    assert updates == [] and view._live.writes == 0

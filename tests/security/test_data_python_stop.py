@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notebook"))  # the shared real-kernel helpers
-from kernel_helpers import html_of, live_html, run, text_of, value_of
+from kernel_helpers import html_of, on_screen, run, text_of, value_of
 from kernel_helpers import kernel as start_kernel
 
 pytestmark = pytest.mark.kernel
 
 SETUP = """
 import brute_nb
-from brute_nb.testing.scripted import Scripted, call, reply
+from brute_nb.providers import Scripted, call, reply
 brute_nb.configure(notebook="demo.ipynb", approve="python=allow", tools="read,+python")
 ticks = 0
 brute_nb.current().provider = Scripted([reply("Counting.", call("python", {"code": CODE})), "ok", "ok"])
@@ -38,7 +38,7 @@ def interrupt_when_python_runs(km: Any) -> tuple[list[bool], Any]:
     done: list[bool] = []
 
     def on_output(msg: dict[str, Any]) -> None:
-        html = live_html(msg)
+        html = on_screen(msg)
         if not done and "running" in html and "python" in html:
             done.append(True)
             time.sleep(0.5)  # let the code get going
