@@ -31,15 +31,14 @@ Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends 
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from brute_nb.attachments import attachments
+from brute_nb.calls import call_maybe_async, is_async
 from brute_nb.errors import MiddlewareError
 from brute_nb.events import Callback, Events, emit
 from brute_nb.message import Log, Message
@@ -54,38 +53,31 @@ Handler = Callable[[Env], Any]
 class _Terminal:
     """Adapts the user's handler, sync or async, to the stack's ``await app(env)``.
 
-    A sync handler runs on a worker thread so a blocking SDK call never blocks the loop (and the events, and
-    cancellation) of the turn.
+    A sync handler runs on a worker thread (``calls.call_maybe_async``) so a blocking SDK call never blocks the
+    loop (and the events, and cancellation) of the turn. It is abandoned on cancel, so it appends to a view of
+    the log, moved into the real log when it returns: a handler still running after its turn was cancelled
+    cannot write into the session (or into the next turn). The same view carries a repaired log to any handler.
     """
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
-        self._is_async = inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
-            getattr(handler, "__call__", None)  # noqa: B004 - a class instance with async __call__
-        )
+        self._is_async = is_async(handler)
 
     async def __call__(self, env: Env) -> Any:
         log: Log = env["messages"]
         sent, repair = sendable(log)
-        if not repair:
-            return await self._call(env)
-        _report(env, repair)
-        # The handler reads the repaired view and appends its reply there; the reply then goes to the real log.
+        if repair:
+            _report(env, repair)
+        elif self._is_async:
+            return await self.handler(env)
+        # The handler reads the view and appends its reply there; the reply then goes to the real log.
         view = Log(sent)
         env["messages"] = view
         try:
-            return await self._call(env)
+            return await call_maybe_async(self.handler, env)
         finally:
             env["messages"] = log
             log.extend(view[len(sent):])
-
-    async def _call(self, env: Env) -> Any:
-        if self._is_async:
-            return await self.handler(env)
-        result = await anyio.to_thread.run_sync(self.handler, env)
-        if inspect.isawaitable(result):
-            return await result
-        return result
 
 
 def _report(env: Env, repair: Repair) -> None:

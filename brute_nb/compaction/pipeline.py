@@ -12,11 +12,11 @@ archives them.
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from brute_nb.calls import call_maybe_async
 from brute_nb.compaction.tokens import TokenCounter
 from brute_nb.errors import MiddlewareError
 
@@ -164,9 +164,6 @@ def _layer_problem(layer: Any, options: dict[str, Any]) -> str | None:
 
 def _awaiting(fn: Callable[[Compaction], Any]) -> CompactionApp:
     async def call(ctx: Compaction) -> Any:
-        result = fn(ctx)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        return await call_maybe_async(fn, ctx, thread=False)
 
     return call

@@ -9,12 +9,10 @@ earlier summary again, in full, so what it kept is not lost twice.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import anyio.to_thread
-
+from brute_nb.calls import call_maybe_async
 from brute_nb.compaction.pipeline import Compaction, CompactionApp, Layer
 from brute_nb.compaction.steps import is_summary, recent_start, split
 from brute_nb.errors import CompactionError, MiddlewareError
@@ -82,7 +80,7 @@ class Summary(Layer):
         ctx.update(self.name, result)
 
     async def _summary_text(self, folded: list[Any], ctx: Compaction) -> str:
-        value = await call(self.summarize, folded)
+        value = await call_maybe_async(self.summarize, folded)
         if not isinstance(value, str):
             raise CompactionError(
                 f"the summarize function {self.summarize!r} returned {type(value).__name__}; it must return the "
@@ -115,7 +113,7 @@ class Summarize(Summary):
             "agent": outer.get("agent"), "state": {}, "metadata": {}, "ask": None, "root": outer.get("root"),
             "events": None,
         }
-        await call(self.handler, env)
+        await call_maybe_async(self.handler, env)
         replies = [m for m in messages[2:] if role_of(m) == "assistant"]
         if not replies:
             raise CompactionError(
@@ -156,13 +154,3 @@ def _trim(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]} [... {len(text) - 2 * half:,} chars elided ...] {text[-half:]}"
-
-
-async def call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a sync or async function; sync ones run on a worker thread (they may block on a model call)."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
-        return await fn(*args)
-    result = await anyio.to_thread.run_sync(fn, *args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result

@@ -11,15 +11,14 @@ person is asked is the front end's business (``notebook/approvals.py``: ``input(
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from brute_nb.agent import App, Env
+from brute_nb.calls import call_maybe_async
 from brute_nb.errors import MiddlewareError
 
 RISK_CLASSES = ("read", "write", "shell", "network", "python", "mcp")
@@ -115,13 +114,8 @@ class Approver:
         asker = self.asker
         if asker is None:  # checked by the caller; keeps mypy's narrowing honest
             return "deny"
-        if inspect.iscoroutinefunction(asker) or inspect.iscoroutinefunction(getattr(asker, "__call__", None)):  # noqa: B004
-            answer = await asker(call, risk)  # type: ignore[misc]
-        else:
-            # A blocking asker (input()) runs off the loop so Stop and events still work while it waits.
-            answer = await anyio.to_thread.run_sync(asker, call, risk, abandon_on_cancel=True)
-            if inspect.isawaitable(answer):
-                answer = await answer
+        # A blocking asker (input()) runs off the loop so Stop and events still work while it waits.
+        answer = await call_maybe_async(asker, call, risk)
         return answer if answer in ANSWERS else "deny"
 
     def _record(self, call: Any, decision: str) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from brute_nb.agent import App, Env
+from brute_nb.calls import call_maybe_async
 from brute_nb.compaction.pipeline import Compaction, CompactionPipeline
 from brute_nb.compaction.sliding_window import SlidingWindow
 from brute_nb.compaction.summary import Summarize, Summary
@@ -70,9 +71,7 @@ class DefaultCompactionPipeline:
             return None
         ctx = Compaction(messages, target=int(self.window * self.target), window=self.window, counter=self.counter,
                          overhead=measured.overhead, env=env)
-        result = self.compactor(ctx)
-        if inspect.isawaitable(result):
-            await result
+        await call_maybe_async(self.compactor, ctx, thread=False)
         if not ctx.changed:
             return None
         # In place, so SessionLog (which observes this Log) archives what left and rewrites the file.

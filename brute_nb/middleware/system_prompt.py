@@ -6,11 +6,11 @@ skills) without rewriting history.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
 from brute_nb.agent import App, Env
+from brute_nb.calls import call_maybe_async
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import Message, Role, role_of
 
@@ -27,9 +27,7 @@ class SystemPrompt:
     async def render(self, env: Env) -> str:
         if isinstance(self.text, str):
             return self.text
-        value = self.text(env)
-        if inspect.isawaitable(value):
-            value = await value
+        value = await call_maybe_async(self.text, env, thread=False)
         return "" if value is None else str(value)
 
     async def __call__(self, env: Env) -> Any:

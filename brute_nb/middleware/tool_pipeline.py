@@ -21,7 +21,6 @@ its string becoming the error result.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import anyio
 
 from brute_nb.agent import App, Env
+from brute_nb.calls import call_maybe_async
 from brute_nb.events import emit
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of
 from brute_nb.middleware.loop import should_exit
@@ -164,9 +164,7 @@ class DefaultToolPipeline:
         approve = env.get("approve")
         if approve is None:
             return None
-        decision = approve(call, adapter)
-        if inspect.isawaitable(decision):
-            decision = await decision
+        decision = await call_maybe_async(approve, call, adapter, thread=False)
         return decision if isinstance(decision, str) else None
 
 

@@ -16,8 +16,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-import anyio.to_thread
-
+from brute_nb.calls import call_maybe_async
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.tools.base import FunctionTool, Tool, definition_problems, tool
 from brute_nb.tools.schema import split_params, to_flat, to_schema, validate
@@ -27,14 +26,9 @@ DICT_KEYS = {"name", "description", "params", "schema", "execute", "risk", "inte
 
 
 async def invoke(fn: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    """Call a tool function with keyword arguments: async inline, sync on a worker thread (never blocking the
-    loop, so other tools, events and cancellation go on; a cancelled sync tool is abandoned, not waited for)."""
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004
-        return await fn(**arguments)
-    result = await anyio.to_thread.run_sync(functools.partial(fn, **arguments), abandon_on_cancel=True)
-    if inspect.isawaitable(result):
-        return await result
-    return result
+    """Call a tool function with keyword arguments (``calls.call_maybe_async``: async inline, sync on a worker
+    thread, abandoned on cancel)."""
+    return await call_maybe_async(functools.partial(fn, **arguments))
 
 
 class Adapter:
@@ -86,13 +80,21 @@ class Adapter:
             return adapter
         if isinstance(obj, Tool | FunctionTool):
             return cls(name=obj.name, description=obj.description, schema=obj.parameters_schema(),
-                       invoke=functools.partial(invoke, obj.execute), risk=obj.risk,
+                       invoke=functools.partial(invoke, _executor(obj)), risk=obj.risk,
                        interactive=obj.interactive, source=obj)
         if isinstance(obj, Mapping):
             return _from_dict(obj)
         if (inspect.isfunction(obj) or inspect.ismethod(obj)) and not hasattr(obj, "name"):
             return cls.wrap(tool(obj))
         return _from_duck(obj)
+
+
+def _executor(obj: Tool | FunctionTool) -> Callable[..., Any]:
+    # An @tool's own function, not FunctionTool.execute (a sync wrapper): an async one then runs on the loop,
+    # rather than on a worker thread that only hands its coroutine back.
+    if isinstance(obj, FunctionTool) and type(obj).execute is FunctionTool.execute:
+        return obj.fn
+    return obj.execute
 
 
 def _from_dict(spec: Mapping[str, Any]) -> Adapter:

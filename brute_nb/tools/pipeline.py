@@ -12,10 +12,10 @@ so (``ValidateParams``): the pipeline owns its policy.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from brute_nb.calls import call_maybe_async
 from brute_nb.errors import MiddlewareError, ToolDefinitionError
 from brute_nb.tools.adapter import Adapter
 from brute_nb.tools.base import definition_problems
@@ -77,10 +77,7 @@ class ToolPipeline:
             raise MiddlewareError(f"ToolPipeline {self.name!r} has no terminal: call .run(fn) first")
 
         async def app(env: ToolEnv) -> Any:
-            value = terminal(env)
-            if inspect.isawaitable(value):
-                value = await value
-            return value
+            return await call_maybe_async(terminal, env, thread=False)
 
         built: ToolApp = app
         for cls, options in reversed(self._layers):

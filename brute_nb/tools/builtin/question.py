@@ -8,13 +8,11 @@ one can answer, so it always gets a tool result and the turn goes on.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import anyio.to_thread
-
+from brute_nb.calls import call_maybe_async
 from brute_nb.errors import QuestionUnavailableError
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import current_env
@@ -45,12 +43,7 @@ def resolve_ask(env: dict[str, Any]) -> Ask:
 
 
 async def ask_one(ask: Ask, question: str, options: list[str]) -> str:
-    if inspect.iscoroutinefunction(ask):
-        answer = await ask(question, options)
-    else:
-        answer = await anyio.to_thread.run_sync(ask, question, options, abandon_on_cancel=True)
-        if inspect.isawaitable(answer):
-            answer = await answer
+    answer = await call_maybe_async(ask, question, options)
     if isinstance(answer, list | tuple):
         return ", ".join(str(a) for a in answer)
     return "" if answer is None else str(answer)
