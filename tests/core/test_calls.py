@@ -119,7 +119,7 @@ def test_a_sync_handler_reply_still_reaches_the_log(tmp_path: Any) -> None:
 
 @pytest.mark.parametrize("asker_kind", ["sync", "async"])
 def test_question_ask_either_kind(asker_kind: str) -> None:
-    from brute_nb.tools.question import ask_one
+    from brute_nb.tools.builtin.question import ask_one
 
     def sync_ask(question: str, options: list[str]) -> list[str]:
         return options[:2]

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.kernel
 
 SETUP = """
 import brute_nb
-from brute_nb.providers import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 brute_nb.configure(notebook="demo.ipynb", approve="shell=allow")
 brute_nb.current().provider = Scripted([
     reply("Let me run it.", call("shell", {"command": "sleep 30"})),
@@ -70,7 +70,7 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
     km.restart_kernel(now=True)
     kc.wait_for_ready(timeout=60)
     run(kc, "%load_ext brute_nb")
-    code = ('import brute_nb\nfrom brute_nb.providers import Scripted\nbrute_nb.configure(notebook="demo.ipynb")\n'
+    code = ('import brute_nb\nfrom brute_nb.testing import Scripted\nbrute_nb.configure(notebook="demo.ipynb")\n'
             'fake = Scripted(["I remember."])\nbrute_nb.current().provider = fake')
     assert run(kc, code)[0]["status"] == "ok"
     assert run(kc, "%%brute --quiet\nwhat did we do?")[0]["status"] == "ok"

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.kernel
 
 SETUP = """
 import brute_nb
-from brute_nb.providers import Scripted, call, reply
+from brute_nb.testing.scripted import Scripted, call, reply
 brute_nb.configure(notebook="demo.ipynb", approve="python=allow", tools="read,+python")
 ticks = 0
 brute_nb.current().provider = Scripted([reply("Counting.", call("python", {"code": CODE})), "ok", "ok"])
