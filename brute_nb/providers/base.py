@@ -19,6 +19,7 @@ so, instead of waiting out the SDK's ten-minute read timeout.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -278,7 +279,7 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
         return incomplete(provider)
     if _is_timeout(exc):
         text = f"{provider} timed out: no data arrived in time (the stream stalled); try again or raise timeout="
-    elif "Connection" in name or "Protocol" in name:
+    elif _is_unreachable(exc):
         detail = f": {exc.__cause__}" if exc.__cause__ else f": {exc}"
         text = f"could not reach {service or provider} at {base_url or 'its default URL'}{detail}"
         if hint:
@@ -357,8 +358,29 @@ def _cut_off(exc: BaseException) -> bool:
     return False
 
 
+TIMEOUTS = (("openai", "APITimeoutError"), ("anthropic", "APITimeoutError"), ("httpx2", "TimeoutException"),
+            ("httpx", "TimeoutException"), ("httpcore2", "TimeoutException"), ("httpcore", "TimeoutException"))
+"""(module, class) of the timeouts an SDK call can raise; a stream read past the SDK raises the transport's own."""
+UNREACHABLE = (("openai", "APIConnectionError"), ("anthropic", "APIConnectionError"), ("httpx2", "ProtocolError"),
+               ("httpx2", "UnsupportedProtocol"), ("httpx", "ProtocolError"), ("httpx", "UnsupportedProtocol"),
+               ("httpcore2", "ProtocolError"), ("httpcore2", "UnsupportedProtocol"), ("httpcore", "ProtocolError"),
+               ("httpcore", "UnsupportedProtocol"), ("h11", "ProtocolError"))
+"""(module, class) of the failures that mean the server could not be reached or spoke no HTTP to us."""
+
+
+def _classes(named: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ...]:
+    """The classes of the modules already imported: an exception of a module can only come from an imported one,
+    so none is imported here (the SDKs are heavy, and ``%load_ext`` stays fast)."""
+    found = (getattr(sys.modules.get(module), name, None) for module, name in named)
+    return tuple(cls for cls in found if isinstance(cls, type) and issubclass(cls, BaseException))
+
+
 def _is_timeout(exc: BaseException) -> bool:
-    return "Timeout" in type(exc).__name__
+    return isinstance(exc, (TimeoutError, *_classes(TIMEOUTS)))
+
+
+def _is_unreachable(exc: BaseException) -> bool:
+    return isinstance(exc, (ConnectionError, *_classes(UNREACHABLE)))
 
 
 def _api_message(body: Any) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 from brute_nb.calls import call_maybe_async
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.tools.base import FunctionTool, Tool, definition_problems, tool
+from brute_nb.tools.docstring import typed
 from brute_nb.tools.schema import split_params, to_flat, to_schema, validate
 
 Invoke = Callable[[dict[str, Any]], Awaitable[Any]]
@@ -91,9 +92,10 @@ class Adapter:
 
 def _executor(obj: Tool | FunctionTool) -> Callable[..., Any]:
     # An @tool's own function, not FunctionTool.execute (a sync wrapper): an async one then runs on the loop,
-    # rather than on a worker thread that only hands its coroutine back.
+    # rather than on a worker thread that only hands its coroutine back. Its arguments of a rich type (a
+    # pydantic model, a dataclass) are built from the model's JSON first.
     if isinstance(obj, FunctionTool) and type(obj).execute is FunctionTool.execute:
-        return obj.fn
+        return typed(obj.fn)
     return obj.execute
 
 

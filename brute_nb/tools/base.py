@@ -142,8 +142,9 @@ def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None, descr
          risk: str = "read") -> Any:
     """Make a typed, documented function a tool: ``@tool`` or ``@tool(name="x", risk="write")``.
 
-    The JSON schema comes from the type hints (str, int, float, bool, list[...], dict, Literal[...], Optional) and
-    each parameter's text from the docstring's ``Args:`` section; parameters with defaults are optional.
+    The JSON schema comes from the type hints through pydantic (scalars, containers, Literal, Optional, pydantic
+    models, dataclasses) and each parameter's text from the docstring (Google, NumPy or reST); parameters with
+    defaults are optional.
     """
 
     def build(f: Callable[..., Any]) -> FunctionTool:

@@ -139,10 +139,10 @@ def test_a_full_disk_rolls_the_append_back_and_the_next_turn_works(tmp_path: Pat
 
 def test_a_failed_write_fails_the_turn_even_when_a_layer_swallows_it(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from brute_nb.middleware import session_log
+    from brute_nb.middleware import session_file
 
     path = tmp_path / "s.jsonl"
-    real = session_log._write_all
+    real = session_file._write_all
 
     def full_disk_on_the_reply(fd: int, data: bytes) -> None:
         if b"swallowed" in data:
@@ -150,7 +150,7 @@ def test_a_failed_write_fails_the_turn_even_when_a_layer_swallows_it(tmp_path: P
             raise OSError(28, "No space left on device")
         real(fd, data)
 
-    monkeypatch.setattr(session_log, "_write_all", full_disk_on_the_reply)
+    monkeypatch.setattr(session_file, "_write_all", full_disk_on_the_reply)
 
     def swallowing(env: dict[str, Any]) -> None:
         with contextlib.suppress(SessionLogError):  # a careless layer: the turn must fail anyway

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Literal
 
+import pydantic
 import pytest
 
 from brute_nb import ToolDefinitionError, agent
@@ -264,3 +266,76 @@ def test_a_broken_raw_schema_or_flat_spec_is_a_definition_error_not_a_type_error
                 return city
 
     assert "requires 'city', which is not a declared param" in str(info.value)
+
+
+async def test_at_tool_takes_nested_types_and_builds_them() -> None:
+    @tool
+    def place(box: Box, points: list[Point], title: str | None = None) -> str:
+        """Place a box.
+
+        :param box: Where the box goes.
+        :param points: Extra points.
+        :param title: A title.
+        """
+        assert isinstance(box, Box) and isinstance(box.corner, Point) and all(isinstance(p, Point) for p in points)
+        return f"{box.label}@{box.corner.x},{box.corner.y}+{len(points)} {title}"
+
+    params = Adapter.wrap(place).to_dict()["parameters"]
+    assert params["properties"]["box"] == {
+        "type": "object", "description": "Where the box goes.", "required": ["corner", "label"],
+        "properties": {"corner": {"type": "object", "properties": {"x": {"type": "integer"},
+                                                                   "y": {"type": "integer", "default": 0}},
+                                  "required": ["x"]},
+                       "label": {"type": "string"}}}
+    assert params["properties"]["points"]["items"]["required"] == ["x"]
+    assert params["required"] == ["box", "points"] and "$defs" not in repr(params) and "title" in params["properties"]
+    result = await Adapter.wrap(place).call({"box": {"corner": {"x": 1}, "label": "b"}, "points": [{"x": 2}]})
+    assert result == "b@1,0+1 None"
+
+
+def test_at_tool_reads_numpy_style_docstrings() -> None:
+    @tool
+    def scale(factor: float) -> str:
+        """Scale things.
+
+        Parameters
+        ----------
+        factor : float
+            How much,
+            as a ratio.
+        """
+        return str(factor)
+
+    d = Adapter.wrap(scale).to_dict()
+    assert d["description"] == "Scale things."
+    assert d["parameters"]["properties"]["factor"] == {"type": "number", "description": "How much, as a ratio."}
+
+
+def test_at_tool_refuses_types_a_model_cannot_send() -> None:
+    with pytest.raises(ToolDefinitionError) as info:
+        @tool
+        def bad(thing: Opaque, node: Node) -> None:
+            """Do it."""
+
+    text = str(info.value)
+    assert "'thing': type" in text and "cannot be a JSON tool argument" in text
+    assert "'node'" in text and "refers to itself" in text
+
+
+class Opaque:
+    pass
+
+
+class Node(pydantic.BaseModel):
+    children: list[Node]
+
+
+class Point(pydantic.BaseModel):
+    x: int
+    y: int = 0
+
+
+@dataclasses.dataclass
+class Box:
+    corner: Point
+    label: str

@@ -154,3 +154,14 @@ async def test_results_name_files_relative_to_the_root(ws: Path, run: Any, env: 
     outside = ws.parent / "outside.txt"
     env["allow_outside_root"] = True  # a path outside the root stays absolute: it is not the project's
     assert (await run(FSWrite, file_path=str(outside), content="z"))["file_path"] == str(outside)
+
+
+async def test_missing_file_suggestions_keep_case_and_skip_far_names(ws: Path, run: Any) -> None:
+    (ws / "README.md").write_text("x")
+    (ws / "setup.cfg").write_text("x")
+    with pytest.raises(FileNotFoundError) as info:
+        await run(FSRead, file_path="readme.md.txt")
+    assert str(info.value).endswith("Did you mean: README.md?")
+    with pytest.raises(FileNotFoundError) as info:
+        await run(FSRead, file_path="zzzzzzzz")
+    assert "Did you mean" not in str(info.value)

@@ -10,6 +10,7 @@ output is marked self-truncated, so the pipeline never cuts it again (Brute's do
 
 from __future__ import annotations
 
+import difflib
 import os
 import stat
 from collections.abc import Iterator
@@ -34,25 +35,16 @@ COUNT_LIMIT = 64 << 20
 """Lines past what is shown are counted up to this many bytes; a bigger file is "more than N" lines long."""
 
 
-def levenshtein(a: str, b: str) -> int:
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return previous[-1]
-
-
-def suggestions(path: Path, limit: int = 3, max_distance: int = 3) -> list[str]:
-    """Up to three non-dot names in the parent folder within edit distance 3 of the missing one."""
+def suggestions(path: Path, limit: int = 3) -> list[str]:
+    """Up to three non-dot names in the parent folder close to the missing one (difflib's ratio, any case)."""
     try:
         names = [n for n in os.listdir(path.parent) if not n.startswith(".")]
     except OSError:
         return []
-    target = path.name.lower()
-    scored = sorted((levenshtein(target, n.lower()), n) for n in names)
-    return [n for d, n in scored if d <= max_distance][:limit]
+    by_lower: dict[str, str] = {}
+    for name in sorted(names):
+        by_lower.setdefault(name.lower(), name)
+    return [by_lower[n] for n in difflib.get_close_matches(path.name.lower(), by_lower, n=limit)]
 
 
 def list_directory(dir_fd: int) -> str:

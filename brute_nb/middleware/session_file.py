@@ -1,0 +1,333 @@
+"""SessionFile: one session file on disk (JSONL, one ``Message.to_json()`` line per message) and what may be done
+to it. Every operation is all or nothing, so the file only ever holds whole lines of messages:
+
+* ``append`` writes whole lines with one ``write``; one that fails part-way (a full disk) is cut back to the size
+  before it and raises ``SessionLogError`` saying the file is as it was.
+* ``rewrite`` first appends the messages that leave the file to ``<stem>.archive.jsonl`` (fsynced), then writes
+  the new version beside the file, fsyncs it and swaps it in with ``os.replace``: shorter, never lost.
+* ``load`` is strict: a bad line raises ``SessionLogError`` naming file:line and the problem. A last line cut
+  off mid-write (no newline, not JSON) is never dropped: under the lock it is moved to ``<stem>.torn.txt`` with a
+  warning naming file:line; without it (another writer may be mid-line) it is skipped with the same warning.
+* ``resolve`` refuses a session, archive or lock file that resolves outside ``root`` (a symlink out of the
+  notebook's folder); lines then go to the resolved path, opened without following links.
+* ``lock`` (a ``SessionLock``) keeps a second writer out while a turn holds it.
+* Attachments' bytes go once into ``attachments/<sha256>.<ext>`` beside the file, before the line naming them.
+
+It keeps no cache and knows nothing of turns: ``SessionLog`` decides when to read and what to write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+from brute_nb.attachments import folder_of, located, store_all
+from brute_nb.errors import SessionLogError
+from brute_nb.message import Message, dumps
+from brute_nb.middleware.session_lock import SessionLock
+from brute_nb.redact import redact
+from brute_nb.session_lines import parse_messages
+
+Signature = tuple[int, int, int]
+
+
+class SessionFileWarning(UserWarning):
+    """Something in a session file was set aside (a torn last line); the warning names file:line and where."""
+
+
+def archive_path(path: Path) -> Path:
+    """``chat.jsonl`` -> ``chat.archive.jsonl``: where messages that leave a session file go."""
+    return path.with_name(_stem(path) + ".archive.jsonl")
+
+
+def torn_path(path: Path) -> Path:
+    """``chat.jsonl`` -> ``chat.torn.txt``: where a last line cut off mid-write is kept."""
+    return path.with_name(_stem(path) + ".torn.txt")
+
+
+def _stem(path: Path) -> str:
+    return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
+
+
+def read_session(path: str | os.PathLike[str]) -> list[Message]:
+    """Parse a session file; a bad line raises ``SessionLogError`` with file and line number.
+
+    A torn last line is skipped with a ``SessionFileWarning`` (it may be a write still in progress); the
+    session's next turn moves it aside.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return []
+    torn = _torn_tail(data)
+    if torn:
+        warnings.warn(f"{p}:{_line_number(data, torn)}: the last line is cut off ({torn} bytes, no newline, not "
+                      "JSON) and was not loaded; the session's next turn moves it to "
+                      f"{torn_path(p).name}", SessionFileWarning, stacklevel=2)
+    return _parse(p, data[: len(data) - torn])
+
+
+def _torn_tail(data: bytes) -> int:
+    """Bytes at the end that a killed writer left half-written: an unterminated last line that is not JSON.
+
+    An ``os.write`` interrupted by SIGKILL can stop part-way through a line; that fragment never was a message.
+    """
+    start = data.rfind(b"\n") + 1
+    tail = data[start:]
+    if not tail.strip():
+        return 0
+    try:
+        json.loads(tail)
+    except ValueError:
+        return len(tail)
+    return 0
+
+
+def _line_number(data: bytes, torn: int) -> int:
+    return data.count(b"\n", 0, len(data) - torn) + 1
+
+
+def _parse(path: Path, data: bytes) -> list[Message]:
+    """Every line of ``data`` as a message (the caller has dealt with a torn tail)."""
+    fast = parse_messages(data)  # None unless every line is regular: then the loop below names the bad line
+    if fast is not None:
+        return fast
+    messages = []
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SessionLogError(f"{path}:{lineno}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SessionLogError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise SessionLogError(f"{path}:{lineno}: expected a JSON object (a message), got {type(value).__name__}")
+        try:
+            message = Message.from_dict(value)
+            messages.append(located(message, folder_of(path)) if message.attachments else message)
+        except (TypeError, ValueError) as exc:
+            raise SessionLogError(f"{path}:{lineno}: not a valid message: {exc}") from None
+    return messages
+
+
+def set_aside_torn_tail(path: Path, fd: int, data: bytes, torn: int) -> None:
+    """Move a torn last line to ``<stem>.torn.txt`` (appended, fsynced) and only then cut it from the session.
+
+    Called by the writer holding the session's lock, so no write is in progress: the fragment really is torn.
+    Nothing is lost: the fragment's bytes are safely in the side file before the session file gets shorter.
+    """
+    side = torn_path(path)
+    lineno = _line_number(data, torn)
+    append_bytes(side, data[len(data) - torn:] + b"\n", sync=True)
+    os.ftruncate(fd, len(data) - torn)
+    warnings.warn(f"{path}:{lineno}: the last line was cut off mid-write ({torn} bytes, no newline, not JSON), "
+                  f"probably by a crash or another program; it was moved to {side} and the session goes on from "
+                  f"line {lineno - 1}", SessionFileWarning, stacklevel=2)
+
+
+def _lines(messages: list[Any]) -> bytes:
+    return "".join(_line(m) for m in messages).encode("utf-8")
+
+
+def _line(message: Any) -> str:
+    to_json = getattr(message, "to_json", None)
+    return redact(to_json() if callable(to_json) else dumps(message.to_dict())) + "\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.stat_result:
+    """Append whole lines with one ``write``, starting a new line if the file lacks one; all or nothing.
+
+    Each call opens and closes the file (a handful of syscalls, no Python file object): a file deleted or
+    replaced between two messages is written again by the next one, never into an unlinked inode. No ``fsync``
+    unless ``sync``: a line is in the kernel once ``write`` returns, so a crashed or killed process keeps it;
+    only a power loss could take it, as with any editor's save. A write that fails part-way (a full disk) is cut
+    back to the size before it, so no torn line is left behind, and raises ``SessionLogError``.
+    """
+    store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
+    data = _lines(messages)
+    fd = _open_append(path)
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            whole = os.pread(fd, size, 0)
+            torn = _torn_tail(whole)
+            if torn:  # a half line from a killed writer: kept aside, or it would sit mid-file and break every load
+                set_aside_torn_tail(path, fd, whole, torn)
+                size -= torn
+            else:
+                data = b"\n" + data
+        try:
+            _write_all(fd, data)
+            if sync:
+                os.fsync(fd)
+        except OSError as exc:
+            _roll_back(fd, size)
+            raise SessionLogError(_write_failed(path, exc)) from exc
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def append_bytes(path: Path, data: bytes, *, sync: bool = False) -> None:
+    fd = _open_append(path)
+    try:
+        size = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data)
+            if sync:
+                os.fsync(fd)
+        except OSError as exc:
+            _roll_back(fd, size)
+            raise SessionLogError(_write_failed(path, exc)) from exc
+    finally:
+        os.close(fd)
+
+
+def _roll_back(fd: int, size: int) -> None:
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)  # truncating frees blocks, so it works on a full disk
+
+
+def _write_failed(path: Path, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    hint = "free some space, then run it again" if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) \
+        else "fix that, then run it again"
+    return (f"could not save the session to {path}: {reason}. The file is as it was before this message (nothing "
+            f"half-written), and this turn stopped; {hint}")
+
+
+def _open_append(path: Path) -> int:
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)  # read: last byte
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:  # the session's folder is not there yet
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o644)
+
+
+def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
+    """Write a whole new version beside the file, fsync it, then swap it in with ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store_all(messages, folder_of(path))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        _write_all(fd, _lines(messages))
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if fd >= 0:
+            os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise SessionLogError(_write_failed(path, exc)) from exc
+        raise
+    _fsync_dir(path.parent)
+    return path.stat()
+
+
+def signature(st: os.stat_result) -> Signature:
+    """(size, mtime, inode): what tells a cache the file changed under it."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+class SessionFile:
+    """A session file, its archive and its lock; ``resolve`` once a turn, then ``load``/``append``/``rewrite``."""
+
+    def __init__(self, path: str | os.PathLike[str], *, archive: bool = True,
+                 root: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path).expanduser().absolute()
+        self.archive_path = archive_path(self.path) if archive else None
+        self.root = Path(root).expanduser().absolute() if root is not None else self.path.parent
+        self.lock = SessionLock(str(self.path) + ".lock")
+        self.real = self.path  # where lines go: the path with links resolved (inside root), set by resolve()
+        self.real_archive = self.archive_path
+
+    def resolve(self) -> None:
+        """Refuse a session, archive or lock file that resolves outside ``root`` (a link out of the folder).
+
+        Lines then go to the resolved path, opened without following links, so a link swapped in during the
+        turn fails the write instead of being written through.
+        """
+        root = Path(os.path.realpath(self.root))
+        for path in (self.path, self.archive_path, self.lock.path):
+            if path is None:
+                continue
+            real = Path(os.path.realpath(path))
+            if not real.is_relative_to(root):
+                raise SessionLogError(
+                    f"{path} is a link to {real}, outside {self.root}: brute_nb never writes a session through a "
+                    "link that leaves the notebook's folder. Replace the link with a regular file, or use another "
+                    "session name")
+        self.real = Path(os.path.realpath(self.path))
+        self.real_archive = Path(os.path.realpath(self.archive_path)) if self.archive_path is not None else None
+
+    def signature(self) -> Signature | None:
+        """The file's signature now; None when there is no file."""
+        try:
+            return signature(self.real.stat())
+        except FileNotFoundError:
+            return None
+
+    def load(self) -> tuple[list[Message], Signature | None]:
+        """Every message in the file and the signature they match (taken before reading, so a write racing the
+        read makes the signature stale, never the messages). Holding the lock, a torn last line is set aside."""
+        file = self.real
+        try:
+            st = file.stat()
+        except FileNotFoundError:
+            return [], None
+        if not self.lock.held:
+            return read_session(file), signature(st)
+        data = file.read_bytes()
+        torn = _torn_tail(data)
+        if torn:
+            fd = _open_append(file)
+            try:
+                set_aside_torn_tail(file, fd, data, torn)
+            finally:
+                os.close(fd)
+            data, st = data[: len(data) - torn], file.stat()
+        return _parse(file, data), signature(st)
+
+    def append(self, messages: list[Any]) -> Signature:
+        """Append whole lines (all or nothing); the file's new signature."""
+        return signature(append_lines(self.real, messages))
+
+    def rewrite(self, messages: list[Any], dropped: list[Any]) -> Signature:
+        """Archive ``dropped`` (fsynced), then make the file hold exactly ``messages``, atomically."""
+        if dropped and self.real_archive is not None:
+            append_lines(self.real_archive, dropped, sync=True)
+        return signature(replace_atomically(self.real, messages))

@@ -1,0 +1,116 @@
+"""SessionFile alone: each operation on a session file is all or nothing, and says file:line when it refuses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from brute_nb.errors import SessionLogError
+from brute_nb.message import Message, Role
+from brute_nb.middleware import session_file
+from brute_nb.middleware.session_file import SessionFile, SessionFileWarning
+
+
+def msg(text: str) -> Message:
+    return Message(Role.USER, text)
+
+
+def test_append_then_load_round_trips_and_changes_the_signature(tmp_path: Path) -> None:
+    f = SessionFile(tmp_path / "s.jsonl")
+    assert f.load() == ([], None) and f.signature() is None
+    first = f.append([msg("a"), msg("b")])
+    assert f.signature() == first
+    second = f.append([msg("c")])
+    messages, seen = f.load()
+    assert [m.content for m in messages] == ["a", "b", "c"] and seen == second != first
+
+
+def test_append_to_a_file_missing_its_last_newline_starts_a_new_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(msg("a").to_json())  # whole JSON, no newline: a hand edit, not a torn write
+    f = SessionFile(path)
+    f.append([msg("b")])
+    assert [m.content for m in f.load()[0]] == ["a", "b"]
+
+
+def test_a_failed_append_is_rolled_back_to_the_size_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = SessionFile(tmp_path / "s.jsonl")
+    f.append([msg("kept")])
+    before = f.real.read_bytes()
+
+    def full_disk(fd: int, data: bytes) -> None:
+        os.write(fd, data[:5])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(session_file, "_write_all", full_disk)
+    with pytest.raises(SessionLogError, match=r"No space left on device\. The file is as it was before"):
+        f.append([msg("lost")])
+    assert f.real.read_bytes() == before
+
+
+def test_load_names_file_and_line_of_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(msg("a").to_json() + "\n{not json\n" + msg("c").to_json() + "\n")
+    with pytest.raises(SessionLogError, match=rf"^{path}:2: not valid JSON"):
+        SessionFile(path).load()
+
+
+def test_a_torn_tail_is_skipped_without_the_lock_and_set_aside_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    data = msg("a").to_json() + "\n" + '{"role": "user", "cont'
+    path.write_text(data)
+    f = SessionFile(path)
+    with pytest.warns(SessionFileWarning, match=rf"{path}:2: the last line is cut off"):
+        messages, _ = f.load()
+    assert [m.content for m in messages] == ["a"] and path.read_text() == data  # a reader changes nothing
+    assert f.lock.try_acquire()
+    try:
+        with pytest.warns(SessionFileWarning, match=rf"{path}:2: the last line was cut off mid-write"):
+            messages, seen = f.load()
+    finally:
+        f.lock.release()
+    assert [m.content for m in messages] == ["a"]
+    assert (tmp_path / "s.torn.txt").read_text() == '{"role": "user", "cont\n'  # kept, not dropped
+    assert path.read_text() == msg("a").to_json() + "\n" and seen == f.signature()
+
+
+def test_rewrite_archives_what_left_then_swaps_the_file(tmp_path: Path) -> None:
+    f = SessionFile(tmp_path / "s.jsonl")
+    a, b, c = msg("a"), msg("b"), msg("c")
+    f.append([a, b, c])
+    seen = f.rewrite([a, c], [b])
+    assert [m.content for m in f.load()[0]] == ["a", "c"] and seen == f.signature()
+    assert [m.content for m in SessionFile(tmp_path / "s.archive.jsonl").load()[0]] == ["b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.archive.jsonl", "s.jsonl"]  # no temp file left
+
+
+def test_a_failed_rewrite_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = SessionFile(tmp_path / "s.jsonl", archive=False)
+    f.append([msg("a"), msg("b")])
+    before = f.real.read_bytes()
+
+    def no_replace(src: str, dst: str) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(session_file.os, "replace", no_replace)
+    with pytest.raises(SessionLogError, match="Input/output error"):
+        f.rewrite([msg("a")], [])
+    assert f.real.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]  # the temp file is gone too
+
+
+def test_resolve_refuses_a_link_out_of_root_and_follows_one_inside(tmp_path: Path) -> None:
+    outside, inside = tmp_path / "outside.jsonl", tmp_path / "nb" / "real.jsonl"
+    inside.parent.mkdir()
+    outside.write_text("")
+    inside.write_text("")
+    (tmp_path / "nb" / "out.jsonl").symlink_to(outside)
+    (tmp_path / "nb" / "in.jsonl").symlink_to(inside)
+    with pytest.raises(SessionLogError, match=r"is a link to .*outside.jsonl, outside"):
+        SessionFile(tmp_path / "nb" / "out.jsonl").resolve()
+    f = SessionFile(tmp_path / "nb" / "in.jsonl")
+    f.resolve()
+    f.append([msg("a")])
+    assert f.real == inside and [m.content for m in SessionFile(inside).load()[0]] == ["a"]
