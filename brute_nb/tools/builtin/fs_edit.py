@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio.to_thread
 
@@ -25,6 +26,21 @@ from brute_nb.tools.context import shown_path
 from brute_nb.tools.stores import DID_NOT_EXIST, SnapshotStore, digest, file_queue, snapshots
 
 KEPT_SUFFIX = ".before-undo"
+
+T = TypeVar("T")
+
+
+async def held(tool: WorkspaceTool, path: Path, work: Callable[[Place], T], **place: Any) -> T:
+    """``work(where)`` on a worker thread, holding ``path``'s process-wide lock and its checked place.
+
+    Every mutation goes through here, so none can skip the lock that keeps concurrent edits of a file from losing
+    an update, and the blocking file work never runs on the event loop.
+    """
+    def run() -> T:
+        with file_queue().hold(path), tool.place(path, **place) as where:
+            return work(where)
+
+    return await anyio.to_thread.run_sync(run)
 
 
 def _decode(data: bytes, path: Path) -> str:
@@ -59,14 +75,13 @@ class FSWrite(WorkspaceTool):
         data = content.encode("utf-8")
         store = snapshots()
 
-        def write() -> bytes | None:
-            with file_queue().hold(path), self.place(path, create_parents=True) as where:
-                old, like = _read_existing(where)
-                replace(where, data, like=like)
-                store.push(path, DID_NOT_EXIST if old is None else old, data)
-                return old
+        def write(where: Place) -> bytes | None:
+            old, like = _read_existing(where)
+            replace(where, data, like=like)
+            store.push(path, DID_NOT_EXIST if old is None else old, data)
+            return old
 
-        old = await anyio.to_thread.run_sync(write)
+        old = await held(self, path, write, create_parents=True)
         before = old.decode("utf-8", errors="replace") if old is not None else ""
         return {"success": True, "file_path": shown_path(path), "bytes": len(data),
                 "diff": unified_diff(before, content)}
@@ -94,25 +109,24 @@ class FSPatch(WorkspaceTool):
             raise ValueError("old_string must not be empty; to create or overwrite a file use write")
         store = snapshots()
 
-        def patch() -> tuple[str, str, int]:
-            with file_queue().hold(path), self.place(path) as where:
-                data, like = _read_existing(where)
-                if data is None:
-                    raise FileNotFoundError(f"File not found: {path}")
-                original = _decode(data, path)
-                count = original.count(old_string)
-                if count == 0:
-                    raise ValueError(f"old_string not found in {path}")
-                if count > 1 and not replace_all:
-                    raise ValueError(f"old_string occurs {count} times in {path}; include more surrounding lines "
-                                     f"to make it unique, or set replace_all=true to replace every occurrence")
-                updated = original.replace(old_string, new_string, -1 if replace_all else 1)
-                written = updated.encode("utf-8")
-                replace(where, written, like=like)
-                store.push(path, data, written)
-                return original, updated, count
+        def patch(where: Place) -> tuple[str, str, int]:
+            data, like = _read_existing(where)
+            if data is None:
+                raise FileNotFoundError(f"File not found: {path}")
+            original = _decode(data, path)
+            count = original.count(old_string)
+            if count == 0:
+                raise ValueError(f"old_string not found in {path}")
+            if count > 1 and not replace_all:
+                raise ValueError(f"old_string occurs {count} times in {path}; include more surrounding lines "
+                                 f"to make it unique, or set replace_all=true to replace every occurrence")
+            updated = original.replace(old_string, new_string, -1 if replace_all else 1)
+            written = updated.encode("utf-8")
+            replace(where, written, like=like)
+            store.push(path, data, written)
+            return original, updated, count
 
-        original, updated, count = await anyio.to_thread.run_sync(patch)
+        original, updated, count = await held(self, path, patch)
         return {"success": True, "file_path": shown_path(path), "replacements": count if replace_all else 1,
                 "diff": unified_diff(original, updated)}
 
@@ -130,25 +144,24 @@ class FSRemove(WorkspaceTool):
         target = self.path(path)
         store = snapshots()
 
-        def remove() -> None:
-            with file_queue().hold(target), self.place(target, follow_last=False, missing="Path not found") as where:
-                entry = where.lstat()
-                if entry is None:
-                    raise FileNotFoundError(f"Path not found: {target}")
-                if stat.S_ISDIR(entry.st_mode):
-                    remove_empty_folder(where)
-                    return
-                if stat.S_ISLNK(entry.st_mode):
-                    with self.place(target) as linked:  # the link's target (checked inside the root)
-                        old, _ = read_all(linked)
-                elif stat.S_ISREG(entry.st_mode):
-                    old, _ = read_all(where)
-                else:
-                    raise not_regular(target, entry.st_mode)
-                os.unlink(where.name, dir_fd=where.dir_fd)
-                store.push(target, old, None)
+        def remove(where: Place) -> None:
+            entry = where.lstat()
+            if entry is None:
+                raise FileNotFoundError(f"Path not found: {target}")
+            if stat.S_ISDIR(entry.st_mode):
+                remove_empty_folder(where)
+                return
+            if stat.S_ISLNK(entry.st_mode):
+                with self.place(target) as linked:  # the link's target (checked inside the root)
+                    old, _ = read_all(linked)
+            elif stat.S_ISREG(entry.st_mode):
+                old, _ = read_all(where)
+            else:
+                raise not_regular(target, entry.st_mode)
+            os.unlink(where.name, dir_fd=where.dir_fd)
+            store.push(target, old, None)
 
-        await anyio.to_thread.run_sync(remove)
+        await held(self, target, remove, follow_last=False, missing="Path not found")
         return {"success": True, "path": shown_path(target)}
 
 
