@@ -138,14 +138,10 @@ class CellView:
         self._refresh(force=True)
 
     def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
-        call, message = payload["call"], payload["message"]
-        view = self.tools.get(call.id)
+        view = self.tools.get(payload["call"].id)
         if view is None:
             return
-        view.result = message.content
-        view.duration_ms = payload.get("duration_ms")
-        view.status = "error" if payload.get("is_error") else "ok"
-        view.meta = dict(getattr(message, "meta", {}) or {})
+        view.finish(payload)
         self._show_row(view)
         self._refresh(force=True)
 

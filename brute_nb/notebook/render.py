@@ -136,6 +136,19 @@ class ToolView:
     duration_ms: float | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
+    def finish(self, payload: Mapping[str, Any]) -> None:
+        """Take a ``tool_result`` event's fields, so the cell, the widget and the terminal read one result alike."""
+        message = payload["message"]
+        self.result = message.content
+        self.duration_ms = payload.get("duration_ms")
+        self.meta = dict(getattr(message, "meta", {}) or {})
+        self.status = "error" if payload.get("is_error") else "ok"
+
+    @property
+    def denied(self) -> bool:
+        """The user refused the call (it is also an error result, which is how the cell shows it)."""
+        return str(self.meta.get("approval", "")).startswith("denied")
+
 
 def short_args(arguments: Mapping[str, Any], cap: int = ARGS_SUMMARY_CAP) -> str:
     """``file_path=a.py, start_line=3``: the one-line form for a summary."""

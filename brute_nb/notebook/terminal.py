@@ -75,15 +75,12 @@ class TerminalView(CellView):
             self.tools[call.id] = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
 
     def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
-        call, message = payload["call"], payload["message"]
-        view = self.tools.get(call.id)
+        view = self.tools.get(payload["call"].id)
         if view is None:
             return
-        view.result = message.content
-        view.duration_ms = payload.get("duration_ms")
-        meta = dict(getattr(message, "meta", {}) or {})
-        denied = str(meta.get("approval", "")).startswith("denied")
-        view.status = "denied" if denied else ("error" if payload.get("is_error") else "ok")
+        view.finish(payload)
+        if view.denied:
+            view.status = "denied"
         if not self.quiet:
             self._line(render.tool_plain(ToolView(view.call_id, view.name, view.arguments, view.status,
                                                   None, view.duration_ms)), TOOL_STYLE.get(view.status, ""))
