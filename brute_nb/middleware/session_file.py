@@ -187,29 +187,27 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
                 size -= torn
             else:
                 data = b"\n" + data
-        try:
-            _write_all(fd, data)
-            if sync:
-                os.fsync(fd)
-        except OSError as exc:
-            _roll_back(fd, size)
-            raise SessionLogError(_write_failed(path, exc)) from exc
+        _write_or_roll_back(fd, data, size, path, sync=sync)
         return os.fstat(fd)
     finally:
         os.close(fd)
 
 
+def _write_or_roll_back(fd: int, data: bytes, size: int, path: Path, *, sync: bool) -> None:
+    """All of ``data`` or none of it: a write that fails part-way is cut back to ``size`` (the file before it)."""
+    try:
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError as exc:
+        _roll_back(fd, size)
+        raise SessionLogError(_write_failed(path, exc)) from exc
+
+
 def append_bytes(path: Path, data: bytes, *, sync: bool = False) -> None:
     fd = _open_append(path)
     try:
-        size = os.fstat(fd).st_size
-        try:
-            _write_all(fd, data)
-            if sync:
-                os.fsync(fd)
-        except OSError as exc:
-            _roll_back(fd, size)
-            raise SessionLogError(_write_failed(path, exc)) from exc
+        _write_or_roll_back(fd, data, os.fstat(fd).st_size, path, sync=sync)
     finally:
         os.close(fd)
 
