@@ -22,7 +22,7 @@ from brute_nb.agent import Agent, Env
 from brute_nb.caching import session_key
 from brute_nb.errors import BruteError
 from brute_nb.message import Log, role_of
-from brute_nb.middleware.session_log import read_session
+from brute_nb.middleware.session_file import SessionFile
 from brute_nb.notebook.settings import Settings
 
 
@@ -153,7 +153,7 @@ class NotebookAgent:
         env = self._agent.last_env if self._agent is not None else None
         if env is not None:
             return Log(m for m in env["messages"])
-        return Log(read_session(self.session_path))
+        return Log(SessionFile(self.session_path).load()[0])
 
     @property
     def df(self) -> Any:
@@ -221,7 +221,6 @@ class NotebookAgent:
         the current session, so the next ``%%brute`` continues from the edited history.
         """
         from brute_nb.message import close_unanswered
-        from brute_nb.middleware.session_log import replace_atomically
         from brute_nb.notebook.paths import fork_name
 
         log = Log.from_frame(df)
@@ -232,7 +231,9 @@ class NotebookAgent:
         path = folder / f"{fork}.jsonl"
         if path.exists():
             raise BruteError(f"{path} already exists; pick another name for the fork")
-        replace_atomically(path, [m for m in log if role_of(m) != "system"])
+        file = SessionFile(path)
+        file.resolve()  # a link named like the fork that points out of the folder is refused, as for any session
+        file.rewrite([m for m in log if role_of(m) != "system"], dropped=[])
         forked = NotebookAgent(fork, path, settings=self.settings, notebook=self.notebook)
         forked.provider = self.provider
         forked._model = self._model  # the same model connection: a replayed cassette goes on in order
