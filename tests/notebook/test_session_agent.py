@@ -144,3 +144,15 @@ def test_a_replayed_cassette_goes_on_across_option_changes_and_into_a_fork(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert len(cassette.read_text().splitlines()) == 4
     assert session("replay") == ["one", "two", "three"]
+
+
+def test_a_fork_named_by_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "nb", tmp_path / "elsewhere"
+    folder.mkdir()
+    outside.mkdir()
+    (folder / "main.jsonl").write_text('{"role":"user","content":"hi"}\n')
+    (folder / "evil.jsonl").symlink_to(outside / "stolen.jsonl")  # dangling: exists() is False
+    nb = NotebookAgent("main", folder / "main.jsonl")
+    with pytest.raises(BruteError, match="outside"):
+        nb.load(nb.df, name="evil")
+    assert not (outside / "stolen.jsonl").exists()
