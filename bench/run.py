@@ -1034,25 +1034,41 @@ def machine() -> str:
             f"Python {platform.python_version()}")
 
 
-def main() -> int:
-    quick = "--quick" in sys.argv
-    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
-    if "--peers" in sys.argv and only == ["peers"]:
+def arguments(argv: list[str] | None = None) -> Any:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="bench/run.py", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (what CI runs)")
+    parser.add_argument("--only", type=lambda v: v.split(","), metavar="WORDS",
+                        help="run only the benchmarks whose name contains one of these comma-separated words; "
+                             "'--only peers --peers' runs the peer table alone")
+    parser.add_argument("--peers", action="store_true",
+                        help="also measure claudette, chatlas, llm and jupyter-ai-magics (installed into "
+                             "bench/.peers-venv on first use)")
+    parser.add_argument("--no-save", action="store_true", help="print the table without appending it to RESULTS.md")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    quick, only = args.quick, args.only
+    if args.peers and only == ["peers"]:
         rows, failures = [], []
     else:
         rows, failures = run_all(quick, only)
     text = table(rows) if rows else ""
-    if "--peers" in sys.argv:
+    if args.peers:
         peer_text, _ = peers(quick)
         text = f"{text}\n\n### Peers side by side (same run, same fake server)\n\n{peer_text}" if text else peer_text
     print(text)
     for f in failures:
         print(f"COULD NOT RUN: {f}", file=sys.stderr)
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    with RESULTS.open("a", encoding="utf-8") as out:
-        out.write(f"\n## {stamp}{' (quick)' if quick else ''}\n\nMachine: {machine()}\n\n{text}\n")
-        for f in failures:
-            out.write(f"\nCould not run: {f.splitlines()[0]}\n")
+    if not args.no_save:
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        with RESULTS.open("a", encoding="utf-8") as out:
+            out.write(f"\n## {stamp}{' (quick)' if quick else ''}\n\nMachine: {machine()}\n\n{text}\n")
+            for f in failures:
+                out.write(f"\nCould not run: {f.splitlines()[0]}\n")
     return 1 if failures else 0
 
 
