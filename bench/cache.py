@@ -27,28 +27,13 @@ from brute_nb.middleware import ToolResultLoop  # noqa: E402
 from brute_nb.middleware.system_prompt import SystemPrompt  # noqa: E402
 from brute_nb.notebook.stack import default_system_prompt, select_tools  # noqa: E402
 from brute_nb.providers.anthropic import AnthropicMessages  # noqa: E402
-from brute_nb.testing import FakeProvider, call, reply  # noqa: E402
+from brute_nb.testing import AnswerCalls, FakeProvider, call, reply  # noqa: E402
 from brute_nb.tools.adapter import wrap_all  # noqa: E402
 
 STEPS = 30
 MODEL = "claude-sonnet-4-20250514"
 TARGET = 0.30
 RESULT = "".join(f"{i:4d}\tdef function_{i}(value):  # a line of the file the tool read\n" for i in range(25))
-
-
-class Answer:
-    """Advertises the real tools and answers each call with a file-sized result (no tool really runs)."""
-
-    def __init__(self, app: Any, tools: list[Any]) -> None:
-        self.app = app
-        self.tools = tools
-
-    async def __call__(self, env: dict[str, Any]) -> Any:
-        env["tools"] = self.tools
-        await self.app(env)
-        for c in env["messages"][-1].tool_calls or ():
-            env["messages"].tool(RESULT, tool_call_id=c.id)
-        return env
 
 
 def input_price(meta: dict[str, Any]) -> float:
@@ -64,7 +49,7 @@ async def loop(cache: bool) -> tuple[float, int, int]:
         provider = AnthropicMessages(MODEL, base_url=fake.base_url, api_key=fake.api_key, max_retries=0, cache=cache)
         system = default_system_prompt(None, ROOT / "notebooks" / "sample_project")
         bot = (agent().use(SystemPrompt, text=system).use(ToolResultLoop)
-               .use(Answer, tools=list(wrap_all(select_tools("all")).values())).run(provider))
+               .use(AnswerCalls, tools=list(wrap_all(select_tools("all")).values()), answer=RESULT).run(provider))
         env = await bot.astart("Read every module under src/ and find the bug.")
         replies = [m for m in env["messages"] if m.role == "assistant"]
         return (sum(input_price(dict(m.meta)) for m in replies), sum(m.meta.get("cached_tokens") or 0 for m in replies),

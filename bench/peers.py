@@ -21,14 +21,10 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from handwritten import LOOKUP_ANTHROPIC, LOOKUP_OPENAI, OpenAIStreamed  # bench/ is this script's folder
+
 LOOP_CALLS = 20
 NAP = 0.25
-
-LOOKUP_ANTHROPIC = {"name": "lookup", "description": "Look a key up.",
-                    "input_schema": {"type": "object", "properties": {"key": {"type": "string"}},
-                                     "required": ["key"]}}
-LOOKUP_OPENAI = {"type": "function", "function": {"name": "lookup", "description": "Look a key up.",
-                                                  "parameters": LOOKUP_ANTHROPIC["input_schema"]}}
 
 
 CALLS: list[str] = []  # every tool call a side makes, to check that it ran the whole loop
@@ -93,27 +89,14 @@ def raw_loop(kind: str, client: Any, tools: list[Any] | None = None, run: Callab
             messages.append({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": b.id, "content": run(**b.input)} for b in uses]})
             continue
-        calls: dict[int, dict[str, str]] = {}
-        text = ""
+        gathered = OpenAIStreamed()
         with client.chat.completions.create(model="gpt-fake", messages=messages, stream=True,
                                             tools=tools or [LOOKUP_OPENAI]) as stream:
             for chunk in stream:
-                if not chunk.choices:
-                    continue
-                delta = chunk.choices[0].delta
-                text += delta.content or ""
-                for d in delta.tool_calls or ():
-                    c = calls.setdefault(d.index, {"id": "", "name": "", "arguments": ""})
-                    c["id"] += d.id or ""
-                    c["name"] += (d.function and d.function.name) or ""
-                    c["arguments"] += (d.function and d.function.arguments) or ""
-        if not calls:
+                gathered.add(chunk)
+        if not gathered.calls:
             return n
-        messages.append({"role": "assistant", "content": text or None, "tool_calls": [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in calls.values()]})
-        messages += [{"role": "tool", "tool_call_id": c["id"], "content": run(**json.loads(c["arguments"]))}
-                     for c in calls.values()]
+        messages += gathered.answer(run)
     raise RuntimeError("the raw loop did not end")
 
 

@@ -32,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.handwritten import LOOKUP_ANTHROPIC, LOOKUP_OPENAI, OpenAIStreamed  # noqa: E402
 from brute_nb import agent  # noqa: E402
 from brute_nb.message import Message, Role, ToolCall  # noqa: E402
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop  # noqa: E402
@@ -213,13 +214,6 @@ with FakeProvider(script) as fake:
     sys.stdin.read()
 """
 
-LOOKUP_ANTHROPIC = {"name": "lookup", "description": "Look a key up.",
-                    "input_schema": {"type": "object", "properties": {"key": {"type": "string"}},
-                                     "required": ["key"]}}
-LOOKUP_OPENAI = {"type": "function", "function": {"name": "lookup", "description": "Look a key up.",
-                                                  "parameters": LOOKUP_ANTHROPIC["input_schema"]}}
-
-
 def lookup_value(key: str) -> str:
     return f"value of {key}"
 
@@ -261,25 +255,13 @@ async def raw_tool_loop(kind: str, client: Any, stream: bool = True) -> int:
         else:
             stream = await client.chat.completions.create(model="gpt-fake", messages=messages, stream=True,
                                                           tools=[LOOKUP_OPENAI])
-            text, calls = "", {}
+            gathered = OpenAIStreamed()
             async with stream:
                 async for chunk in stream:
-                    if not chunk.choices:
-                        continue
-                    delta = chunk.choices[0].delta
-                    text += delta.content or ""
-                    for d in delta.tool_calls or ():
-                        c = calls.setdefault(d.index, {"id": "", "name": "", "arguments": ""})
-                        c["id"] += d.id or ""
-                        c["name"] += (d.function and d.function.name) or ""
-                        c["arguments"] += (d.function and d.function.arguments) or ""
-            if not calls:
+                    gathered.add(chunk)
+            if not gathered.calls:
                 return n
-            messages.append({"role": "assistant", "content": text or None, "tool_calls": [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in calls.values()]})
-            messages += [{"role": "tool", "tool_call_id": c["id"],
-                          "content": lookup_value(**json.loads(c["arguments"]))} for c in calls.values()]
+            messages += gathered.answer(lookup_value)
     raise RuntimeError("the raw loop did not end")
 
 

@@ -4,6 +4,7 @@
 ``FakeProvider`` is the loopback server that speaks the real APIs (its ``call``/``reply`` are exported here).
 """
 
+from brute_nb.testing.answer_calls import AnswerCalls
 from brute_nb.testing.fake_server import API_KEY, FakeProvider
 from brute_nb.testing.script import (
     Fault,
@@ -21,6 +22,7 @@ from brute_nb.testing.scripted import Scripted, ScriptExhaustedError
 
 __all__ = [
     "API_KEY",
+    "AnswerCalls",
     "FakeProvider",
     "Fault",
     "Reply",

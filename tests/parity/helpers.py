@@ -11,27 +11,17 @@ from brute_nb.middleware.loop import ToolResultLoop
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.base import Provider
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
-from brute_nb.testing import FakeProvider
+from brute_nb.testing import AnswerCalls, FakeProvider
 
 READ = {"name": "read", "description": "Read a file.",
         "parameters": {"type": "object", "properties": {"file_path": {"type": "string"}}}}
 
 
-class RunTools:
-    """Advertises the tools and answers every call of the reply (stands in for the tool pipeline)."""
+class RunTools(AnswerCalls):
+    """Answers every call with ``"<result> of <tool name>"``."""
 
     def __init__(self, app: Any, tools: list[Any], result: str = "result") -> None:
-        self.app = app
-        self.tools = tools
-        self.result = result
-
-    async def __call__(self, env: dict[str, Any]) -> Any:
-        env["tools"] = self.tools
-        await self.app(env)
-        last = env["messages"][-1]
-        for c in last.tool_calls or ():
-            env["messages"].tool(f"{self.result} of {c.name}", tool_call_id=c.id)
-        return env
+        super().__init__(app, tools, answer=lambda c: f"{result} of {c.name}")
 
 
 def openai_chat(fake: FakeProvider, model: str = "gpt-fake", **kw: Any) -> Provider:

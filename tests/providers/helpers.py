@@ -11,7 +11,7 @@ from brute_nb.middleware.loop import ToolResultLoop
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.base import Provider
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
-from brute_nb.testing import FakeProvider
+from brute_nb.testing import AnswerCalls, FakeProvider
 
 
 class Echo:
@@ -28,20 +28,11 @@ SHELL = {"name": "shell", "description": "Run a command.",
          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}
 
 
-class RunTools:
-    """Stands in for DefaultToolPipeline: advertises the tools and answers every call of the reply."""
+class RunTools(AnswerCalls):
+    """Answers every call with its name and arguments, so a test sees which call a result belongs to."""
 
     def __init__(self, app: Any, tools: list[Any]) -> None:
-        self.app = app
-        self.tools = tools
-
-    async def __call__(self, env: dict[str, Any]) -> Any:
-        env["tools"] = self.tools
-        await self.app(env)
-        last = env["messages"][-1]
-        for c in last.tool_calls or ():
-            env["messages"].tool(f"result of {c.name} {sorted(c.arguments.items())}", tool_call_id=c.id)
-        return env
+        super().__init__(app, tools, answer=lambda c: f"result of {c.name} {sorted(c.arguments.items())}")
 
 
 Factory = Callable[..., Provider]
