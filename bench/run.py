@@ -87,8 +87,13 @@ async def _raw_call(kind: str, client: Any, payload: list[dict[str, Any]]) -> No
 
 _SERVER = """
 import sys
-from brute_nb.testing import FakeProvider
-with FakeProvider(["ok, done"] * int(sys.argv[1]), keep_alive=True) as fake:
+from brute_nb.testing import FakeProvider, call, reply
+if sys.argv[1] == "tools":  # tools CALLS LOOPS: each loop is CALLS tool calls, one a reply, then an answer
+    calls, loops = int(sys.argv[2]), int(sys.argv[3])
+    script = ([reply("", call("lookup", {"key": f"k{i}"})) for i in range(calls)] + ["found them all"]) * loops
+else:  # replies N
+    script = ["ok, done"] * int(sys.argv[2])
+with FakeProvider(script, keep_alive=True) as fake:
     print(fake.base_url, fake.api_key, flush=True)
     sys.stdin.read()  # serve until the benchmark closes stdin
     print(fake.received, fake.connections, flush=True)
@@ -96,8 +101,8 @@ with FakeProvider(["ok, done"] * int(sys.argv[1]), keep_alive=True) as fake:
 
 
 @contextlib.contextmanager
-def fake_server_process(replies: int, counts: dict[str, int] | None = None) -> Iterator[tuple[str, str]]:
-    """A FakeProvider in its own process, as a real API is: ``(base_url, api_key)``, ``replies`` replies queued.
+def server_process(args: list[str], counts: dict[str, int] | None = None) -> Iterator[tuple[str, str]]:
+    """A FakeProvider in its own process, as a real API is: ``(base_url, api_key)``; ``args`` pick its script.
     It keeps connections alive as the real APIs do (a turn that loses its pooled connection, or sends its
     request twice, pays for it here); ``counts`` receives the requests and connections it served.
 
@@ -105,7 +110,7 @@ def fake_server_process(replies: int, counts: dict[str, int] | None = None) -> I
     (closing the connection, recording the request) to whichever side does Python work after its reply.
     """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(replies)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER, *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -121,6 +126,12 @@ def fake_server_process(replies: int, counts: dict[str, int] | None = None) -> I
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def fake_server_process(replies: int, counts: dict[str, int] | None = None
+                        ) -> contextlib.AbstractContextManager[tuple[str, str]]:
+    """A server with ``replies`` text replies queued."""
+    return server_process(["replies", str(replies)], counts)
 
 
 async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -> Row:
@@ -204,16 +215,6 @@ async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -
 
 LOOP_CALLS = 20  # tool calls, one a model reply, then an answer: a typical agentic turn
 
-_TOOL_SERVER = """
-import sys
-from brute_nb.testing import FakeProvider, call, reply
-calls, loops = int(sys.argv[1]), int(sys.argv[2])
-script = ([reply("", call("lookup", {"key": f"k{i}"})) for i in range(calls)] + ["found them all"]) * loops
-with FakeProvider(script) as fake:
-    print(fake.base_url, fake.api_key, flush=True)
-    sys.stdin.read()
-"""
-
 def lookup_value(key: str) -> str:
     return f"value of {key}"
 
@@ -265,19 +266,9 @@ async def raw_tool_loop(kind: str, client: Any, stream: bool = True) -> int:
     raise RuntimeError("the raw loop did not end")
 
 
-@contextlib.contextmanager
-def tool_server_process(loops: int) -> Iterator[tuple[str, str]]:
-    """A FakeProvider in its own process scripted with ``loops`` tool loops (LOOP_CALLS calls, then an answer)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-c", _TOOL_SERVER, str(LOOP_CALLS), str(loops)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        base_url, api_key = proc.stdout.readline().split()
-        yield base_url, api_key
-    finally:
-        proc.stdin.close()
-        proc.wait(timeout=10)
+def tool_server_process(loops: int) -> contextlib.AbstractContextManager[tuple[str, str]]:
+    """A server scripted with ``loops`` tool loops (LOOP_CALLS calls, then an answer)."""
+    return server_process(["tools", str(LOOP_CALLS), str(loops)])
 
 
 def _provider(kind: str, base_url: str, api_key: str) -> Any:
