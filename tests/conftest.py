@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from hypothesis import settings
 
@@ -18,6 +21,20 @@ def fake_provider():  # type: ignore[no-untyped-def]
 
     with FakeProvider() as fake:
         yield fake
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A workspace folder, the tools' root in ``env``."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def env(ws: Path) -> dict[str, Any]:
+    """The tool environment a middleware stack would give, rooted at ``ws``."""
+    return {"state": {}, "root": str(ws), "ask": None, "events": None, "metadata": {}}
 
 
 # The fault suite's hypothesis properties (issue 8) at full strength: 10,000 examples each. The everyday run uses

@@ -27,18 +27,6 @@ HANG = 10.0
 """A call that has not returned after this long is hung (a FIFO blocks forever)."""
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def env(ws: Path) -> dict[str, Any]:
-    return {"state": {}, "root": str(ws), "ask": None, "events": None, "metadata": {}}
-
-
 def call(env: dict[str, Any], tool: Any, **arguments: Any) -> Any:
     """Run one tool call on its own event loop (as a thread of the kernel would)."""
     async def go() -> Any:

@@ -22,18 +22,6 @@ def overflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def env(ws: Path) -> dict[str, Any]:
-    return {"state": {}, "root": str(ws), "ask": None, "events": None, "metadata": {}}
-
-
 class Runner:
     """Calls a tool the way the pipeline does (adapter + env), returning its raw result."""
 
