@@ -24,6 +24,13 @@ from brute_nb.testing import FakeProvider, call, reply
 
 HERE = Path(__file__).resolve().parent
 
+# The quickstart's agent adds this function twice: once allowed, then again under write=deny.
+ADD_VARIANCE = call("patch", {
+    "file_path": "stats.py", "old_string": "def median(values):",
+    "new_string": "def variance(values):\n    \"\"\"The population variance of a non-empty list of numbers.\"\"\"\n"
+                  "    m = mean(values)\n    return sum((v - m) ** 2 for v in values) / len(values)\n\n\n"
+                  "def median(values):"})
+
 SCRIPTS = {
     "quickstart": [
         reply("I'll start by looking at what is in the project.", call("read", {"file_path": "."})),
@@ -87,18 +94,10 @@ SCRIPTS = {
               "- `test_median_even`: `median([4, 1, 3, 2])` is 2.5"),
         reply("The tests live in `test_stats.py`: one checks `mean([1, 2, 3, 4]) == 2.5`, and two check `median`, "
               "for an odd-length list (`[3, 1, 2]` gives 2) and an even-length one (`[4, 1, 3, 2]` gives 2.5)."),
-        reply("I'll add `variance` just before `median`.", call("patch", {
-            "file_path": "stats.py", "old_string": "def median(values):",
-            "new_string": "def variance(values):\n    \"\"\"The population variance of a non-empty list of "
-                          "numbers.\"\"\"\n    m = mean(values)\n    return sum((v - m) ** 2 for v in values) / "
-                          "len(values)\n\n\ndef median(values):"})),
+        reply("I'll add `variance` just before `median`.", ADD_VARIANCE),
         reply("Added `variance(values)` to `stats.py`, just before `median`: the mean of the squared deviations "
               "from `mean(values)`."),
-        reply("Adding `variance` back before `median`:", call("patch", {
-            "file_path": "stats.py", "old_string": "def median(values):",
-            "new_string": "def variance(values):\n    \"\"\"The population variance of a non-empty list of "
-                          "numbers.\"\"\"\n    m = mean(values)\n    return sum((v - m) ** 2 for v in values) / "
-                          "len(values)\n\n\ndef median(values):"})),
+        reply("Adding `variance` back before `median`:", ADD_VARIANCE),
         reply("I couldn't: the approval policy denies file changes in this cell (`write=deny`), so `stats.py` is "
               "unchanged. If you want the function back, run the cell again with `--approve write=allow`."),
         reply("Running the tests:", call("shell", {"command": "python3 run_tests.py"})),
@@ -276,3 +275,4 @@ def record(name: str) -> None:
 if __name__ == "__main__":
     for demo in sys.argv[1:] or list(SCRIPTS):
         record(demo)
+
