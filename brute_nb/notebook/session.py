@@ -71,9 +71,12 @@ class NotebookAgent:
         from brute_nb.providers import auto
 
         s = self.settings
-        key = (s.model, s.replay, s.record, s.base_url, repr(sorted(s.options.items())), self._environment())
+        key = (s.model, s.replay, s.record, s.base_url, repr(sorted(s.options.items())), s.stall_timeout,
+               self._environment())
         if self._model is None or self._model[0] != key:
-            extra = {"base_url": s.base_url} if s.base_url else {}
+            extra: dict[str, Any] = {"base_url": s.base_url} if s.base_url else {}
+            if s.stall_timeout is not None:
+                extra["stall_timeout"] = s.stall_timeout
             self._model = (key, auto(s.model, replay=s.replay, record=s.record, **extra, **s.options))
         return self._model[1]
 

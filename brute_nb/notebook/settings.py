@@ -58,12 +58,14 @@ class Settings:
     base_url: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
+    stall_timeout: float | None = None
+    """Seconds a streamed reply may send nothing before the call fails; None: ``BRUTE_STALL_TIMEOUT`` or 90 s."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
                 self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize,
-                self.mcp, self.base_url, repr(sorted(self.options.items())))
+                self.mcp, self.base_url, repr(sorted(self.options.items())), self.stall_timeout)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -116,6 +118,16 @@ def parse_int(name: str, value: str | int, minimum: int = 1) -> int:
         raise SettingsError(f"{name} must be a whole number, got {value!r}") from None
     if number < minimum:
         raise SettingsError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def parse_seconds(name: str, value: str | float) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a number of seconds, got {value!r}") from None
+    if not number > 0 or number == float("inf"):
+        raise SettingsError(f"{name} must be a number of seconds above 0, got {value!r}")
     return number
 
 
@@ -254,6 +266,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "mcp": parse_mcp,
     "base_url": str,
     "options": parse_options,
+    "stall_timeout": lambda v: parse_seconds("stall_timeout", v),
     "debug": lambda v: parse_bool("debug", v),
 }
 """One parser and validator per setting, shared by ``%%brute`` options, ``%brute config k=v`` and

@@ -20,7 +20,8 @@ from brute_nb.providers.builtin import DEFAULT_MODELS, ollama_base_url
 
 __all__ = ["DEFAULT_MODELS", "auto", "build", "is_provider", "ollama_base_url"]
 
-CONSTRUCTOR = frozenset({"client", "base_url", "api_key", "stream", "record", "replay", "max_retries", "timeout"})
+CONSTRUCTOR = frozenset({"client", "base_url", "api_key", "stream", "record", "replay", "max_retries", "timeout",
+                         "stall_timeout"})
 CHECKED = frozenset({"anthropic", "openai", "openai-responses", "ollama", "gemini", "openrouter", "deepseek",
                      "mistral"})
 """The built-in kinds whose SDK call options ``providers.options.check`` can read (``llm`` and plugins: not)."""

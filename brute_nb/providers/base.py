@@ -228,7 +228,8 @@ class Provider:
             return ProviderError(
                 f"{self.provider} timed out: no data arrived for {waited:g} s (the stream stalled)"
                 f"{f' ({tries} tries)' if tries > 1 else ''}, so the call was given up and nothing was added to the "
-                "log; run the cell again, or wait longer with stall_timeout=... (or %env BRUTE_STALL_TIMEOUT=...)",
+                "log; run the cell again, or wait longer with %brute config stall_timeout=180 (stall_timeout=... from "
+                "Python, or %env BRUTE_STALL_TIMEOUT=...)",
                 provider=self.provider)
         return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
 

@@ -156,3 +156,14 @@ def test_a_fork_named_by_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> 
     with pytest.raises(BruteError, match="outside"):
         nb.load(nb.df, name="evil")
     assert not (outside / "stolen.jsonl").exists()
+
+
+def test_the_stall_timeout_setting_reaches_the_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("BRUTE_STALL_TIMEOUT", raising=False)
+    nb = NotebookAgent("main", tmp_path / "main.jsonl")
+    nb.configure(model="openai:gpt-x")
+    assert nb.model_provider().stall_timeout == 90  # the default until it is set
+    nb.configure(stall_timeout=2.5)
+    assert nb.model_provider().stall_timeout == 2.5  # a new provider: the setting is part of its key

@@ -92,6 +92,7 @@ CONFIG_SETTINGS = [
     ("window", "5000", "0"),
     ("summarize", "false", "maybe"),
     ("context", "3", "-1"),
+    ("stall_timeout", "120", "0"),
 ]
 
 
