@@ -26,6 +26,7 @@ from brute_nb.map.cache import Record
 from brute_nb.map.limiter import THROTTLE_STATUSES, AdaptiveLimiter, retry_after, status_of
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Message, role_of
+from brute_nb.structured import StructuredOutputError
 
 MAX_THROTTLED = 100
 """Rate-limit answers one row takes before it gives up (each one already waited out its retry-after)."""
@@ -78,6 +79,12 @@ def build_agent(ctx: RowContext, session: Path) -> Agent:
             .use(DefaultToolPipeline, tools=ctx.tools).run(ctx.provider))
 
 
+def native_schema(provider: Any) -> bool:
+    """Whether the provider sends a schema as its API's structured-output option (OpenAI, Anthropic, and the
+    OpenAI-compatible servers); a plain callable or a library transport does not."""
+    return bool(getattr(provider, "native_schema", False))
+
+
 def finished(messages: list[Any]) -> bool:
     """A session that ends in a reply with no tool call still to run: the row was done (and paid for)."""
     if not messages or role_of(messages[-1]) != "assistant":
@@ -97,7 +104,7 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
         if not finished(history):
             root = await _workspace(ctx, job)
             history = await _turn(ctx, job, session, root, history)
-    except ProviderError as exc:
+    except (ProviderError, StructuredOutputError) as exc:  # the session holds what was sent and received
         record["error"] = str(exc)
         history = read_session(session)
     except Exception as exc:  # the row's failure is its error column; the run goes on
@@ -116,14 +123,19 @@ async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, his
     from brute_nb.middleware.session_log import read_session
 
     agent = build_agent(ctx, session)
-    prompt: str | None = job.prompt + (schemas.instruction(ctx.spec.schema) if ctx.spec.schema else "")
+    schema = ctx.spec.schema
+    native = schema is not None and native_schema(ctx.provider)
+    # A provider with structured output gets the schema as its API's own option (the reply is constrained, then
+    # validated); any other is asked in the prompt, and the reply validated the same way afterwards.
+    prompt: str | None = job.prompt + (schemas.instruction(schema) if schema is not None and not native else "")
+    extra = {"schema": schema} if native else {}
     throttled = transient = 0
     while True:
         if history:
             prompt = None  # the session holds the prompt (and maybe more): continue the turn, do not ask again
         async with ctx.limiter.slot() as ticket:
             try:
-                env = await agent.astart(prompt, root=str(root) if root else None)
+                env = await agent.astart(prompt, root=str(root) if root else None, **extra)
             except ProviderError as exc:
                 status = status_of(exc)
                 if status in THROTTLE_STATUSES and throttled < MAX_THROTTLED:

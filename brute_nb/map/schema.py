@@ -1,8 +1,10 @@
-"""Structured replies without provider support: a pydantic model's JSON schema goes into the prompt, the reply is
-parsed and validated with pydantic, and each field becomes a column.
+"""A row's schema: checked, turned into columns, and, for a provider without structured output, asked for in the
+prompt.
 
-This is the honest fallback until structured output lands in the providers (issue 18): the model is asked, not
-forced, so a reply that does not validate is that row's error (with pydantic's message), never a guessed value.
+OpenAI and Anthropic providers get the schema as their API's own option (``env["schema"]``, see
+``brute_nb.structured``), which constrains the reply; any other provider (an llm plugin, a plain callable) is
+asked in the prompt, not forced. Either way the reply is validated with pydantic, and one that does not validate is
+that row's error (with pydantic's message), never a guessed value.
 """
 
 from __future__ import annotations

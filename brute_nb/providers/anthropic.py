@@ -26,6 +26,7 @@ class AnthropicMessages(Provider):
 
     provider = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
+    native_schema = True
 
     def __init__(self, model: str, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any) -> None:
         super().__init__(model, **options)

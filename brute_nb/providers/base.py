@@ -81,6 +81,9 @@ class Provider:
     """What errors call the server when it is not the API's owner (``Ollama`` behind the OpenAI API)."""
     unreachable_hint: str = ""
     """Said after "could not reach ...": what to start or set."""
+    native_schema: ClassVar[bool] = False
+    """Sends ``env["schema"]`` as the API's own structured-output option; otherwise the reply is only validated
+    after the fact, so a caller such as ``brute_nb.map`` asks for the JSON in the prompt too."""
 
     def __init__(
         self,

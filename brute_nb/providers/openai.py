@@ -29,6 +29,7 @@ def cache_key(env: dict[str, Any]) -> str:
 
 
 class _OpenAIProvider(Provider):
+    native_schema = True
 
     @property
     def caching(self) -> bool:

@@ -9,7 +9,9 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from typing import Any, ClassVar
 
+import anyio
 import pandas as pd
 import pytest
 from pydantic import BaseModel
@@ -114,7 +116,31 @@ def test_schema_fields_become_columns_and_a_bad_reply_is_the_rows_error(server: 
     assert list(out.columns[:2]) == ["label", "length"]
     assert list(out["label"].fillna("-")) == ["apple", "-", "fig"] and out.loc[0, "length"] == 5
     assert "does not match Word" in out.loc[1, "error"] and "length" in out.loc[1, "error"]
-    assert "JSON schema" in paid(server)[0]
+    sent = [r["json"] for r in server.requests]
+    # Anthropic has structured output: the schema goes as its own option, and the prompt stays the user's.
+    assert all(b["output_config"]["format"]["schema"]["properties"].keys() == {"label", "length"} for b in sent)
+    assert sorted(paid(server)) == ["JSON BAD", "JSON apple", "JSON fig"]
+
+
+def test_a_provider_without_structured_output_is_asked_in_the_prompt(notebook: Path) -> None:
+    from brute_nb.map.api import plan, settle
+    from brute_nb.map.row import RowContext, run_row
+
+    class Plain:  # a provider with no structured-output option (an llm plugin, a plain callable)
+        prompts: ClassVar[list[str]] = []
+
+        async def __call__(self, env: dict[str, Any]) -> None:
+            assert "schema" not in env
+            self.prompts.append(str(env["messages"][-1].content))
+            env["messages"].assistant('{"label": "kiwi", "length": 4}')
+
+    df = pd.DataFrame({"word": ["kiwi"]})
+    spec, _ = settle("{word}", df, schema=Word, tools="none", model=MODEL, system=None, name="plain", root=None,
+                     max_iterations=3, cache=False, backend="local", concurrency=1)
+    _, jobs = plan(spec, df)
+    record = anyio.run(run_row, RowContext.build(spec, 1, provider=Plain()), jobs[0])
+    assert record["error"] is None and record["fields"] == {"label": "kiwi", "length": 4}
+    assert "JSON schema" in Plain.prompts[0]
 
 
 def test_writing_tools_run_in_a_scratch_copy_per_row(server: FakeProvider, notebook: Path, tmp_path: Path) -> None:
