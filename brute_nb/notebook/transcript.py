@@ -31,9 +31,10 @@ CODE_BLOCKS = ".brute-text pre"
 BUTTON = "Insert as cell"
 PROPOSE_CELL = "propose_cell"
 
-# The cell that shows the chat: the one whose outputs hold the panel's model id (``anchor``), found in the shared
-# notebook model that JupyterLab's widget manager exposes as ``context``; else the cell around the widget in the
-# page. The code goes in below it with no execution count: the user reads it and runs it.
+# The cell that shows the chat: the notebook cell around the clicked view (exact when the panel is shown in two
+# cells or nested in a layout), else, for a view outside the cell list (Lab's "New View for Cell Output"), the
+# first cell whose outputs hold the panel's model id (``anchor``). Both index the shared notebook model that
+# JupyterLab's widget manager exposes as ``context``. The code goes in below it with no execution count.
 ESM = """
 const CODE_BLOCKS = %(selector)s;
 const LABEL = %(label)s;
@@ -48,14 +49,20 @@ function holds(cell, anchor) {
   return cell.getOutputs().some((o) => o && o.data && o.data[VIEW] && o.data[VIEW].model_id === anchor);
 }
 
-function cellIndex(notebook, anchor, el) {
-  const cells = notebook.cells || [];
-  for (let i = 0; i < cells.length; i++) if (holds(cells[i], anchor)) return i;
-  const cell = el.closest(".jp-Cell");
+function domIndex(el) {
+  const cell = el.closest(".jp-Notebook .jp-Cell");
   if (!cell) return -1;
   const index = Number.parseInt(cell.dataset.windowedListIndex ?? "", 10);
   if (!Number.isNaN(index)) return index;
   return Array.from(cell.parentElement.children).filter((c) => c.classList.contains("jp-Cell")).indexOf(cell);
+}
+
+function cellIndex(notebook, anchor, el) {
+  const cells = notebook.cells || [];
+  const around = domIndex(el);
+  if (around >= 0 && around < cells.length) return around;
+  for (let i = 0; i < cells.length; i++) if (holds(cells[i], anchor)) return i;
+  return -1;
 }
 
 async function copy(text) {
