@@ -133,10 +133,14 @@ function render({ model, el }) {
 export default { render };
 """
 
+# What ipywidgets' HTML widget gives its content (the transcript was one before), so it looks as it did.
 CSS = """
-.brute-transcript-content { width: 100%; }
+.brute-transcript { box-sizing: border-box; font-size: var(--jp-widgets-font-size, 13px); }
+.brute-transcript-content {
+  align-self: stretch; flex: 1 1 auto; position: relative; line-height: var(--jp-widgets-inline-height, 28px);
+}
 .brute-insert {
-  display: block; margin: -0.4em 0 .8em; padding: 2px 8px; cursor: pointer;
+  display: block; margin: .4em 0 .8em; padding: 0 8px; line-height: 20px; cursor: pointer;
   font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size0, 11px);
   color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color2, #eee);
   border: var(--jp-border-width, 1px) solid var(--jp-border-color1, #bbb); border-radius: 2px;
