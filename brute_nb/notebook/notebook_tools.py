@@ -3,7 +3,9 @@
 
 None of them runs code: ``notebook`` reads the saved ``.ipynb`` and the kernel's own history, ``variables`` reads
 values (``repr`` of builtins, pandas and numpy summaries, the class name of anything else) and ``propose_cell``
-hands text to the front end with IPython's ``set_next_input``. The ``python`` tool stays the only way to execute.
+hands text to the front end: the turn's ``env["insert_cell"](code, explanation)`` where its front end gives one
+(the chat widget, whose turns run from comm handlers: a ``set_next_input`` payload would ride on the reply of
+whatever cell runs next), else IPython's ``set_next_input``. The ``python`` tool stays the only way to execute.
 Every text they return is bounded.
 """
 
@@ -290,6 +292,9 @@ class ProposeCell(Tool):
         self._shell = shell
 
     def execute(self, code: str, explanation: str = "") -> str:
+        front_end = current_env().get("insert_cell")
+        if front_end is not None:
+            return str(front_end(code, explanation))
         shell = self._shell()
         if shell is None:
             return "Error: no IPython kernel here, so no cell can be proposed; show the code in your reply instead"

@@ -9,6 +9,10 @@ widget writes are coalesced to at most ``MAX_UPDATES_PER_S`` a second (Jupyter d
 Keys: the message box is ``ChatInput`` (an anywidget in ``chat_input.py``): Enter sends, Shift+Enter makes a new
 line, and the text is sent as typed, newlines included. From code, set ``chat.input.value`` and call
 ``chat.send_button.click()``, or call ``chat.send(text)``; both queue like Enter does.
+
+The transcript is a ``Transcript`` (``transcript.py``): the same sanitised HTML, plus an "Insert as cell" button
+under each code block of a reply that puts the code into a new, unrun cell below the panel's cell. A ``propose_cell``
+call in a widget turn shows there the same way (``transcript.proposed`` is the turn's ``env["insert_cell"]``).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import WAITING, CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_html
+from brute_nb.notebook.transcript import Transcript, proposal_html, proposed
 from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
@@ -59,8 +64,10 @@ def user_html(text: str) -> str:
 
 
 def segments_html(items: list[Any]) -> str:
-    """A finished turn's texts and tool blocks (from ``CellView.final_segments``)."""
-    return "".join(render.tool_html(i) if isinstance(i, ToolView) else markdown_html(i[0]) for i in items)
+    """A finished turn's texts and tool blocks (from ``CellView.final_segments``); a ``propose_cell`` call's code
+    follows its block as a code block, with its "Insert as cell" button in the browser."""
+    return "".join(render.tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else markdown_html(i[0])
+                   for i in items)
 
 
 def turns(messages: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
@@ -139,6 +146,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self._build()
         super().__init__([self.transcript, self.approval_box, self.input,
                           ipywidgets.HBox([self.send_button, self.stop_button]), self.status])
+        self.transcript.anchor = self.model_id  # inserted cells go below the cell that shows this panel
         self.nb = nb
         self.queue: deque[str] = deque()
         self._lock = threading.RLock()
@@ -162,7 +170,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
 
         # column-reverse anchors the scroll box at its end, so the newest message stays in view as the transcript
         # grows (each write replaces the HTML; a plain box would keep showing older text and hide the reply).
-        self.transcript = w.HTML(layout=w.Layout(max_height="600px", overflow="auto", display="flex",
+        self.transcript = Transcript(layout=w.Layout(max_height="600px", overflow="auto", display="flex",
                                                  flex_flow="column-reverse"))
         from brute_nb.notebook.chat_input import ChatInput
 
@@ -292,7 +300,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             with self._lock:
                 self._view, self._prompt = view, prompt
             self._render(force=True)
-            await self.nb.aask(prompt, approval_asker=self._ask_approval)
+            await self.nb.aask(prompt, approval_asker=self._ask_approval, insert_cell=proposed)
         except anyio.get_cancelled_exc_class():
             notice = (STOPPED, "interrupted")
             raise

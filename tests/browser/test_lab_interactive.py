@@ -149,7 +149,7 @@ def approve(widget: Any, choice: str) -> None:
 
 # The transcript scrolls inside its own box: a person must see the newest message without scrolling it.
 SHOWS_LATEST = """(chat) => {
-  const box = chat.closest('.widget-html'), last = chat.lastElementChild;
+  const box = chat.closest('.brute-transcript'), last = chat.lastElementChild;
   const b = box.getBoundingClientRect(), r = last.getBoundingClientRect();
   return box.scrollHeight > box.clientHeight && r.top >= b.top - 1 && r.bottom <= b.bottom + 1;
 }"""

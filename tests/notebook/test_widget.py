@@ -19,6 +19,7 @@ from brute_nb.notebook import widget as widget_module
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
+from brute_nb.notebook.transcript import proposed
 from brute_nb.notebook.widget import ChatWidget, Coalescer, markdown_html
 from brute_nb.testing import FakeProvider, call, reply
 
@@ -336,7 +337,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
     fake.add("one")
     chat.send("hello")
     assert chat.wait_idle(WAIT)
-    assert turns == [("hello", {"approval_asker": chat._ask_approval})]
+    assert turns == [("hello", {"approval_asker": chat._ask_approval, "insert_cell": proposed})]
     # ... and the module imports no stack, middleware, tool or provider: it is a view over the agent's events.
     tree = ast.parse(Path(widget_module.__file__).read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
@@ -355,6 +356,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.registry",
         "brute_nb.notebook.settings",
         "brute_nb.notebook.thumbnails",
+        "brute_nb.notebook.transcript",
         "brute_nb.notebook.short_errors",
     }, ours
 
