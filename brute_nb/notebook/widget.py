@@ -21,7 +21,7 @@ import contextlib
 import contextvars
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -32,106 +32,28 @@ import anyio.to_thread
 import ipywidgets
 
 from brute_nb.cost import format_usd
-from brute_nb.cost import total as cost_total
 from brute_nb.errors import BruteError
 from brute_nb.message import role_of
 from brute_nb.notebook import render
+from brute_nb.notebook.chat_log import (
+    error_details_html,
+    log_html,
+    log_text,
+    no_publish,
+    segments_html,
+    totals,
+    user_html,
+)
 from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import WAITING, CellView
 from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.thumbnails import thumbnails_html
-from brute_nb.notebook.transcript import Transcript, proposal_html, proposed
+from brute_nb.notebook.transcript import Transcript, proposed
 from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
 
 STOPPED = "stopped: the turn was cancelled; the session file is saved and valid"
-
-
-def _ignore(*args: Any, **kwargs: Any) -> None:
-    """CellView's cell publishing, unused: the widget renders its own transcript."""
-
-
-def markdown_html(text: str) -> str:
-    """Assistant text as the cell shows it: inert, sanitised HTML (``render.markdown_html``)."""
-    return render.markdown_html(text)
-
-
-def user_html(text: str) -> str:
-    return (f'<div class="brute-user" style="margin:.5em 0;padding:.3em .6em;border-left:3px solid #0969da">'
-            f'<b>you</b><div style="white-space:pre-wrap;line-height:1.45">{escape(render.plain(text))}</div></div>')
-
-
-def segments_html(items: list[Any]) -> str:
-    """A finished turn's texts and tool blocks (from ``CellView.final_segments``); a ``propose_cell`` call's code
-    follows its block as a code block, with its "Insert as cell" button in the browser."""
-    return "".join(render.tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else markdown_html(i[0])
-                   for i in items)
-
-
-def turns(messages: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
-    """The transcript's pieces in order: ``(prompt, [])`` for each user message, ``(None, segments)`` for the turn
-    that follows it (its texts and tool blocks, from ``CellView.final_segments``). System messages are left out."""
-    turn: list[Any] = []
-
-    def segments() -> list[Any]:
-        view = CellView(publish=_ignore, update=_ignore)
-        view.messages = list(turn)
-        turn.clear()
-        return view.final_segments()
-
-    for m in messages:
-        role = role_of(m)
-        if role == "user":
-            if turn:
-                yield None, segments()
-            yield m, []
-        elif role != "system":
-            turn.append(m)
-    if turn:
-        yield None, segments()
-
-
-def log_html(messages: list[Any]) -> str:
-    """Messages (history, or turns run from cells) as the transcript shows them: one block a turn."""
-    return "".join(segments_html(items) if prompt is None else
-                   user_html(str(prompt.content)) + thumbnails_html(getattr(prompt, "attachments", None) or ())
-                   for prompt, items in turns(messages))
-
-
-def error_details_html(exc: BaseException) -> str:
-    """The full traceback one click away, folded under the error's one line (the widget has no ``%tb``)."""
-    from brute_nb.notebook.short_errors import full_text
-
-    return (f'<details class="brute-traceback" style="opacity:.75"><summary><small>full traceback</small></summary>'
-            f'<pre style="{render.WRAP}">{escape(full_text(exc))}</pre></details>')
-
-
-def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
-    """(input tokens, output tokens, tool calls, cost in USD or None) of the given messages.
-
-    Calls are counted as the model makes them (as the cell's footer counts them), so one still running shows.
-    """
-    inp = out = tools = 0
-    for m in messages:
-        if role_of(m) == "assistant":
-            meta = getattr(m, "meta", None) or {}
-            inp += int(meta.get("input_tokens") or 0)
-            out += int(meta.get("output_tokens") or 0)
-            tools += len(m.tool_calls or ())
-    return inp, out, tools, cost_total(messages)
-
-
-def log_text(messages: list[Any]) -> str:
-    """The transcript as plain text (terminals, ``text/plain``): prompts, replies, one line per tool call."""
-    out: list[str] = []
-    for prompt, items in turns(messages):
-        if prompt is not None:
-            out.append("you: " + render.plain(str(prompt.content)))
-        out.extend(render.tool_plain(item).split("\n", 1)[0] if isinstance(item, ToolView) else render.plain(item[0])
-                   for item in items)
-    return "\n\n".join(out)
 
 
 class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
@@ -287,7 +209,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     # The turn: runs on the worker thread and writes only to widgets.
 
     async def _turn(self, prompt: str) -> None:
-        view = CellView(session=self.nb.name, publish=_ignore, update=lambda *_: self._render())
+        view = CellView(session=self.nb.name, publish=no_publish, update=lambda *_: self._render())
         agent: Any = None
         notice: tuple[str, str] | None = None
         error: BaseException | None = None

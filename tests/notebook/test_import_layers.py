@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools"})),
     ("stack", frozenset({"stack"})),
-    ("turn views", frozenset({"display", "terminal", "runner"})),
+    ("turn views", frozenset({"display", "terminal", "runner", "chat_log"})),
     ("session", frozenset({"session"})),
     ("cell commands", frozenset({"aware", "model_commands"})),
     ("registry", frozenset({"registry"})),

@@ -16,11 +16,13 @@ from notebook_helpers import HOLD, WAIT, wait_for
 from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import widget as widget_module
+from brute_nb.notebook.chat_log import markdown_html
+from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.transcript import proposed
-from brute_nb.notebook.widget import ChatWidget, Coalescer, markdown_html
+from brute_nb.notebook.widget import ChatWidget
 from brute_nb.testing import FakeProvider, call, reply
 
 
@@ -350,6 +352,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook",
         "brute_nb.notebook.render",
         "brute_nb.notebook.chat_input",
+        "brute_nb.notebook.chat_log",
         "brute_nb.notebook.coalesce",
         "brute_nb.notebook.display",
         "brute_nb.notebook.session",
