@@ -796,17 +796,21 @@ def memory(tmp: Path) -> list[Row]:
     path.write_bytes(session_bytes(_frame_log(100_000)))
     size = path.stat().st_size
     rows = []
-    for what, name, target in (("read", "peak RSS loading 100,000 msgs (read_session)", "report (no target set)"),
-                               ("frame", "peak RSS, session file -> DataFrame, 100,000 msgs", "<= 3x the JSONL")):
-        out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(path), what], check=True, cwd=ROOT,
-                             capture_output=True, text=True).stdout.split()
-        count, before, after = (int(x) for x in out)
-        if count != 100_000:
-            raise RuntimeError(f"read {count} messages, expected 100,000")
-        grown = (after - before) * 1024  # VmHWM is in KiB
-        ratio = grown / size
-        rows.append(Row(name, target, f"+{grown / 2**20:.0f} MiB for a {size / 2**20:.0f} MiB JSONL", ratio,
-                        None if what == "read" else ratio <= 3.0, "peak RSS growth / file size"))
+    for what, name, target, runs in (
+            ("read", "peak RSS loading 100,000 msgs (read_session)", "report (no target set)", 1),
+            ("frame", "peak RSS, session file -> DataFrame, 100,000 msgs", "<= 3x the JSONL", 3)):
+        grown = []
+        for _ in range(runs):  # a fresh process each: the worst of them is the row's result
+            out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(path), what], check=True, cwd=ROOT,
+                                 capture_output=True, text=True).stdout.split()
+            count, before, after = (int(x) for x in out)
+            if count != 100_000:
+                raise RuntimeError(f"read {count} messages, expected 100,000")
+            grown.append((after - before) * 1024)  # VmHWM is in KiB
+        ratio = max(grown) / size
+        spread = f" (worst of {runs} processes; {min(grown) / size:.2f}-{ratio:.2f}x)" if runs > 1 else ""
+        rows.append(Row(name, target, f"+{max(grown) / 2**20:.0f} MiB for a {size / 2**20:.0f} MiB JSONL{spread}",
+                        ratio, None if what == "read" else ratio <= 3.0, "peak RSS growth / file size"))
     return rows
 
 

@@ -11,7 +11,11 @@ Frames are built column-wise, one comprehension of plain Python values a field, 
 constructor (no per-row dict or Series), so 100,000 messages take well under the naive ``pd.DataFrame([m.to_dict()
 ...])``. ``read_frame(path)`` builds the same frame from a session file's lines without making a ``Message`` a line
 (``brute_nb.session_lines``): equal to ``frame(read_session(path))``, the strict reader deciding anything irregular.
-pandas is imported inside the functions so ``import brute_nb`` stays light.
+Memory: the frame is its values plus one pointer or number a row and column, and the build adds little to that
+(peak ~2.5x the file for ``read_frame``): sparse fields (tool calls, call ids, meta) are gathered only where present,
+each column's scratch list dies before the next is made, pandas wraps the arrays instead of copying or inferring
+them, and repeated meta strings (model, provider...) are shared by the rows. pandas is imported inside the
+functions so ``import brute_nb`` stays light.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ import gc
 import json
 import math
 import os
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress, repeat
+from operator import is_not, methodcaller, setitem
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from brute_nb.errors import FrameError
 from brute_nb.message import ROLES, Log, Message, Role, ToolCall, role_of
@@ -57,8 +64,6 @@ def frame(log: Iterable[Any]) -> pd.DataFrame:
 
     Works with any message-like object (role, content, tool_calls, tool_call_id; ``meta`` if it has one).
     """
-    import pandas as pd
-
     msgs = log if isinstance(log, list) else list(log)
     # Building makes one small dict a row (the meta copies) and no reference cycle; pausing the cyclic
     # collector meanwhile spares a 100,000-row frame repeated passes over objects that can never be garbage.
@@ -69,7 +74,7 @@ def frame(log: Iterable[Any]) -> pd.DataFrame:
     finally:
         if paused:
             gc.enable()
-    return pd.DataFrame(columns, index=pd.RangeIndex(len(msgs)), copy=False)  # fresh arrays: no copy
+    return _frame_of(columns)
 
 
 def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -79,8 +84,6 @@ def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
     A file with anything irregular (a torn last line, a damaged line, a field of the wrong type) is read by
     ``read_session`` itself, so its warnings and its file:line errors are exactly that reader's.
     """
-    import pandas as pd
-
     from brute_nb.session_lines import Irregular, paused_gc
 
     p = Path(path)
@@ -93,32 +96,112 @@ def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
         from brute_nb.middleware.session_log import read_session
 
         return frame(read_session(p))
-    return pd.DataFrame(columns, index=pd.RangeIndex(len(columns["turn"])), copy=False)
+    return _frame_of(columns)
+
+
+def _frame_of(columns: dict[str, Any]) -> pd.DataFrame:
+    """The DataFrame holding the fresh column arrays themselves (``copy=False``: no copy, no consolidation).
+
+    An object array goes in as a ``Series`` of dtype object: given the bare array, pandas tries to infer a
+    narrower dtype for it, with a scratch array of each numeric kind (~40 bytes a row, the peak of the build).
+    """
+    import numpy as np
+    import pandas as pd
+
+    index = pd.RangeIndex(len(columns["turn"]))
+    return pd.DataFrame({name: pd.Series(values, index=index, dtype=object, copy=False)
+                         if isinstance(values, np.ndarray) and values.dtype == object else values
+                         for name, values in columns.items()}, index=index, copy=False)
 
 
 def _file_columns(file: BinaryIO) -> dict[str, Any]:
-    """The columns from checked message dicts, a block of lines at a time (each block's dicts die with it)."""
+    """The columns from checked message dicts, a block of lines at a time (each block's dicts die with it).
+
+    What is gathered across blocks is what the frame keeps: a byte a row for the role, the content strings, one
+    meta dict a row, and only the rows that have tool calls or a call id (most have neither). A string that
+    repeats from row to row (model, finish reason, tool name) is kept once (``_share``): the rows hold equal
+    values, and the parser's copies are freed with their block.
+    """
     import numpy as np
 
     from brute_nb.session_lines import file_blocks
 
-    codes: list[int] = []
+    codes = bytearray()
     contents: list[str | None] = []
-    calls: list[list[dict[str, Any]] | None] = []
-    call_ids: list[str | None] = []
     metas: list[dict[str, Any]] = []
+    full: list[dict[str, Any]] = []
+    gathered: dict[str, list[Any]] = {"meta": [], "calls": [], "call_rows": [], "ids": [], "id_rows": []}
+    shared: dict[str, str] = {}
     for roles, texts, calls_, ids, metas_ in file_blocks(file):
-        codes += [_ROLE_CODE[r] for r in roles]
+        n = len(codes)
+        codes += bytes(map(_ROLE_CODE.__getitem__, roles))
         contents += ["" if t is None else t for t in texts] if None in texts else texts
-        calls += [None if c is None else [_plain_call(x) for x in c] for c in calls_]
-        call_ids += ids
+        if present := _present(calls_, n):
+            gathered["call_rows"].append(present[0])
+            gathered["calls"] += [[_plain_call(x, shared) for x in c] for c in present[1]]
+        if present := _present(ids, n):
+            gathered["id_rows"].append(present[0])
+            gathered["ids"] += present[1]
+        flags = list(map(bool, metas_))  # None and {} are both 'no meta'
+        if True in flags:
+            some = cast("list[dict[str, Any]]", list(compress(metas_, flags)))
+            _share(some, shared)
+            gathered["meta"].append(np.flatnonzero(flags) + n)
+            full += some
         metas += [m or {} for m in metas_]  # the parser's own dicts: nothing else holds them
-    return _assemble(np.array(codes, dtype=np.int8), contents, calls, call_ids, metas)
+    del shared
+    content, chars = _texts(contents, checked=True)
+    del contents  # the column holds the strings now; the list's slots need not outlive it
+    meta = _objects(metas)
+    del metas
+    return _assemble(np.frombuffer(codes, dtype=np.int8).copy(), content, chars, meta, full,
+                     _rows(gathered["meta"]), (_rows(gathered["call_rows"]), gathered["calls"]),
+                     (_rows(gathered["id_rows"]), gathered["ids"]))
 
 
-def _plain_call(call: dict[str, Any]) -> dict[str, Any]:
-    """A checked tool-call dict as ``_call_dict`` shows a ``ToolCall`` (id defaults to '', arguments to {})."""
-    return {"id": call.get("id", ""), "name": call["name"], "arguments": call.get("arguments") or {}}
+def _present(values: list[Any], offset: int) -> tuple[Any, list[Any]] | None:
+    """The rows (``offset`` + index) where ``values`` is not None, and those values; None if there are none."""
+    import numpy as np
+
+    flags = list(map(is_not, values, repeat(None)))
+    if True not in flags:
+        return None
+    return np.flatnonzero(flags) + offset, list(compress(values, flags))
+
+
+def _rows(parts: list[Any]) -> Any:
+    import numpy as np
+
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+
+
+_SHARED_KEYS = ("provider", "model", "finish_reason", "tool_name")
+"""Meta keys whose text repeats from message to message, so the rows can share one string."""
+
+
+def _share(metas: list[dict[str, Any]], shared: dict[str, str]) -> None:
+    """Make equal texts under ``_SHARED_KEYS`` one object (strings are immutable: the values stay equal).
+
+    Each parsed line has its own copy of, say, the model name; 50,000 copies are ~0.1x a session file's size.
+    """
+    keys = set().union(*metas)
+    for key in _SHARED_KEYS:
+        if key not in keys:
+            continue
+        values = list(map(methodcaller("get", key), metas))
+        if set(map(type, values)) == {str}:  # the usual case: every row has it as text; all at C speed
+            owners: list[dict[str, Any]] = metas
+        else:
+            owners = [m for m, v in zip(metas, values, strict=True) if type(v) is str]
+            values = [m[key] for m in owners]
+        deque(map(setitem, owners, repeat(key), map(shared.setdefault, values, values)), maxlen=0)
+
+
+def _plain_call(call: dict[str, Any], shared: dict[str, str]) -> dict[str, Any]:
+    """A checked tool-call dict as ``_call_dict`` shows a ``ToolCall`` (id defaults to '', arguments to {});
+    the name is shared with every other call of that tool."""
+    name = call["name"]
+    return {"id": call.get("id", ""), "name": shared.setdefault(name, name), "arguments": call.get("arguments") or {}}
 
 
 def _columns(msgs: Sequence[Any]) -> dict[str, Any]:
@@ -128,43 +211,77 @@ def _columns(msgs: Sequence[Any]) -> dict[str, Any]:
     codes = np.array([_ROLE_CODE.get(m.role, -2) for m in msgs], dtype=np.int8)
     if (codes == -2).any():  # a duck-typed message with a role that is no Role: the slow, general way
         codes = np.array([_ROLE_CODE.get(role_of(m), -1) for m in msgs], dtype=np.int8)
-    contents = [m.content for m in msgs]
-    if None in contents:
-        contents = ["" if c is None else c for c in contents]
-    calls = [None if c is None else [_call_dict(x) for x in c] for c in [m.tool_calls for m in msgs]]
+    content, chars = _texts([m.content for m in msgs])
+    rows, calls = _present([m.tool_calls for m in msgs], 0) or (np.zeros(0, dtype=np.intp), [])
+    calls = [[_call_dict(x) for x in c] for c in calls]
+    ids = _present([m.tool_call_id for m in msgs], 0) or (np.zeros(0, dtype=np.intp), [])
     files = [list(a) if (a := getattr(m, "attachments", None)) else None for m in msgs]
-    return _assemble(codes, contents, calls, [m.tool_call_id for m in msgs], _meta_copies(msgs), files)
+    metas = _meta_copies(msgs)
+    full, meta_rows = _non_empty(metas)
+    return _assemble(codes, content, chars, _objects(metas), full, meta_rows, (rows, calls), ids, files)
 
 
-def _assemble(codes: Any, contents: list[Any], calls: list[Any], call_ids: list[Any],
-              metas: list[dict[str, Any]], attachments: list[Any] | None = None) -> dict[str, Any]:
-    """The frame's columns from the fields' values (role codes as an int8 array, plain dicts for calls and meta).
+def _texts(contents: list[Any], checked: bool = False) -> tuple[Any, Any]:
+    """The content column (a string array, None shown as '') and its length a row.
+
+    ``checked``: every value is already a str (a parsed file's, None replaced), so no pass needs to look."""
+    import numpy as np
+
+    if not checked and None in contents:
+        contents = ["" if c is None else c for c in contents]
+    if text_only := checked or set(map(type, contents)) <= {str}:
+        chars = np.fromiter(map(len, contents), dtype=np.int64, count=len(contents))
+    else:
+        chars = np.array([len(c) if type(c) is str else len(str(c)) for c in contents], dtype=np.int64)
+    return _strings(contents, text_only), chars
+
+
+def _non_empty(metas: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any]:
+    """The non-empty metas and their rows (most messages, user, tool and system ones, carry no meta)."""
+    import numpy as np
+
+    flags = list(map(bool, metas))
+    return list(compress(metas, flags)), np.flatnonzero(flags) if flags else np.zeros(0, dtype=np.intp)
+
+
+def _assemble(codes: Any, content: Any, chars: Any, meta: Any, full: list[dict[str, Any]], meta_rows: Any,
+              calls: tuple[Any, list[Any]], call_ids: tuple[Any, list[Any]],
+              attachments: list[Any] | None = None) -> dict[str, Any]:
+    """The frame's columns from the fields' values: role codes as an int8 array, the content and meta columns
+    made, and for the sparse fields (``full``: the non-empty metas at ``meta_rows``; tool calls and call ids as
+    rows and values) only the rows that have them.
 
     ``attachments``: each message's list of ``Attachment``s, or None; a file read the fast way has none (a line
     naming attachments is read by the strict reader, which locates their bytes)."""
     import numpy as np
     import pandas as pd
 
-    rows = [i for i, m in enumerate(metas) if m]  # most messages (user, tool, system) carry no meta
+    n = len(codes)
+    call_rows, call_values = calls
     # A user message starts a turn unless it is synthetic (a compaction summary).
     starts = codes == _ROLE_CODE["user"]
-    starts[[i for i in rows if metas[i].get("synthetic")]] = False
+    if full and "synthetic" in set().union(*full):
+        starts[meta_rows[[bool(m.get("synthetic")) for m in full]]] = False
+    n_calls = np.zeros(n, dtype=np.int64)
+    n_calls[call_rows] = list(map(len, call_values))
     return {
         "turn": np.cumsum(starts, dtype=np.int64),
         "role": pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(ROLES))),
-        "content": _strings(contents),
-        "tool_calls": _objects(calls),
-        "tool_call_id": _strings(call_ids),
-        "attachments": _objects(attachments if attachments is not None else [None] * len(contents)),
-        "tool_names": _strings(["" if c is None else ",".join(x["name"] for x in c) for c in calls]),
-        "n_tool_calls": np.array([0 if c is None else len(c) for c in calls], dtype=np.int64),
-        "chars": np.array([len(c) if type(c) is str else len(str(c)) for c in contents], dtype=np.int64),
-        **_meta_columns(metas, rows),
-        "meta": _objects(metas),
+        "content": content,
+        "tool_calls": _scatter(n, call_rows, call_values),
+        "tool_call_id": _strings(_scatter(n, *call_ids, np.nan), text_only=set(map(type, call_ids[1])) <= {str}),
+        "attachments": _objects(attachments) if attachments is not None else np.full(n, None, dtype=object),
+        "tool_names": _strings(_scatter(n, call_rows, [",".join(x["name"] for x in c) for c in call_values], ""),
+                               text_only=True),
+        "n_tool_calls": n_calls,
+        "chars": chars,
+        **_meta_columns(n, full, meta_rows),
+        "meta": meta,
     }
 
 
 _COPYABLE = {MappingProxyType, dict}
+
 
 # Role is a StrEnum, so plain strings find their code too; an unknown role is -1 (a missing category).
 _ROLE_CODE: dict[Any, int] = {**{r: i for i, r in enumerate(ROLES)}, **{Role(r): i for i, r in enumerate(ROLES)}}
@@ -185,11 +302,20 @@ def _meta_copies(msgs: Sequence[Any]) -> list[dict[str, Any]]:
     return [dict(x) if x else {} for x in raw]
 
 
-def _strings(values: Any) -> Any:
-    """A pandas string array; from an object ndarray it is about twice as fast as from a list."""
+def _strings(values: list[Any] | Any, text_only: bool = False) -> Any:
+    """A pandas string array; from an object ndarray it is about twice as fast as from a list.
+
+    An ndarray given is this module's own fresh one. ``text_only``: the caller knows every value is a str or
+    ``np.nan`` (the missing value of pandas' ``str`` dtype), so the array is wrapped as it is; otherwise pandas
+    converts the values (None becomes NaN, other values text) into a second array.
+    """
     import pandas as pd
 
-    return pd.array(_objects(values) if isinstance(values, list) else values, dtype="str")
+    values = _objects(values) if isinstance(values, list) else values
+    dtype = pd.api.types.pandas_dtype("str")
+    if text_only and isinstance(dtype, pd.StringDtype) and dtype.storage == "python":
+        return pd.arrays.StringArray(values, dtype=dtype)  # type: ignore[call-arg]  # the stubs lack dtype
+    return pd.array(values, dtype=dtype, copy=False)
 
 
 def _call_dict(call: Any) -> dict[str, Any]:
@@ -220,48 +346,35 @@ def _number_or_none(value: Any) -> float | None:
     return None
 
 
-def _meta_columns(metas: Sequence[Mapping[str, Any]], with_meta: list[int] | None = None) -> dict[str, Any]:
-    """The explicit meta columns; a value of the wrong type shows as missing (it stays in ``meta``).
+def _meta_columns(n: int, full: Sequence[Mapping[str, Any]], rows: Any) -> dict[str, Any]:
+    """The explicit meta columns of ``n`` rows; a value of the wrong type shows as missing (it stays in ``meta``).
 
-    Only the rows ``with_meta`` (the indexes of non-empty metas; computed when not given) are read, and their
-    values are scattered into full-length columns with one numpy assignment.
+    Only the non-empty metas (``full``, at the indexes ``rows``) are read, and their values are scattered into
+    full-length columns with one numpy assignment.
     """
     import numpy as np
     import pandas as pd
 
-    n = len(metas)
-    if with_meta is None:
-        with_meta = [i for i, m in enumerate(metas) if m]
-    full = [metas[i] for i in with_meta]
-    rows = np.array(with_meta, dtype=np.intp)
     # A key that no message has needs no pass over the rows (one pass over the keys, at C speed, instead).
     keys = set().union(*full)
-    none: list[Any] = [None] * len(full)
-    # `type(v) is` rather than isinstance: JSON values are exact types, and bool must not pass as int.
-    model = [v if type(v := m.get("model")) is str else None for m in full] if "model" in keys else none
-    tokens_in, tokens_out, reads, writes = ([_int64(m.get(key)) for m in full] if key in keys else none for key in (
-        "input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"))
-    cost = [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full] if "cost" in keys else none
-    finish = [v if type(v := m.get("finish_reason")) is str else None
-              for m in full] if "finish_reason" in keys else none
-    stamps = [v if type(v := m.get("created_at")) is str else None for m in full] if "created_at" in keys else none
-    duration = [None if (v := m.get("duration_ms")) is None else _number_or_none(v)
-                for m in full] if "duration_ms" in keys else none
-    return {
-        "model": _strings(_scatter(n, rows, model)),
-        "input_tokens": _masked(n, rows, tokens_in, np.int64, pd.arrays.IntegerArray),
-        "output_tokens": _masked(n, rows, tokens_out, np.int64, pd.arrays.IntegerArray),
-        "cached_tokens": _masked(n, rows, reads, np.int64, pd.arrays.IntegerArray),
-        "cache_write_tokens": _masked(n, rows, writes, np.int64, pd.arrays.IntegerArray),
-        "cost": _masked(n, rows, cost, np.float64, pd.arrays.FloatingArray),
-        "finish_reason": _strings(_scatter(n, rows, finish)),
-        "created_at": _timestamps(n, rows, stamps),
-        "duration_ms": _masked(n, rows, duration, np.float64, pd.arrays.FloatingArray),
-    }
-
-
-def _int64(value: Any) -> int | None:
-    return value if type(value) is int and _INT64_MIN <= value <= _INT64_MAX else None
+    # `type(v) is` rather than isinstance: JSON values are exact types, and bool must not pass as int. Each
+    # column's list of values dies as soon as its array is made, so they are never all alive at once.
+    out = {"model": _strings(_scatter(n, rows, [v if type(v := m.get("model")) is str else np.nan for m in full]
+                                      if "model" in keys else [], np.nan), text_only=True)}
+    for key in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
+        out[key] = _masked(n, rows, [v if type(v := m.get(key)) is int and _INT64_MIN <= v <= _INT64_MAX else None
+                                     for m in full] if key in keys else [], np.int64, pd.arrays.IntegerArray)
+    out["cost"] = _masked(n, rows, [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full]
+                          if "cost" in keys else [], np.float64, pd.arrays.FloatingArray)
+    out["finish_reason"] = _strings(_scatter(n, rows, [v if type(v := m.get("finish_reason")) is str else np.nan
+                                                       for m in full] if "finish_reason" in keys else [], np.nan),
+                                    text_only=True)
+    out["created_at"] = _timestamps(n, rows, [v if type(v := m.get("created_at")) is str else None for m in full]
+                                    if "created_at" in keys else [])
+    out["duration_ms"] = _masked(n, rows, [None if (v := m.get("duration_ms")) is None else _number_or_none(v)
+                                           for m in full] if "duration_ms" in keys else [],
+                                 np.float64, pd.arrays.FloatingArray)
+    return out
 
 
 def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
@@ -271,15 +384,21 @@ def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
 
     if not any(stamps):
         return pd.DatetimeIndex(np.full(n, np.datetime64("NaT"), dtype="datetime64[s]")).tz_localize("UTC")
-    values = pd.Series(_scatter(n, rows, stamps), dtype=object)
-    return pd.DatetimeIndex(pd.to_datetime(values, utc=True, errors="coerce", format="ISO8601"))
+    # Only the texts are parsed (what pandas infers, the unit, depends on them alone, not on the missing rows), then
+    # scattered into a full column: parsing the whole column costs ~8 scratch arrays of n.
+    flags = list(map(is_not, stamps, repeat(None)))
+    parsed = pd.DatetimeIndex(pd.to_datetime(pd.Series(list(compress(stamps, flags)), dtype=object), utc=True,
+                                             errors="coerce", format="ISO8601"))
+    out = np.full(n, np.datetime64("NaT"), dtype=f"datetime64[{parsed.unit}]")
+    out[rows[np.array(flags, dtype=bool)]] = parsed.tz_localize(None).to_numpy()
+    return pd.DatetimeIndex(out).tz_localize(parsed.tz)
 
 
-def _scatter(n: int, rows: Any, values: list[Any]) -> Any:
-    """An object array of n Nones with ``values`` placed at ``rows``."""
+def _scatter(n: int, rows: Any, values: list[Any], fill: Any = None) -> Any:
+    """An object array of n ``fill``s with ``values`` placed at ``rows``."""
     import numpy as np
 
-    out = np.full(n, None, dtype=object)
+    out = np.full(n, fill, dtype=object)
     if values:
         out[rows] = _objects(values)
     return out
@@ -421,7 +540,7 @@ def _meta_edits(df: pd.DataFrame, metas: list[dict[str, Any]]) -> list[dict[str,
     import pandas as pd
 
     edits: list[dict[str, Any]] = [{} for _ in metas]
-    derived = _meta_columns(metas)
+    derived = _meta_columns(len(metas), *_non_empty(metas))
     for name in META_COLUMNS:
         if name not in df.columns:
             continue

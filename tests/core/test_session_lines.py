@@ -149,3 +149,81 @@ def test_integers_past_64_bits_stay_exact(tmp_path: Path, number: int) -> None:
 def test_a_long_number_inside_text_is_read_fast(tmp_path: Path) -> None:
     items = [Message("user", "ref#123456789012345678901234567890", meta={"id": "0" * 24})]  # no ":" or space before
     assert parse_messages(jsonl(items)) == items
+
+
+def varied_session(turns: int) -> list[Message]:
+    """What sessions hold: system prompt, prompts, replies with provider meta, tool calls and results (some
+    failing), a compaction summary, wrongly typed and unknown meta values, an empty meta, content of every size."""
+    out = [Message("system", "be brief")]
+    for t in range(turns):
+        stamp = f"2026-01-{t % 28 + 1:02d}T10:{t % 60:02d}:00.{t % 1000:03d}+00:00"
+        out.append(Message("user", f"prompt {t} " + "é" * (t % 50), meta={"synthetic": True} if t % 97 == 5 else None))
+        calls = [ToolCall(f"c{t}-{k}", ("read", "ls", "grep")[(t + k) % 3], {"path": f"f{t}.py", "n": k})
+                 for k in range(t % 3)]
+        meta: dict[str, Any] = {"provider": "anthropic", "model": ("claude-x", "claude-y")[t % 2],
+                                "input_tokens": 1000 + t, "output_tokens": t % 300, "cached_tokens": None,
+                                "finish_reason": "tool_calls" if calls else "stop", "duration_ms": 800 + t,
+                                "created_at": stamp, "cost": 0.001 * t}
+        if t % 41 == 7:
+            meta.update(model=7, input_tokens="many", cost=None, extra={"nested": [1, 2.5]})
+        out.append(Message("assistant", "x" * (t * 37 % 2000), calls or None, meta=meta))
+        out += [Message("tool", "Error: no" if (t + k) % 5 == 0 else f"result {k}", tool_call_id=c.id,
+                        meta={"tool_name": c.name, "duration_ms": 1.5 * k, "is_error": (t + k) % 5 == 0})
+                for k, c in enumerate(calls)]
+    return out
+
+
+def test_the_fast_frame_of_a_varied_session_equals_the_strict_one(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    items = varied_session(1500)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(items) + b'{"role":"user","content":"","meta":{}}\n')
+    assert path.stat().st_size > 2 * (1 << 18)  # several parse blocks
+    strict = frame(read_session(path))
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("read_frame made a Message: it took the strict path")
+
+    monkeypatch.setattr(Message, "__init__", refuse)
+    fast = read_frame(path)
+    pd.testing.assert_frame_equal(fast, strict)
+    assert [type(v) for v in fast["content"]] == [type(v) for v in strict["content"]]
+    for column in ("model", "finish_reason", "tool_call_id"):  # missing is NaN in both, not None in one
+        assert fast[column].array.tolist() == strict[column].array.tolist() or (
+            fast[column].isna().tolist() == strict[column].isna().tolist())
+    assert [list(m) for m in fast["meta"]] == [list(m) for m in strict["meta"]]  # key order too
+
+
+def test_rows_share_repeated_strings_but_never_a_dict(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(varied_session(300)))
+    df = read_frame(path)
+    metas = df["meta"].tolist()
+    assert len({id(m) for m in metas}) == len(metas)  # editing one row's meta never reaches another
+    models = [m["model"] for m in metas if m.get("model") == "claude-x"]
+    assert len(models) > 100 and len({id(v) for v in models}) == 1
+    names = [c["name"] for calls in df["tool_calls"].dropna() for c in calls] + [
+        m["tool_name"] for m in metas if "tool_name" in m]
+    assert len({id(v) for v in names}) == 3
+    metas[0]["note"] = "edited"
+    assert "note" not in metas[2]
+
+
+def test_building_the_frame_adds_little_to_what_the_frame_keeps(tmp_path: Path) -> None:
+    """Traced Python memory (deterministic, unlike RSS): the build's peak over what stays allocated once the
+    frame is made. bench/run.py measures RSS against the file's size (~2.5x)."""
+    import gc
+    import tracemalloc
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(jsonl(varied_session(6000)))
+    read_frame(path)  # pandas' lazy imports and caches, outside the measurement
+    gc.collect()
+    tracemalloc.start()
+    try:
+        df = read_frame(path)
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(df) > 15_000
+    assert peak - kept <= 0.1 * kept, f"the build peaked at {peak - kept} bytes over the frame's {kept}"

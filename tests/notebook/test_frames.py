@@ -336,3 +336,21 @@ def test_round_trip_property(items: list[Message]) -> None:
     assert rebuilt == log
     assert [dict(m.meta) for m in rebuilt] == [dict(m.meta) for m in log]
     assert log_from_frame(df.iloc[::-1]) == Log(reversed(items))
+
+
+nanos = st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()[:19] + ".123456789" + d.isoformat()[19:])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.none() | st.integers() | stamps | nanos | st.sampled_from(["2026-01-01", "20260101", "Z"]),
+                max_size=8))
+def test_created_at_is_pandas_parsing_the_whole_column(values: list[Any]) -> None:
+    """Only the rows with a text are parsed; the unit, the zone and each value are still what pandas makes of
+    the whole column (None and a wrongly typed value both missing)."""
+    log = Log([Message("assistant", "x", meta=None if v is None else {"created_at": v}) for v in values])
+    whole = pd.Series([v if type(v) is str else None for v in values], dtype=object)
+    expected = pd.DatetimeIndex(pd.to_datetime(whole, utc=True, errors="coerce", format="ISO8601"))
+    got = pd.DatetimeIndex(brute_nb.frame(log)["created_at"].array)
+    if any(type(v) is str for v in values):  # with no text at all the column is all missing, in seconds
+        pd.testing.assert_index_equal(got, expected)
+    assert got.isna().tolist() == expected.isna().tolist()
