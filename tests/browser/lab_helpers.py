@@ -16,6 +16,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,3 +163,35 @@ def wait_ran(cell: Any, timeout: float = WAIT_MS) -> None:
     """Wait until the cell's prompt shows an execution count (``[3]``), i.e. it finished."""
     cell.locator(".jp-InputArea-prompt").filter(has_text=EXECUTION_COUNT).wait_for(timeout=timeout)
 
+
+
+def write_notebook(path: Path, cells: tuple[str, ...]) -> None:
+    """A notebook of code cells (unrun) with the default Python kernel, as a user would have saved it."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, path)
+
+
+@contextlib.contextmanager
+def notebook_page(lab: Lab, browser: Any, name: str, cells: tuple[str, ...],
+                  watch: Callable[[Any], None] | None = None) -> Iterator[Any]:
+    """``name`` written with ``cells``, open in a new page with ``%load_ext brute_nb`` run (its first cell must
+    hold it); ``watch`` sees the page before it loads anything. A failure to get there leaves a screenshot."""
+    write_notebook(lab.root / name, cells)
+    page = browser.new_page(viewport={"width": 1280, "height": 1000})
+    page.set_default_timeout(WAIT_MS)
+    try:
+        if watch is not None:
+            watch(page)
+        try:
+            open_notebook(page, lab, name)
+            wait_ran(run_cell(page, "%load_ext brute_nb"))
+        except BaseException:
+            shot(page, f"{Path(name).stem}-failure")
+            raise
+        yield page
+    finally:
+        page.close()

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 import nbformat
 import pytest
-from lab_helpers import WAIT_MS, Lab, open_notebook, output_of, run_cell, select_cell, shot, wait_ran
+from lab_helpers import Lab, notebook_page, open_notebook, output_of, run_cell, select_cell, shot, wait_ran
 
 from brute_nb.testing import call, reply
 from brute_nb.testing.hostile import EXFIL_HOST, FLAG, REPLY, live_parts
@@ -35,23 +35,16 @@ LIVE_IN_OURS = ", ".join(f"{block} {tag}" for block in (".brute-text", ".brute-t
 """Elements that run or load, inside brute_nb's blocks (Lab's own icons around them are SVG)."""
 
 
+def record_requests(page: Any) -> None:
+    page.requests = []
+    page.on("request", lambda request: page.requests.append(request.url))
+
+
 @pytest.fixture(scope="module")
 def page(lab: Lab, browser: Any) -> Iterator[Any]:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, lab.root / NOTEBOOK)
     (lab.root / "page.md").write_text(REPLY)
-    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
-    pg.set_default_timeout(WAIT_MS)
-    pg.requests = []  # type: ignore[attr-defined]
-    pg.on("request", lambda request: pg.requests.append(request.url))  # type: ignore[attr-defined]
-    try:
-        open_notebook(pg, lab, NOTEBOOK)
-        wait_ran(run_cell(pg, "%load_ext brute_nb"))
+    with notebook_page(lab, browser, NOTEBOOK, CELLS, watch=record_requests) as pg:
         yield pg
-    finally:
-        pg.close()
 
 
 def foreign_requests(page: Any, lab: Lab) -> list[str]:

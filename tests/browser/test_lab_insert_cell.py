@@ -15,7 +15,16 @@ from typing import Any
 
 import nbformat
 import pytest
-from lab_helpers import WAIT_MS, Lab, open_notebook, output_of, prompt_of, run_cell, select_cell, shot, wait_ran
+from lab_helpers import (
+    Lab,
+    notebook_page,
+    output_of,
+    prompt_of,
+    run_cell,
+    select_cell,
+    shot,
+    wait_ran,
+)
 
 from brute_nb.testing import call, reply
 
@@ -34,22 +43,8 @@ PROPOSED_CODE = "import math\n\nprint(math.sqrt(2))"
 
 @pytest.fixture(scope="module")
 def page(lab: Lab, browser: Any) -> Iterator[Any]:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, lab.root / NOTEBOOK)
-    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
-    pg.set_default_timeout(WAIT_MS)
-    try:
-        try:
-            open_notebook(pg, lab, NOTEBOOK)
-            wait_ran(run_cell(pg, "%load_ext brute_nb"))
-        except BaseException:
-            shot(pg, "lab-insert-failure")
-            raise
+    with notebook_page(lab, browser, NOTEBOOK, CELLS) as pg:
         yield pg
-    finally:
-        pg.close()
 
 
 @pytest.fixture(scope="module")

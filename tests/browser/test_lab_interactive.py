@@ -19,14 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from lab_helpers import (
     KERNEL_IDLE,
-    WAIT_MS,
     Lab,
     code_cell,
-    open_notebook,
+    notebook_page,
     output_of,
     prompt_of,
     run_cell,
@@ -49,11 +47,6 @@ CELLS = ("%load_ext brute_nb", SETUP, SLOW, NEXT, WIDGET)
 SLOW_COMMAND = "sleep 60 && touch lab-slow-finished.txt"
 
 
-def write_notebook(path: Path) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, path)
 
 
 def session_lines(path: Path) -> list[dict[str, Any]]:
@@ -63,22 +56,11 @@ def session_lines(path: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def page(lab: Lab, browser: Any) -> Iterator[Any]:
     """``interactive.ipynb`` open in Chromium with its extension loaded and its setup cell run."""
-    write_notebook(lab.root / NOTEBOOK)
-    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
-    pg.set_default_timeout(WAIT_MS)
-    try:
-        try:
-            open_notebook(pg, lab, NOTEBOOK)
-            wait_ran(run_cell(pg, "%load_ext brute_nb"))
-            setup = run_cell(pg, "brute_nb.configure")
-            wait_ran(setup)
-            assert "interactive.brute" in setup.locator(".jp-OutputArea").inner_text()
-        except BaseException:
-            shot(pg, "lab-interactive-failure")
-            raise
+    with notebook_page(lab, browser, NOTEBOOK, CELLS) as pg:
+        setup = run_cell(pg, "brute_nb.configure")
+        wait_ran(setup)
+        assert "interactive.brute" in setup.locator(".jp-OutputArea").inner_text()
         yield pg
-    finally:
-        pg.close()
 
 
 def test_stop_button_interrupts_a_running_tool_and_the_next_cell_works(page: Any, lab: Lab) -> None:

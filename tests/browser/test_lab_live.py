@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import nbformat
 import pytest
-from lab_helpers import WAIT_MS, Lab, open_notebook, output_of, run_cell, shot, wait_ran
+from lab_helpers import Lab, notebook_page, output_of, run_cell, shot, wait_ran
 
 from brute_nb.testing import slow
 from brute_nb.testing.hostile import FLAG, REPLY
@@ -25,18 +24,8 @@ STORY = "# A title\n\nThe **first** paragraph is done.\n\n" + " ".join(f"word{i}
 
 @pytest.fixture(scope="module")
 def page(lab: Lab, browser: Any) -> Iterator[Any]:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, lab.root / NOTEBOOK)
-    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
-    pg.set_default_timeout(WAIT_MS)
-    try:
-        open_notebook(pg, lab, NOTEBOOK)
-        wait_ran(run_cell(pg, "%load_ext brute_nb"))
+    with notebook_page(lab, browser, NOTEBOOK, CELLS) as pg:
         yield pg
-    finally:
-        pg.close()
 
 
 def test_streamed_text_shows_live_with_finished_paragraphs_rendered(page: Any, lab: Lab) -> None:
