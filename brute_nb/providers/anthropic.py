@@ -38,10 +38,9 @@ class AnthropicMessages(Provider):
 
     def request(self, env: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments for ``messages.create`` / ``messages.stream`` (pure; tests read it)."""
-        messages = env["messages"]
-        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
-                                  "messages": Anthropic.dump_all(messages), **self.params}
-        system = Anthropic.system_text(messages)
+        system, turns = Anthropic.dump_request(env["messages"])
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns,
+                                  **self.params}
         if system:
             kwargs["system"] = system
         tools = [{"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
