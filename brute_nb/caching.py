@@ -35,7 +35,8 @@ def session_key(name: object) -> str:
 def anthropic_breakpoints(kwargs: dict[str, Any], limit: int = MAX_BREAKPOINTS) -> dict[str, Any]:
     """``kwargs`` (for ``messages.create``) with cache breakpoints placed, at most ``limit``; changed in place."""
     turns: list[dict[str, Any]] = kwargs.get("messages") or []
-    explicit = [b for t in turns for b in _blocks(t) if MARK in b]
+    # Only block lists can hold a mark: most turns of a long log are strings, skipped without a call.
+    explicit = [b for t in turns if isinstance(t.get("content"), list) for b in _blocks(t) if MARK in b]
     for block in explicit:
         del block[MARK]  # placed again below, within the limit, latest first
     wanted: list[dict[str, Any]] = list(reversed(explicit))[: max(limit - 2, 1)]

@@ -4,7 +4,8 @@ Both APIs refuse (HTTP 400) a request holding a tool result with no matching cal
 result after it; one such pair in a session file would fail every later turn. The invariant kept here: no request
 ever carries an orphan result or an unanswered call. ``sendable`` repairs what is *sent* (orphan results left out,
 a synthetic error result put after each unanswered call) and reports what it did; the log itself, and the file
-behind it, are never changed.
+behind it, are never changed. Every model call asks, and a valid log (the common case) is answered by ``valid``,
+a walk with no copy and no call per message, before any repaired list is built.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from brute_nb.message import Message, Role, ToolCall, role_of
+from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
 
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
 
@@ -43,6 +44,13 @@ class Repair:
 def sendable(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
     """The messages to send and what was repaired. A result counts only in the run of tool messages right after
     the assistant message that made its call (where both APIs require it), and only once."""
+    if valid(messages):  # every model call of a turn asks, so the common answer is a plain copy
+        return list(messages), Repair()
+    return repaired(messages)
+
+
+def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
+    """``sendable`` without its fast check: the walk that builds the repaired list (tests compare the two)."""
     out: list[Any] = []
     repair = Repair()
     open_calls: dict[str, ToolCall] = {}  # the calls of the last assistant message, not yet answered
@@ -69,3 +77,29 @@ def sendable(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
             open_calls = {c.id: c for c in (ToolCall.coerce(c) for c in m.tool_calls)}
     close_open()
     return out, repair
+
+
+def valid(messages: Sequence[Any]) -> bool:
+    """True when ``sendable`` has nothing to repair: the same walk, with no copy and no call per message."""
+    tool, assistant = Role.TOOL, Role.ASSISTANT
+    open_ids: set[Any] = set()
+    for m in messages:
+        role = m.role
+        if role.__class__ is not Role:
+            role = _role_or_none(m)
+        if role is tool:
+            if m.tool_call_id not in open_ids:
+                return False
+            open_ids.discard(m.tool_call_id)
+            continue
+        if open_ids:
+            return False
+        if role is assistant and m.tool_calls:
+            open_ids = {ToolCall.coerce(c).id for c in m.tool_calls}
+    return not open_ids
+
+
+def _role_or_none(m: Any) -> Role | None:
+    """A message-like object's role as a Role (a plain string too), None for a role no API has."""
+    r = role_of(m)
+    return Role(r) if r in ROLES else None

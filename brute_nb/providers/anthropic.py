@@ -1,7 +1,8 @@
-"""AnthropicMessages: the Messages API through ``AsyncAnthropic``, streamed with the SDK's ``messages.stream``.
+"""AnthropicMessages: the Messages API through ``AsyncAnthropic``, streamed with ``messages.create(stream=True)``.
 
-Text deltas go out as ``assistant_delta`` events and thinking as ``reasoning_delta``; the final message is taken
-from the SDK's own accumulator and appended only when it carries a stop reason (a cut stream is an error). A reply
+Text deltas go out as ``assistant_delta`` events and thinking as ``reasoning_delta``; the final message is added up
+from the raw events (``anthropic_stream.Reply``: what the SDK's ``messages.stream`` helper builds, without a pydantic
+snapshot per event) and appended only when it carries a stop reason (a cut stream is an error). A reply
 that stops with ``pause_turn`` (a long server-tool turn) is continued at once and joined into one message.
 """
 
@@ -13,6 +14,7 @@ from brute_nb import structured
 from brute_nb.caching import anthropic_breakpoints
 from brute_nb.events import emit
 from brute_nb.message import Message
+from brute_nb.providers.anthropic_stream import Reply
 from brute_nb.providers.base import Provider, incomplete, tool_specs
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
@@ -39,10 +41,9 @@ class AnthropicMessages(Provider):
 
     def request(self, env: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments for ``messages.create`` / ``messages.stream`` (pure; tests read it)."""
-        messages = env["messages"]
-        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
-                                  "messages": Anthropic.dump_all(messages), **self.params}
-        system = Anthropic.system_text(messages)
+        system, turns = Anthropic.dump_request(env["messages"])
+        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns,
+                                  **self.params}
         if system:
             kwargs["system"] = system
         tools = [{"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
@@ -70,16 +71,17 @@ class AnthropicMessages(Provider):
         if not self.stream:
             data = as_data(await self.client.messages.create(**kwargs))  # a local: an HTML page is named from it
             return dict(data)
-        async with self.client.messages.stream(**kwargs) as stream:
+        reply = Reply()
+        stream = await self.client.messages.create(**kwargs, stream=True)
+        async with stream:
             async for event in stream:
-                if event.type == "text":
-                    emit(env, "assistant_delta", {"text": event.text})
-                elif event.type == "thinking":
-                    emit(env, "reasoning_delta", {"text": event.thinking})
-            final = await stream.get_final_message()
-        if final.stop_reason is None:
+                piece = reply.add(event)
+                if piece is not None:
+                    emit(env, "assistant_delta" if piece[0] == "text" else "reasoning_delta", {"text": piece[1]})
+        final = reply.data()
+        if final is None or final.get("stop_reason") is None:
             raise incomplete(self.provider)
-        return dict(as_data(final))
+        return final
 
 
 MAX_CONTINUATIONS = 8

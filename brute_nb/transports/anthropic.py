@@ -8,7 +8,9 @@ never sent; empty or repeated tool-call ids are renamed (``unique_call_ids``). T
 blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires.
 A turn that is one plain text goes as a string (``content: "..."``), which the API reads as that one text block:
 the SDK copies and serialises half the structure on every turn of a long log. A turn keeps its block list when a
-block carries something a string cannot (tool use or results, thinking, attachments, a cache mark).
+block carries something a string cannot (tool use or results, thinking, attachments, a cache mark). Every model
+call sends the whole log, so ``dump_request`` makes the request in one pass, the plain text message inline; it
+gives exactly what the general per-message builder (``_turn``) gives (tests/transports/test_fast_paths.py).
 
 Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
 and the stop reason to ``meta``.
@@ -24,11 +26,11 @@ from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, rol
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import anthropic_blocks, attachments_of
 from brute_nb.transports.base import (
+    CallIds,
     MessageTransport,
     as_data,
     finish_reason,
     response_meta,
-    unique_call_ids,
     unreadable,
 )
 
@@ -48,22 +50,61 @@ class Anthropic(MessageTransport):
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
+        return cls.dump_request(messages)[1]
+
+    @classmethod
+    def dump_request(cls, messages: Iterable[Any]) -> tuple[str | None, list[dict[str, Any]]]:
+        """``(system_text(messages), dump_all(messages))`` in one pass over the log.
+
+        Every model call of a turn sends the whole log, so this is the per-message cost of a long session: the
+        common message (a plain user or assistant text) is turned into its string turn inline, without the block
+        builders, the id renaming (``CallIds`` only sees messages with tool calls or results) or any call.
+        """
+        systems: list[str] = []
         turns: list[dict[str, Any]] = []
-        for m in unique_call_ids(messages):
+        ids = CallIds()
+        user, assistant, system = Role.USER, Role.ASSISTANT, Role.SYSTEM
+        for i, m in enumerate(messages):
+            if m.__class__ is Message:
+                if m.tool_calls or m.tool_call_id is not None:
+                    m = ids.fix(i, m)
+                else:
+                    role = m.role
+                    if role is system:
+                        if m.content:
+                            systems.append(m.content)
+                        continue
+                    meta = m.meta
+                    if ((role is user or role is assistant) and not m.attachments
+                            and (not meta or not (meta.get("thinking_blocks") or meta.get("cache_until_here")))):
+                        text = m.content
+                        if text and not text.isspace():  # the API refuses a whitespace-only text block
+                            if turns and turns[-1]["role"] == role._value_:
+                                _blocks(turns[-1]).append({"type": "text", "text": text})
+                            else:
+                                turns.append({"role": role._value_, "content": text})
+                        continue
+            if role_of(m) == "system":
+                if m.content:
+                    systems.append(m.content)
+                continue
             turn = cls._turn(m)
             if turn is None or not turn["content"]:
                 continue
             if turns and turns[-1]["role"] == turn["role"]:
-                turns[-1]["content"].extend(turn["content"])
+                _blocks(turns[-1]).extend(turn["content"])
             else:
                 turns.append(turn)
         for turn in turns:
-            if turn["role"] == "user":
-                # tool_result blocks must open the user turn that follows a tool_use turn.
-                turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
+            content = turn["content"]
+            if content.__class__ is list:
+                if turn["role"] == "user":
+                    # tool_result blocks must open the user turn that follows a tool_use turn.
+                    content.sort(key=lambda b: b.get("type") != "tool_result")
+                _plain(turn)
         if turns and turns[0]["role"] != "user":
-            turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE_TEXT}]})
-        return [_plain(turn) for turn in turns]
+            turns.insert(0, {"role": "user", "content": CONTINUE_TEXT})
+        return ("\n\n".join(systems) if systems else None), turns
 
     @classmethod
     def dump(cls, message: Any) -> JSON:
@@ -115,6 +156,15 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+def _blocks(turn: dict[str, Any]) -> list[JSON]:
+    """A turn's content as a block list (a string turn becomes its one text block), to merge a next turn into."""
+    content = turn["content"]
+    if content.__class__ is str:
+        content = turn["content"] = [{"type": "text", "text": content}]
+    blocks: list[JSON] = content
+    return blocks
 
 
 def _plain(turn: dict[str, Any]) -> dict[str, Any]:

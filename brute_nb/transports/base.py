@@ -44,13 +44,31 @@ def unique_call_ids(messages: Iterable[Any]) -> list[Any]:
     stable function of the position, so a replayed cassette still matches. Results pair with the calls of the
     assistant message before them in order, so two calls sharing an id keep their own results.
     """
-    out: list[Any] = []
-    seen: set[str] = set()
-    renamed: dict[str, list[str]] = {}  # an original id -> new ids of the last assistant message, in call order
-    for i, m in enumerate(messages):
-        calls = getattr(m, "tool_calls", None)
-        if calls and isinstance(m, Message):
-            renamed = {}
+    ids = CallIds()
+    return [ids.fix(i, m) for i, m in enumerate(messages)]
+
+
+class CallIds:
+    """``unique_call_ids`` one message at a time, for a transport that dumps the log in a single pass.
+
+    ``fix(i, m)`` must see, in log order, every message that has tool calls or a ``tool_call_id`` (the others
+    neither change nor affect the state, so a caller may skip them); ``i`` is the message's position in the log.
+    """
+
+    __slots__ = ("renamed", "seen")
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.renamed: dict[str, list[str]] = {}  # an original id -> new ids of the last assistant message, in order
+
+    def fix(self, i: int, m: Any) -> Any:
+        if not isinstance(m, Message):
+            return m
+        calls = m.tool_calls
+        if calls:
+            seen = self.seen
+            renamed: dict[str, list[str]] = {}
+            self.renamed = renamed
             fixed = []
             for j, call in enumerate(calls):
                 new = call.id
@@ -58,20 +76,17 @@ def unique_call_ids(messages: Iterable[Any]) -> list[Any]:
                     new = f"call_{i}_{j}_renamed"
                     while new in seen:
                         new += "_"
-                    renamed.setdefault(call.id, []).append(new)
-                else:
-                    renamed.setdefault(call.id, []).append(call.id)
+                renamed.setdefault(call.id, []).append(new)
                 seen.add(new)
                 fixed.append(call if new == call.id else ToolCall(new, call.name, call.arguments))
-            m = m.replace(tool_calls=fixed) if any(a is not b for a, b in zip(fixed, calls, strict=True)) else m
-        elif isinstance(m, Message) and m.tool_call_id is not None:
-            queue = renamed.get(m.tool_call_id)
+            return m.replace(tool_calls=fixed) if any(a is not b for a, b in zip(fixed, calls, strict=True)) else m
+        if m.tool_call_id is not None:
+            queue = self.renamed.get(m.tool_call_id)
             if queue:
                 new = queue.pop(0)
                 if new != m.tool_call_id:
-                    m = m.replace(tool_call_id=new)
-        out.append(m)
-    return out
+                    return m.replace(tool_call_id=new)
+        return m
 
 
 def finish_reason(raw: object) -> str | None:

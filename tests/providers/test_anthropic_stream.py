@@ -1,0 +1,79 @@
+"""``anthropic_stream.Reply`` adds raw stream events up to what the SDK's own ``messages.stream`` helper builds.
+
+Each scripted reply is served twice by the fake server, in the API's SSE shape, and read by the real SDK both ways:
+through the helper (its final message, dumped) and through ``messages.create(stream=True)`` into ``Reply``. The
+two must agree field by field (the helper's ``parsed_output``, which the provider never reads, aside).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import pytest
+
+from brute_nb.providers.anthropic_stream import Reply
+from brute_nb.testing import FakeProvider, call
+from brute_nb.testing import Reply as Scripted
+
+SEARCH = {"name": "web_search", "arguments": {"query": "capital of France"},
+          "result": [{"type": "web_search_result", "url": "https://example.org/paris", "title": "Paris",
+                      "encrypted_content": "x", "page_age": None}]}
+REPLIES = {
+    "text": Scripted(text="Hello there, " * 30),
+    "tool calls": Scripted(text="Let me look.", calls=(call("lookup", {"key": "k" * 200, "n": [1, 2, {"a": None}]}),
+                                                        call("lookup", {}))),
+    "thinking": Scripted(text="done", thinking="let me think " * 20),
+    "citations": Scripted(text="Paris is the capital of France.",
+                          citations=({"url": "https://example.org/paris", "title": "Paris",
+                                      "cited_text": "capital of France"},)),
+    "server tools, paused": Scripted(text="Searching.", server_calls=(SEARCH,), finish="pause_turn"),
+    "cut at max_tokens": Scripted(text="cut", finish="max_tokens", cached_tokens=7, cache_write_tokens=3),
+}
+
+
+NUMBERED = frozenset({"id", "tool_use_id", "signature", "encrypted_index"})
+"""Fields the fake numbers per reply (two replies never share them): compared as present, not by value."""
+
+
+def _comparable(data: Any) -> Any:
+    """``data`` without the helper's ``parsed_output`` and with numbered fields as ``"<set>"``."""
+    if isinstance(data, dict):
+        return {k: "<set>" if k in NUMBERED and v else _comparable(v) for k, v in data.items()
+                if k != "parsed_output"}
+    if isinstance(data, list):
+        return [_comparable(v) for v in data]
+    return data
+
+
+@pytest.mark.parametrize("name", list(REPLIES))
+def test_reply_is_what_the_sdk_stream_helper_builds(fake_provider: FakeProvider, name: str) -> None:
+    fake_provider.add(REPLIES[name], REPLIES[name])
+    request: dict[str, Any] = {"model": "claude-fake", "max_tokens": 64,
+                               "messages": [{"role": "user", "content": "go"}]}
+    reply, pieces = Reply(), []
+    with anthropic.Anthropic(base_url=fake_provider.base_url, api_key=fake_provider.api_key,
+                             max_retries=0) as client:
+        with client.messages.stream(**request) as stream:
+            helper = stream.get_final_message().model_dump(mode="json")
+        with client.messages.create(**request, stream=True) as events:
+            for event in events:
+                piece = reply.add(event)
+                if piece is not None:
+                    pieces.append(piece)
+    ours = reply.data()
+    assert ours is not None
+    assert _comparable(ours) == _comparable(helper)
+    streamed = {kind: "".join(p for k, p in pieces if k == kind) for kind in ("text", "thinking")}
+    assert streamed["text"] == "".join(b.get("text", "") for b in ours["content"] if b["type"] == "text")
+    assert streamed["thinking"] == "".join(b["thinking"] for b in ours["content"] if b["type"] == "thinking")
+
+
+def test_events_before_message_start_are_ignored_and_no_start_is_no_reply() -> None:
+    class Delta:
+        type = "content_block_delta"
+        index = 0
+
+    reply = Reply()
+    assert reply.add(Delta()) is None
+    assert reply.data() is None

@@ -1,0 +1,106 @@
+"""The per-turn fast paths give what the plain walks give, on logs with everything that makes them leave the fast
+path: blank and whitespace texts, system messages mid-log, same-role runs, cache marks, thinking, tool calls with
+empty or repeated ids, orphan results, unanswered calls, message-like objects that are not ``Message``.
+
+``Anthropic.dump_request`` turns a plain text message into its string turn inline; the oracle here is the rule
+the transport documents, written plainly: each message through ``_turn`` (the general block builder) after
+``unique_call_ids``, same-role turns merged, tool results first in a user turn, a one-text turn as its string,
+a user turn first. ``sendable`` answers from ``valid`` when nothing needs repair; it must agree with the walk
+that builds the repaired list.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brute_nb.caching import anthropic_breakpoints
+from brute_nb.message import Message, ToolCall
+from brute_nb.sendable import repaired, sendable, valid
+from brute_nb.transports.anthropic import CONTINUE_TEXT, Anthropic
+from brute_nb.transports.base import unique_call_ids
+
+EXAMPLES = settings(max_examples=max(500, settings.default.max_examples), deadline=None)
+
+texts = st.sampled_from(["", " ", "\n\n", "hi", "a b", "  x  "]) | st.text(max_size=5)
+call_ids = st.sampled_from(["", "a", "b", "c"])
+metas = st.sampled_from([{}, {"model": "m", "input_tokens": 3}, {"cache_until_here": True}, {"is_error": True},
+                         {"thinking_blocks": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+                         {"thinking_blocks": []}, {"cache_until_here": False}])
+
+
+class Like:
+    """A message-like object that is not a ``Message`` (another library's message, a test double)."""
+
+    def __init__(self, role: str, content: str = "", tool_calls: Any = None, tool_call_id: str | None = None):
+        self.role, self.content, self.tool_calls, self.tool_call_id = role, content, tool_calls, tool_call_id
+        self.meta: dict[str, Any] = {}
+        self.attachments = ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Like and vars(self) == vars(other)
+
+
+@st.composite
+def messages(draw: Any) -> Any:
+    kind = draw(st.sampled_from(["user", "assistant", "system", "tool", "calls", "odd", "like"]))
+    meta = draw(metas)
+    if kind == "calls":
+        calls = [ToolCall(draw(call_ids), "f", {}) for _ in range(draw(st.integers(0, 3)))]
+        return Message("assistant", draw(texts), tool_calls=calls, meta=meta)
+    if kind == "tool":
+        return Message("tool", draw(texts), tool_call_id=draw(call_ids), meta=meta)
+    if kind == "odd":  # a tool_call_id on a message that is not a result (a hand-edited file)
+        return Message(draw(st.sampled_from(["user", "assistant", "system"])), draw(texts),
+                       tool_call_id=draw(call_ids), meta=meta)
+    if kind == "like":
+        role = draw(st.sampled_from(["tool", "TOOL", "assistant", "Assistant", "user", "system", "weird"]))
+        calls = [{"id": draw(call_ids) or "a", "name": "f", "arguments": {}} for _ in range(draw(st.integers(0, 2)))]
+        return Like(role, draw(texts), calls or None, draw(st.none() | call_ids))
+    return Message(kind, draw(texts), meta=meta)
+
+
+def plain_dump(log: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
+    turns: list[dict[str, Any]] = []
+    for m in unique_call_ids(log):
+        turn = Anthropic._turn(m)
+        if turn is None or not turn["content"]:
+            continue
+        if turns and turns[-1]["role"] == turn["role"]:
+            turns[-1]["content"].extend(turn["content"])
+        else:
+            turns.append(turn)
+    for turn in turns:
+        if turn["role"] == "user":
+            turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
+        content = turn["content"]
+        if len(content) == 1 and content[0].get("type") == "text" and len(content[0]) == 2:
+            turn["content"] = content[0]["text"]
+    if turns and turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": CONTINUE_TEXT})
+    return Anthropic.system_text(log), turns
+
+
+@EXAMPLES
+@given(st.lists(messages(), max_size=12))
+def test_anthropic_dump_request_is_the_plain_dump(log: list[Any]) -> None:
+    system, turns = Anthropic.dump_request(log)
+    assert (system, turns) == plain_dump(log)
+    assert Anthropic.dump_all(log) == turns
+    # Cache breakpoints land on the same blocks whether a turn came out of the fast path or not.
+    assert anthropic_breakpoints({"messages": turns, "system": system}) == anthropic_breakpoints(
+        {"messages": plain_dump(log)[1], "system": system})
+
+
+@EXAMPLES
+@given(st.lists(messages(), max_size=12))
+def test_sendable_fast_check_agrees_with_the_repair_walk(log: list[Any]) -> None:
+    sent, repair = repaired(log)
+    assert valid(log) == (not repair)
+    fast_sent, fast_repair = sendable(log)
+    assert fast_sent == sent
+    assert (fast_repair.dropped, fast_repair.closed) == (repair.dropped, repair.closed)
+    if valid(log):
+        assert sent == log
