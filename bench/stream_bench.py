@@ -3,6 +3,8 @@ in a real kernel, a ``%%brute`` cell against a cell that prints the same chunks 
 
     .venv/bin/python bench/stream_bench.py             # 40,000 characters, 30 ms apart (~200 s a side)
     .venv/bin/python bench/stream_bench.py --quick     # 10,000 characters
+    .venv/bin/python bench/stream_bench.py --envelope 1000  # also ipykernel's own cost per IOPub message
+    .venv/bin/python bench/stream_bench.py --rate 10   # live writes capped at 10 a second instead of 50
 
 Both cells read the same scripted reply from one loopback ``FakeProvider`` whose chunks (6 characters each, one
 marker word per chunk) are written ``GAP`` seconds apart and stamped as they are written. A raw ZMQ subscriber on
@@ -31,8 +33,9 @@ GAP = 0.03  # ~33 chunks a second: a fast model
 
 
 def reply_text(chars: int) -> str:
-    """Words of exactly 6 characters (one per streamed piece), a blank line every 60 words (a paragraph)."""
-    words = [f"p{i:04d}\n\n"[:6] if i % 60 == 59 else f"w{i:04d} " for i in range(chars // 6)]
+    """Words of exactly 6 characters (one per streamed piece), a blank line every 60 words (a paragraph: ``pNNN``
+    and the blank line, NNN counting paragraphs, so every piece is a marker found nowhere else)."""
+    words = [f"p{i // 60:03d}\n\n" if i % 60 == 59 else f"w{i:04d} " for i in range(chars // 6)]
     return "".join(words)
 
 
@@ -152,7 +155,41 @@ NO_LIVE = ("import brute_nb.notebook.runner as _runner\n"
            "_runner.live_sink = _runner.NoLive\n")
 
 
-def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | None = None) -> list[dict[str, Any]]:
+WIDGET_CELL = """\
+import time, anywidget, traitlets
+class _Quiet(anywidget.AnyWidget):
+    _esm = traitlets.Unicode("export default {}").tag(sync=True)
+_w = _Quiet()
+"""
+
+PACED_CELL = """\
+_next = time.perf_counter()
+for _i in range({n}):
+    _next += {gap}
+    time.sleep(max(0.0, _next - time.perf_counter()))
+    {action}
+"""
+
+ENVELOPE_SIDES = [("idle", "pass"), ("print", 'print("w0001 ", end="")'), ("comm", '_w.send("w0001 ")')]
+"""Paced like the stream, no model: doing nothing; a print per chunk (ipykernel batches them into stream
+messages); one comm message per chunk carrying 6 characters, what the live view sends for the usual delta."""
+
+
+def envelope(kc: Any, tap: IOPubTap, proc: Any, n: int, gap: float) -> list[dict[str, Any]]:
+    """ipykernel's own cost per IOPub message, with none of brute_nb's code: bytes and CPU of ``n`` paced chunks
+    sent as comm messages against printed, against idle."""
+    run_cell(kc, tap, WIDGET_CELL, 60)
+    rows = []
+    for side, action in ENVELOPE_SIDES:
+        cpu0 = sum(proc.cpu_times()[:2])
+        msg_id = run_cell(kc, tap, PACED_CELL.format(n=n, gap=gap, action=action), 60 + 2 * n * gap)
+        rows.append({"side": f"paced {side}", "chunks": n, "cpu_s": sum(proc.cpu_times()[:2]) - cpu0,
+                     "bytes": tap.bytes[msg_id], "messages": tap.count[msg_id]})
+    return rows
+
+
+def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | None = None,
+            paced: int = 0) -> list[dict[str, Any]]:
     import psutil
     from jupyter_client.manager import start_new_kernel
 
@@ -185,6 +222,8 @@ def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | No
             if nothing_live:  # diagnosis: the turn's own cost, with no live view at all
                 cell = NO_LIVE + "get_ipython().run_cell_magic('brute', '', 'stream please')"
                 sides.append(("brute, nothing live", cell))
+            if paced:
+                rows.extend(envelope(kc, tap, proc, paced, gap))
             for side, code in sides:
                 fake.add(text)
                 sent.clear()
@@ -204,7 +243,30 @@ def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | No
     return rows
 
 
+def report_envelope(rows: list[dict[str, Any]], base: dict[str, Any], chunks: int) -> str:
+    """Per chunk, over the idle loop: what ipykernel costs to send a comm message against a printed chunk; and the
+    bytes floor of one message per chunk against 2x the print stream."""
+    by = {r["side"]: r for r in rows}
+    idle, printed, comm = by["paced idle"], by["paced print"], by["paced comm"]
+
+    def us(row: dict[str, Any]) -> float:
+        return (row["cpu_s"] - idle["cpu_s"]) / row["chunks"] * 1e6
+
+    per_msg = comm["bytes"] / comm["messages"]
+    lines = ["| measure (paced, no model) | print | comm message | note |", "|---|---|---|---|",
+             f"| kernel CPU per chunk over idle | {us(printed):.0f} us | {us(comm):.0f} us | "
+             f"{comm['chunks']:,} chunks; idle loop {idle['cpu_s'] / idle['chunks'] * 1e6:.0f} us a chunk |",
+             f"| IOPub messages | {printed['messages']:,} | {comm['messages']:,} | |",
+             f"| IOPub bytes per message | {printed['bytes'] / max(printed['messages'], 1):,.0f} | {per_msg:,.0f} | "
+             "all frames, signature included |",
+             f"| bytes floor, one message per chunk ({chunks:,} chunks) | 2x print stream: {2 * base['bytes']:,} | "
+             f"{per_msg * chunks:,.0f} | {per_msg * chunks / base['bytes']:.1f}x the print stream |"]
+    return "\n".join(lines)
+
+
 def report(rows: list[dict[str, Any]], gap: float) -> str:
+    paced = [r for r in rows if r["side"].startswith("paced ")]
+    rows = [r for r in rows if not r["side"].startswith("paced ")]
     base, ours = rows[0], rows[1]
     lines = ["| measure | print stream | %%brute | ratio | target | met? |", "|---|---|---|---|---|---|"]
 
@@ -222,7 +284,14 @@ def report(rows: list[dict[str, Any]], gap: float) -> str:
                  f"{'yes' if lat_o <= 20 else '**NO**'} |")
     head = (f"{base['chars']:,} characters in {base['chunks']:,} chunks {gap * 1000:.0f} ms apart; "
             f"markers seen: print {base['shown']:,}, brute {ours['shown']:,}")
-    return head + "\n\n" + "\n".join(lines)
+    if len(rows) > 2:
+        extra = rows[2]
+        lines.append(f"| kernel CPU (s), {extra['side']} | {base['cpu_s']:.2f} | {extra['cpu_s']:.2f} | "
+                     f"{extra['cpu_s'] / base['cpu_s']:.2f}x | | |")
+    out = head + "\n\n" + "\n".join(lines)
+    if paced:
+        out += "\n\n" + report_envelope(paced, base, ours["chunks"])
+    return out
 
 
 def main() -> int:
@@ -232,9 +301,11 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=GAP)
     parser.add_argument("--rate", type=float, default=None, help="live writes a second at most")
     parser.add_argument("--nothing-live", action="store_true", help="also a %%brute turn with no live view")
+    parser.add_argument("--envelope", type=int, default=0, metavar="N",
+                        help="also N paced chunks idle / printed / as comm messages: ipykernel's cost per message")
     args = parser.parse_args()
     chars = args.chars or (10_000 if args.quick else 40_000)
-    rows = measure(chars, args.gap, args.nothing_live, args.rate)
+    rows = measure(chars, args.gap, args.nothing_live, args.rate, args.envelope)
     print(json.dumps(rows, indent=1))
     print(report(rows, args.gap) + (f"\n\nlive writes capped at {args.rate:g}/s" if args.rate else ""))
     return 0

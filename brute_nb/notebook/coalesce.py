@@ -1,7 +1,10 @@
 """Coalescing of live display writes, shared by the cell view (``CellView``) and the chat widget.
 
-Jupyter Server drops output past its IOPub rate limits, and every live update resends the whole live HTML, so
-writes are capped at ``MAX_UPDATES_PER_S``. Invariants:
+Writes are capped at ``rate`` a second: ``MAX_UPDATES_PER_S`` (15) where every write re-sends a whole view (the
+chat widget, a cell without the live widget); ``live.LIVE_RATE`` (50) for the cell's live widget, whose writes are
+small appends, so a model's chunks up to 50 a second go out one message each, as they come, and only faster
+chunks are coalesced (a chunk is held only when the last write was less than 1/50 s ago, and at most that long).
+Invariants:
 
 - leading edge: a push when nothing was written during the last interval is written at once;
 - trailing edge: a push inside the interval is held, and a timer writes the latest held value when the interval
@@ -44,6 +47,9 @@ def start_thread_timer(delay: float, fn: Callable[[], None]) -> Timer:
 
 
 _NOTHING: Any = object()
+EARLY = 1e-6
+"""A timer this close to its time is on time: a rounding error must not start a timer for a few nanoseconds,
+and another, and another."""
 
 
 class Coalescer:
@@ -92,7 +98,7 @@ class Coalescer:
                 return  # cancelled, or superseded by a write since it was started
             self._timer = None
             wait = self._last + self.interval - self._clock()
-            if wait > 0:  # fired early (timer granularity): keep the cap
+            if wait > EARLY:  # fired early (timer granularity): keep the cap
                 self._schedule_locked(wait)
             else:
                 self._flush_locked()

@@ -9,6 +9,11 @@ display, whose script applies them. Operations, per segment index ``i``:
   ``render.markdown_html``, and set the tail to ``text`` (what follows the block so far);
 - ``{"i", "h": html}``: replace the segment with ``html`` (a tool row, ``render.tool_html``: escaped).
 
+A widget message is ``{"o": [op, ...]}``, or, for the usual delta (one append to the segment the previous
+operation addressed), the appended text alone as a JSON string (``message``). Work per delta is O(the delta):
+``Blocks`` reads each character once for blank lines and fences, and an append is sent without re-reading what
+was sent before.
+
 Invariants: model text reaches the page only as text nodes or as ``render``'s sanitised/escaped HTML, as in the
 final outputs; no known API key is sent, even cut across deltas (a tail that could be a key's beginning is held
 back until it is known not to be, ``redact.key_prefix_at_end``); a block is cut only at a blank line outside a
@@ -35,35 +40,47 @@ Op = dict[str, Any]
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
 
 
-def block_end(text: str, start: int) -> int:
-    """The end of the last complete Markdown block in ``text[start:]`` (after a blank line outside a code fence),
-    or ``start`` when none is complete yet."""
-    cut, fence = start, ""
-    pos = start
-    while True:
-        blank = text.find("\n\n", pos)
-        if blank < 0:
-            return cut
-        for m in _FENCE.finditer(text, pos, blank):
-            mark = m.group(1)
-            if not fence:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence):
-                fence = ""
-        if not fence:
-            cut = blank + 2
-        pos = blank + 2
+class Blocks:
+    """Where the complete Markdown blocks of a text that only grows end (after a blank line outside a code fence),
+    looking at each character once: a long paragraph or code fence costs O(its length) over the whole stream, not
+    O(length) at every delta."""
+
+    __slots__ = ("cut", "fence", "pos", "searched")
+
+    def __init__(self) -> None:
+        self.cut = 0  # the end of the last complete block
+        self.pos = 0  # where the lines not yet read for fences begin (just after a blank line)
+        self.searched = 0  # no blank line starts between ``pos`` and here
+        self.fence = ""  # the fence open at ``pos``
+
+    def end(self, text: str) -> int:
+        """The end of the last complete block in ``text`` (this object's text, grown since the last call)."""
+        while True:
+            blank = text.find("\n\n", max(self.pos, self.searched))
+            if blank < 0:
+                self.searched = max(self.pos, len(text) - 1)  # a blank line may straddle the end
+                return self.cut
+            for m in _FENCE.finditer(text, self.pos, blank):
+                mark = m.group(1)
+                if not self.fence:
+                    self.fence = mark
+                elif mark[0] == self.fence[0] and len(mark) >= len(self.fence):
+                    self.fence = ""
+            if not self.fence:
+                self.cut = blank + 2
+            self.pos = blank + 2
 
 
 class _Text:
     """What one streamed text segment has sent: blocks up to ``rendered``, the tail's text up to ``sent``."""
 
-    __slots__ = ("done", "rendered", "sent")
+    __slots__ = ("blocks", "done", "rendered", "sent")
 
     def __init__(self) -> None:
         self.rendered = 0
         self.sent = 0
         self.done = False
+        self.blocks = Blocks()
 
 
 class LiveOps:
@@ -98,7 +115,7 @@ class LiveOps:
             return [{"i": i, "b": render.markdown_html(rest), "t": ""}] if rest.strip() else (
                 [{"i": i, "b": "", "t": ""}] if state.sent > state.rendered else [])
         safe = len(text) - key_prefix_at_end(text)
-        cut = block_end(text, state.rendered)
+        cut = state.blocks.end(text)
         if cut > state.rendered:
             block = text[state.rendered:cut]
             state.rendered = cut
@@ -140,6 +157,7 @@ class WidgetLive:
         self._update = update
         self._widget: Any = None
         self._shown = ""
+        self._last = -1  # the segment the widget's last operation addressed
 
     def send(self, display_id: str, ops: list[Op]) -> None:
         if not ops:
@@ -148,13 +166,24 @@ class WidgetLive:
             self.close()
             self._widget = live_widget()
             self._shown = display_id
+            self._last = -1
             self._update({**self._widget._repr_mimebundle_()[0], "text/plain": ""}, display_id)
-        self._widget.send({"o": ops})
+        self._widget.send(message(ops, self._last))
+        self._last = ops[-1]["i"]
 
     def close(self) -> None:
         widget, self._widget = self._widget, None
         if widget is not None:
             widget.close()
+
+
+def message(ops: list[Op], last: int) -> Any:
+    """The widget message for ``ops``: the appended text alone (a JSON string) for the usual delta, one append to
+    the segment the last operation addressed (``last``); ``{"o": ops}`` otherwise. Each message rides in an IOPub
+    envelope of ~600 bytes, so the few bytes saved are all the payload there is to save."""
+    if len(ops) == 1 and ops[0]["i"] == last and ops[0].keys() == {"i", "a"}:
+        return ops[0]["a"]
+    return {"o": ops}
 
 
 def live_widget() -> Any:
@@ -178,7 +207,7 @@ ESM = """
 const STATES = new Map();
 function state(model) {
   const key = model.get("key");
-  if (!STATES.has(key)) STATES.set(key, { segs: [], views: new Set() });
+  if (!STATES.has(key)) STATES.set(key, { segs: [], views: new Set(), last: 0 });
   return STATES.get(key);
 }
 function seg(s, i) {
@@ -186,6 +215,7 @@ function seg(s, i) {
   return s.segs[i];
 }
 function apply(s, op) {
+  s.last = op.i;
   const g = seg(s, op.i);
   if ("h" in op) { g.html = op.h; g.blocks = []; g.tail = ""; }
   if ("b" in op) { g.html = null; if (op.b) g.blocks.push(op.b); g.tail = op.t || ""; }
@@ -195,7 +225,10 @@ function apply(s, op) {
 export default {
   initialize({ model }) {
     const s = state(model);
-    model.on("msg:custom", (msg) => { for (const op of (msg && msg.o) || []) apply(s, op); });
+    model.on("msg:custom", (msg) => {
+      if (typeof msg === "string") apply(s, { i: s.last, a: msg });
+      else for (const op of (msg && msg.o) || []) apply(s, op);
+    });
     return () => STATES.delete(model.get("key"));
   },
   render({ model, el }) {

@@ -160,3 +160,52 @@ def test_the_thread_timer_runs_in_the_pushing_threads_context() -> None:
     threading.Thread(target=contextvars.copy_context().run, args=(worker,)).start()
     assert done.wait(10)
     assert seen == ["cell-7"]
+
+
+class Sink:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.sent: list[tuple[float, list[Any]]] = []
+
+    def send(self, display_id: str, ops: list[Any]) -> None:
+        self.sent.append((self.clock.now, ops))
+
+    def close(self) -> None:
+        pass
+
+
+def live_view(clock: Clock) -> tuple[CellView, Sink]:
+    sink = Sink(clock)
+    view = CellView(publish=lambda *a, **k: None, update=lambda *a, **k: None, live=sink, clock=clock,
+                    start_timer=clock.start)  # the live widget's default rate: live.LIVE_RATE
+    return view, sink
+
+
+def test_the_live_view_writes_each_chunk_of_a_fast_model_at_once() -> None:
+    from brute_nb.notebook.live import LIVE_RATE
+
+    assert LIVE_RATE == 50
+    clock = Clock()
+    view, sink = live_view(clock)
+    for i in range(100):  # 33 chunks a second, a fast model: no coalescing, one message a chunk, no delay
+        view.on_delta({}, {"text": f"w{i:04d} "})
+        assert sink.sent[-1][0] == clock.now and len(sink.sent) == i + 1
+        clock.advance(0.03)
+    assert not clock.pending
+
+
+def test_the_live_view_coalesces_only_chunks_faster_than_50_a_second() -> None:
+    clock = Clock()
+    view, sink = live_view(clock)
+    pushed: list[float] = []
+    for i in range(500):  # 200 chunks a second for 2.5 s
+        view.on_delta({}, {"text": f"w{i:04d} "})
+        pushed.append(clock.now)
+        clock.advance(0.005)
+    clock.advance(1.0)
+    times = [t for t, _ in sink.sent]
+    assert 120 <= len(times) <= 126  # 50 writes a second, not fewer
+    assert all(b - a >= 0.02 - 2e-6 for a, b in itertools.pairwise(times))
+    text = "".join(op.get("a", "") for _, ops in sink.sent for op in ops)
+    assert text == "".join(f"w{i:04d} " for i in range(500))  # every chunk arrives, none later than 20 ms
+    assert max(min(t for t in times if t >= p - 1e-9) - p for p in pushed) <= 0.02 + 2e-6

@@ -10,7 +10,7 @@ import pytest
 
 from brute_nb.notebook import render
 from brute_nb.notebook.display import CellView
-from brute_nb.notebook.live import LiveOps, block_end
+from brute_nb.notebook.live import Blocks, LiveOps, message
 from brute_nb.notebook.render import ToolView
 from brute_nb.redact import SUFFIX, key_prefix_at_end
 from brute_nb.testing.hostile import REPLY, live_parts
@@ -118,11 +118,51 @@ def test_key_prefix_at_end(monkeypatch: pytest.MonkeyPatch) -> None:
     assert key_prefix_at_end("it is sk-proj-Zq81mN0pLk2Vb7Xc") == 0 and key_prefix_at_end("plain") == 0
 
 
-def test_block_end_skips_fences() -> None:
-    assert block_end("a\n\nb", 0) == 3
-    assert block_end("```\nx\n\ny", 0) == 0
-    assert block_end("```\nx\n\ny\n```\n\nz", 0) == len("```\nx\n\ny\n```\n\n")
-    assert block_end("a\n\nb\n\nc", 3) == 6
+def block_end(text: str) -> int:
+    return Blocks().end(text)
+
+
+def test_blocks_end_at_blank_lines_outside_fences() -> None:
+    assert block_end("a\n\nb") == 3
+    assert block_end("```\nx\n\ny") == 0
+    assert block_end("```\nx\n\ny\n```\n\nz") == len("```\nx\n\ny\n```\n\n")
+    assert block_end("a\n\nb\n\nc") == 6
+    assert block_end("~~~~\n```\n\n~~~\n\nx\n~~~~\n\ny") == len("~~~~\n```\n\n~~~\n\nx\n~~~~\n\n")
+
+
+TEXTS = ["a\n\nb\n\n\nc", "```\nx\n\ny\n```\n\nz\n\n", "~~~~\n```\n\n~~~\n\nx\n~~~~\n\ny\n\n",
+         "para one\n\n```py\nx = 1\n\n\ny = 2\n```\n\n## h\n\ntail"]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("step", [1, 2, 3, 7])
+def test_blocks_found_delta_by_delta_are_the_blocks_found_at_once(text: str, step: int) -> None:
+    blocks = Blocks()
+    for end in range(step, len(text) + step, step):  # a blank line and a fence mark can straddle two deltas
+        assert blocks.end(text[:end]) == block_end(text[:end]), text[:end]
+
+
+def test_each_delta_is_read_once_not_the_whole_text_again() -> None:
+    read: list[int] = []
+
+    class Counted(str):
+        def find(self, sub: str, start: Any = None, end: Any = None) -> int:  # type: ignore[override]
+            read.append(len(self) - (start or 0))
+            return str.find(self, sub, start, end)
+
+    blocks, text = Blocks(), ""
+    for i in range(2000):  # one long paragraph: no block ever ends
+        text += f"w{i:04d} "
+        blocks.end(Counted(text))
+    assert sum(read) < 2 * len(text)  # O(n) over the stream; rescanning would read ~6 million characters
+
+
+def test_the_usual_delta_goes_as_bare_text_and_anything_else_as_operations() -> None:
+    append = {"i": 2, "a": "more"}
+    assert message([append], 2) == "more"
+    assert message([append], 1) == {"o": [append]}  # another segment than the last one addressed
+    block = {"i": 2, "b": "<p>x</p>", "t": ""}
+    assert message([block], 2) == {"o": [block]} and message([append, append], 2) == {"o": [append, append]}
 
 
 def test_finish_closes_the_live_widget_and_resets_the_display() -> None:
