@@ -41,17 +41,47 @@ _given: set[str] = set()
 
 def remember(*keys: str | None) -> None:
     """Add explicit keys (a provider's ``api_key=``) to the ones redacted everywhere from now on."""
+    global _given_version
     with _lock:
         _given.update(k for k in keys if isinstance(k, str) and len(k.strip()) >= MIN_LENGTH)
+        _given_version += 1
+
+
+def _environment() -> tuple[Any, ...]:
+    """The key variables' raw values, as cheaply as the platform allows: read on every chunk and every call, so
+    ``os.environ.get`` (a str encode and decode a variable, 20 of them) would cost more than the redaction itself."""
+    data = getattr(os.environ, "_data", None)
+    if os.name == "posix" and isinstance(data, dict):  # CPython's bytes-keyed store behind os.environ
+        return tuple(map(data.get, _ENCODED))
+    return tuple(map(os.environ.get, KEY_VARIABLES))
+
+
+_ENCODED = tuple(name.encode() for name in KEY_VARIABLES)
+_cached: tuple[tuple[Any, ...], int, tuple[str, ...]] | None = None
+_given_version = 0
 
 
 def known(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
-    """Every key to redact right now, longest first (so a key containing another is replaced whole)."""
-    keys = {os.environ.get(name) or "" for name in KEY_VARIABLES}
-    with _lock:
-        keys |= _given
-    keys |= {k for k in extra if k}
-    return tuple(sorted((k for k in keys if len(k.strip()) >= MIN_LENGTH), key=lambda k: (-len(k), k)))
+    """Every key to redact right now, longest first (so a key containing another is replaced whole).
+
+    Cached while the key variables' values and the remembered keys stay the same, so a key set in ``os.environ``
+    at any moment (after a 401, with ``%env``) is redacted from the next call on.
+    """
+    global _cached
+    env = _environment()
+    cached = _cached
+    if cached is None or cached[0] != env or cached[1] != _given_version:
+        keys = {os.environ.get(name) or "" for name in KEY_VARIABLES}
+        with _lock:
+            keys |= _given
+            version = _given_version
+        cached = _cached = (env, version, _ordered(keys))
+    more = [k for k in extra if k]
+    return _ordered({*cached[2], *more}) if more else cached[2]
+
+
+def _ordered(keys: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted((k for k in set(keys) if len(k.strip()) >= MIN_LENGTH), key=lambda k: (-len(k), k)))
 
 
 def mark(key: str) -> str:

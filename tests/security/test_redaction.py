@@ -106,3 +106,18 @@ def test_a_key_read_from_dotenv_reaches_no_model_file_or_output(tmp_path: Path,
     assert key not in repr([m.to_dict() for m in read_session(path)])
     assert key not in bundles_of(messages)  # the cell, the model's echo included
     assert key not in frame(messages).to_html()  # %brute log
+
+
+def test_a_key_set_or_changed_after_a_redaction_is_redacted_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb import redact as module
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert redact("the key is sk-first-0123456789") == "the key is sk-first-0123456789"  # nothing to hide yet
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-first-0123456789")  # as `%env` or os.environ[...] = ... does
+    assert "0123456789" not in redact("the key is sk-first-0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-second-9876543210")
+    out = redact("old sk-first-0123456789 new sk-second-9876543210")
+    assert "9876543210" not in out and "sk-first-0123456789" in out  # the old value is no longer a key
+    module.remember("given-key-abcdefgh")
+    assert "abcdefgh" not in redact("and given-key-abcdefgh")
+    assert "xyz-extra-12345678" not in redact("an extra xyz-extra-12345678", extra=["xyz-extra-12345678"])
