@@ -261,6 +261,14 @@ def signature(st: os.stat_result) -> Signature:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+def _realpath_in(path: Path, real_folder: str) -> str:
+    """``os.path.realpath(path)`` for a file whose folder's real path is ``real_folder``: the folder's path plus
+    the name, unless the file itself is a link (then followed as ``realpath`` does)."""
+    if path.name in ("", ".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    return os.path.join(real_folder, path.name)
+
+
 class SessionFile:
     """A session file, its archive and its lock; ``resolve`` once a turn, then ``load``/``append``/``rewrite``."""
 
@@ -277,20 +285,27 @@ class SessionFile:
         """Refuse a session, archive or lock file that resolves outside ``root`` (a link out of the folder).
 
         Lines then go to the resolved path, opened without following links, so a link swapped in during the
-        turn fails the write instead of being written through.
+        turn fails the write instead of being written through. Run every turn, so it resolves the shared folder
+        (and root, when it is another folder) once, then each file with one ``lstat`` unless it is itself a link.
         """
-        root = Path(os.path.realpath(self.root))
+        folder = self.path.parent
+        real_folder = os.path.realpath(folder)
+        root = real_folder if self.root == folder else os.path.realpath(self.root)
+        inside = root.rstrip(os.sep) + os.sep
+        reals: list[str | None] = []
         for path in (self.path, self.archive_path, self.lock.path):
             if path is None:
+                reals.append(None)
                 continue
-            real = Path(os.path.realpath(path))
-            if not real.is_relative_to(root):
+            real = _realpath_in(path, real_folder) if path.parent == folder else os.path.realpath(path)
+            if real != root and not real.startswith(inside):
                 raise SessionLogError(
                     f"{path} is a link to {real}, outside {self.root}: brute_nb never writes a session through a "
                     "link that leaves the notebook's folder. Replace the link with a regular file, or use another "
                     "session name")
-        self.real = Path(os.path.realpath(self.path))
-        self.real_archive = Path(os.path.realpath(self.archive_path)) if self.archive_path is not None else None
+            reals.append(real)
+        self.real = Path(reals[0]) if reals[0] else self.path
+        self.real_archive = Path(reals[1]) if reals[1] else None
 
     def signature(self) -> Signature | None:
         """The file's signature now; None when there is no file."""
