@@ -261,14 +261,6 @@ def signature(st: os.stat_result) -> Signature:
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
-def _realpath_in(path: Path, real_folder: str) -> str:
-    """``os.path.realpath(path)`` for a file whose folder's real path is ``real_folder``: the folder's path plus
-    the name, unless the file itself is a link (then followed as ``realpath`` does)."""
-    if path.name in ("", ".", "..") or os.path.islink(path):
-        return os.path.realpath(path)
-    return os.path.join(real_folder, path.name)
-
-
 class SessionFile:
     """A session file, its archive and its lock; ``resolve`` once a turn, then ``load``/``append``/``rewrite``."""
 
@@ -280,6 +272,10 @@ class SessionFile:
         self.lock = SessionLock(str(self.path) + ".lock")
         self.real = self.path  # where lines go: the path with links resolved (inside root), set by resolve()
         self.real_archive = self.archive_path
+        # What resolve() reads each turn, as strings: the three files share the session's folder by construction.
+        self._folder = str(self.path.parent)
+        self._root = None if self.root == self.path.parent else str(self.root)
+        self._files = [str(p) if p is not None else None for p in (self.path, self.archive_path, self.lock.path)]
 
     def resolve(self) -> None:
         """Refuse a session, archive or lock file that resolves outside ``root`` (a link out of the folder).
@@ -288,16 +284,17 @@ class SessionFile:
         turn fails the write instead of being written through. Run every turn, so it resolves the shared folder
         (and root, when it is another folder) once, then each file with one ``lstat`` unless it is itself a link.
         """
-        folder = self.path.parent
-        real_folder = os.path.realpath(folder)
-        root = real_folder if self.root == folder else os.path.realpath(self.root)
+        real_folder = os.path.realpath(self._folder)
+        root = real_folder if self._root is None else os.path.realpath(self._root)
         inside = root.rstrip(os.sep) + os.sep
         reals: list[str | None] = []
-        for path in (self.path, self.archive_path, self.lock.path):
+        for path in self._files:
             if path is None:
                 reals.append(None)
                 continue
-            real = _realpath_in(path, real_folder) if path.parent == folder else os.path.realpath(path)
+            name = path.rpartition(os.sep)[2]
+            linked = name in ("", ".", "..") or os.path.islink(path)
+            real = os.path.realpath(path) if linked else os.path.join(real_folder, name)
             if real != root and not real.startswith(inside):
                 raise SessionLogError(
                     f"{path} is a link to {real}, outside {self.root}: brute_nb never writes a session through a "
