@@ -173,7 +173,8 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
     only a power loss could take it, as with any editor's save. A write that fails part-way (a full disk) is cut
     back to the size before it, so no torn line is left behind, and raises ``SessionLogError``.
     """
-    store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
+    if any(getattr(m, "attachments", None) for m in messages):  # most lines carry none: no folder to work out
+        store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
     data = _lines(messages)
     fd = _open_append(path)
     try:
