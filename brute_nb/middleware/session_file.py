@@ -173,7 +173,8 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.s
     only a power loss could take it, as with any editor's save. A write that fails part-way (a full disk) is cut
     back to the size before it, so no torn line is left behind, and raises ``SessionLogError``.
     """
-    store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
+    if any(getattr(m, "attachments", None) for m in messages):  # most lines carry none: no folder to work out
+        store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
     data = _lines(messages)
     fd = _open_append(path)
     try:
@@ -272,25 +273,37 @@ class SessionFile:
         self.lock = SessionLock(str(self.path) + ".lock")
         self.real = self.path  # where lines go: the path with links resolved (inside root), set by resolve()
         self.real_archive = self.archive_path
+        # What resolve() reads each turn, as strings: the three files share the session's folder by construction.
+        self._folder = str(self.path.parent)
+        self._root = None if self.root == self.path.parent else str(self.root)
+        self._files = [str(p) if p is not None else None for p in (self.path, self.archive_path, self.lock.path)]
 
     def resolve(self) -> None:
         """Refuse a session, archive or lock file that resolves outside ``root`` (a link out of the folder).
 
         Lines then go to the resolved path, opened without following links, so a link swapped in during the
-        turn fails the write instead of being written through.
+        turn fails the write instead of being written through. Run every turn, so it resolves the shared folder
+        (and root, when it is another folder) once, then each file with one ``lstat`` unless it is itself a link.
         """
-        root = Path(os.path.realpath(self.root))
-        for path in (self.path, self.archive_path, self.lock.path):
+        real_folder = os.path.realpath(self._folder)
+        root = real_folder if self._root is None else os.path.realpath(self._root)
+        inside = root.rstrip(os.sep) + os.sep
+        reals: list[str | None] = []
+        for path in self._files:
             if path is None:
+                reals.append(None)
                 continue
-            real = Path(os.path.realpath(path))
-            if not real.is_relative_to(root):
+            name = path.rpartition(os.sep)[2]
+            linked = name in ("", ".", "..") or os.path.islink(path)
+            real = os.path.realpath(path) if linked else os.path.join(real_folder, name)
+            if real != root and not real.startswith(inside):
                 raise SessionLogError(
                     f"{path} is a link to {real}, outside {self.root}: brute_nb never writes a session through a "
                     "link that leaves the notebook's folder. Replace the link with a regular file, or use another "
                     "session name")
-        self.real = Path(os.path.realpath(self.path))
-        self.real_archive = Path(os.path.realpath(self.archive_path)) if self.archive_path is not None else None
+            reals.append(real)
+        self.real = Path(reals[0]) if reals[0] else self.path
+        self.real_archive = Path(reals[1]) if reals[1] else None
 
     def signature(self) -> Signature | None:
         """The file's signature now; None when there is no file."""

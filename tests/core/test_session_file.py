@@ -114,3 +114,18 @@ def test_resolve_refuses_a_link_out_of_root_and_follows_one_inside(tmp_path: Pat
     f.resolve()
     f.append([msg("a")])
     assert f.real == inside and [m.content for m in SessionFile(inside).load()[0]] == ["a"]
+
+
+def test_resolve_follows_a_linked_folder_and_refuses_one_out_of_root(tmp_path: Path) -> None:
+    """The folder is resolved once for the three files: a link in it still counts, as for the files themselves."""
+    root, elsewhere = tmp_path / "nb", tmp_path / "elsewhere"
+    (root / "real").mkdir(parents=True)
+    elsewhere.mkdir()
+    (root / "inner").symlink_to(root / "real")
+    (root / "out").symlink_to(elsewhere)
+    with pytest.raises(SessionLogError, match=r"is a link to .*elsewhere.*, outside"):
+        SessionFile(root / "out" / "s.jsonl", root=root).resolve()
+    f = SessionFile(root / "inner" / "s.jsonl", root=root)
+    f.resolve()
+    assert f.real == root / "real" / "s.jsonl" and f.real_archive == root / "real" / "s.archive.jsonl"
+    assert not (elsewhere / "s.jsonl.lock").exists()
