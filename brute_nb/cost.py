@@ -54,13 +54,21 @@ def price(meta: Mapping[str, Any], *, model: str | None = None, provider: str | 
     return _price(name, provider_id, tuple(sorted(usage.items())), _when(meta.get("created_at")))
 
 
+_UNPRICED: set[tuple[str, str]] = set()
+"""Models genai-prices has no price for (a local model, a fine-tune): it searches its whole table before saying so,
+and caches only hits, so each such model is looked up once a process, not once a reply."""
+
+
 @functools.lru_cache(maxsize=4096)
 def _price(model: str, provider_id: str, usage: tuple[tuple[str, int], ...], when: datetime | None) -> float | None:
     from genai_prices import Usage, calc_price
 
+    if (model, provider_id) in _UNPRICED:
+        return None
     try:
         result = calc_price(Usage(**dict(usage)), model, provider_id=provider_id, genai_request_timestamp=when)
     except LookupError:
+        _UNPRICED.add((model, provider_id))
         return None
     return float(result.total_price)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from genai_prices import Usage, calc_price
 
@@ -103,3 +105,23 @@ def test_frame_and_usage_have_cost_and_cache_columns() -> None:
     assert df.loc[1, "cost"] == 0.5 and df.loc[1, "cached_tokens"] == 4 and df["cost"].isna().sum() == 1
     df.loc[1, "cost"] = 0.25
     assert log_from_frame(df)[1].meta["cost"] == 0.25
+
+
+def test_a_model_without_a_price_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import genai_prices
+
+    from brute_nb import cost
+
+    calls: list[str] = []
+    real = genai_prices.calc_price
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(genai_prices, "calc_price", counting)
+    for tokens in range(1, 6):  # five replies of a local model, each with other usage (no lru_cache hit)
+        assert cost.price({"provider": "openai", "model": "my-local-finetune-xyz", "input_tokens": tokens,
+                           "output_tokens": 1}) is None
+    assert calls == ["my-local-finetune-xyz"]
+    assert cost.price({"provider": "openai", "model": "gpt-4o", "input_tokens": 1000, "output_tokens": 10})
