@@ -70,8 +70,17 @@ def on_screen(msg: Output) -> str:
     data = msg["content"].get("data", {})
     if msg["msg_type"] != "comm_msg":
         return str(data.get("text/html", ""))
-    ops = (data.get("content") or {}).get("o") or []
-    return "".join(str(op.get("h", "")) + str(op.get("b", "")) + str(op.get("t", op.get("a", ""))) for op in ops)
+    return "".join(str(op.get("h", "")) + str(op.get("b", "")) + str(op.get("t", op.get("a", "")))
+                   for op in live_ops(msg))
+
+
+def live_ops(msg: Output) -> list[dict[str, Any]]:
+    """The operations a message to the live widget carries (``live.message``): ``{"o": [...]}``, or the appended
+    text alone as a JSON string (an append to the segment addressed last, whose index the message leaves out)."""
+    content = msg["content"].get("data", {}).get("content")
+    if isinstance(content, str):
+        return [{"a": content}]
+    return list((content or {}).get("o") or [])
 
 
 def shown(outputs: list[Output]) -> list[Output]:

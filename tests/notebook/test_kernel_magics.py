@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_helpers import html_of, kernel, ok, run, shown, text_of, value_of
+from kernel_helpers import html_of, kernel, live_ops, ok, run, shown, text_of, value_of
 
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware.session_log import read_session
@@ -244,7 +244,7 @@ def test_a_streamed_reply_sends_what_changed_and_ends_as_the_same_final_outputs(
     reply_, outputs = run(bench.kc, "%%brute -s live\nstream it",
                           on_output=lambda m: live.append(m) if m["msg_type"] == "comm_msg" else None)
     assert reply_["status"] == "ok"
-    ops = [op for m in live for op in m["content"]["data"].get("content", {}).get("o", [])]
+    ops = [op for m in live for op in live_ops(m)]
     appended = "".join(op.get("a", "") for op in ops)
     assert "w0000 " in appended and "w0399" in "".join(json.dumps(op) for op in ops)
     sent = sum(len(json.dumps(m["content"])) for m in live)
