@@ -42,7 +42,7 @@ from brute_nb.calls import call_maybe_async, is_async
 from brute_nb.errors import MiddlewareError
 from brute_nb.events import Callback, Events, emit
 from brute_nb.message import Log, Message
-from brute_nb.sendable import Repair, sendable
+from brute_nb.sendable import Repair, sendable, valid
 from brute_nb.sync import run_sync
 
 Env = dict[str, Any]
@@ -65,11 +65,14 @@ class _Terminal:
 
     async def __call__(self, env: Env) -> Any:
         log: Log = env["messages"]
-        sent, repair = sendable(log)
-        if repair:
-            _report(env, repair)
-        elif self._is_async:
-            return await self.handler(env)
+        if valid(log):  # the common case, checked from where the last call left off: no copy for an async handler
+            if self._is_async:
+                return await self.handler(env)
+            sent = list(log)
+        else:
+            sent, repair = sendable(log)
+            if repair:
+                _report(env, repair)
         # The handler reads the view and appends its reply there; the reply then goes to the real log.
         view = Log(sent)
         env["messages"] = view

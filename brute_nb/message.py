@@ -381,14 +381,19 @@ class Log(list[Any]):
 
     With ``ids=True`` (an agent's turn log) every message appended or inserted without ``meta["id"]`` gets one
     first, so the id is in the session file, in what observers hear and in what the cell shows.
+
+    ``prefix_memo`` holds facts derived from the messages so far that appending cannot make false (how far
+    ``sendable.valid`` has checked, and its state there); any other change empties it, so a fact is never read for
+    messages it was not derived from. Messages are immutable values, so only changes to the list can break one.
     """
 
-    __slots__ = ("_observers", "ids")
+    __slots__ = ("_observers", "ids", "prefix_memo")
 
     def __init__(self, messages: Iterable[Any] = (), *, ids: bool = False) -> None:
         super().__init__(messages)
         self._observers: list[Observer] = []
         self.ids = ids
+        self.prefix_memo: dict[str, Any] = {}
 
     def observe(self, fn: Observer, *, first: bool = False) -> None:
         """Add an observer; ``first=True`` puts it before the others (persistence runs before views hear)."""
@@ -418,6 +423,11 @@ class Log(list[Any]):
         for fn in tuple(self._observers):
             fn(kind, item)
 
+    def _rewritten(self) -> None:
+        self.prefix_memo.clear()
+        if self._observers:
+            self._notify("rewrite", None)
+
     def append(self, message: Any) -> None:
         if self.ids:
             message = with_id(message)
@@ -435,8 +445,7 @@ class Log(list[Any]):
 
     def __imul__(self, times: SupportsIndex) -> Log:
         super().__imul__(times)
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
         return self
 
     def insert(self, index: SupportsIndex, message: Any) -> None:
@@ -447,6 +456,7 @@ class Log(list[Any]):
         if self.ids:
             message = with_id(message)
         super().insert(index, message)
+        self.prefix_memo.clear()
         if self._observers:
             self._notify("insert", (at if at >= 0 else max(len(self) - 1 + at, 0), message))
 
@@ -456,39 +466,32 @@ class Log(list[Any]):
     def __setitem__(self, index: slice, value: Iterable[Any]) -> None: ...
     def __setitem__(self, index: Any, value: Any) -> None:
         super().__setitem__(index, value)
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
 
     def __delitem__(self, index: SupportsIndex | slice) -> None:
         super().__delitem__(index)
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
 
     def pop(self, index: SupportsIndex = -1) -> Any:
         value = super().pop(index)
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
         return value
 
     def remove(self, value: Any) -> None:
         super().remove(value)
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
 
     def clear(self) -> None:
         super().clear()
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
 
     def sort(self, *args: Any, **kwargs: Any) -> None:
         super().sort(*args, **kwargs)
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
 
     def reverse(self) -> None:
         super().reverse()
-        if self._observers:
-            self._notify("rewrite", None)
+        self._rewritten()
 
     def __reduce__(self) -> tuple[Any, ...]:
         """A copy (pickled or deep-copied) keeps the messages and ``ids``, never the observers: they belong to

@@ -80,10 +80,19 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
 
 
 def valid(messages: Sequence[Any]) -> bool:
-    """True when ``sendable`` has nothing to repair: the same walk, with no copy and no call per message."""
+    """True when ``sendable`` has nothing to repair: the same walk, with no copy and no call per message.
+
+    On a ``Log`` the walk resumes where the last one ended (``Log.prefix_memo``): a long session's history was
+    checked by earlier model calls and can only have grown since, so each call checks only the new messages.
+    """
     tool, assistant = Role.TOOL, Role.ASSISTANT
-    open_ids: set[Any] = set()
-    for m in messages:
+    memo = getattr(messages, "prefix_memo", None)
+    start, open_ids = 0, set()
+    if isinstance(memo, dict) and "sendable" in memo and memo["sendable"][0] <= len(messages):
+        start, ids = memo["sendable"]
+        open_ids = set(ids)
+    for i in range(start, len(messages)):
+        m = messages[i]
         role = m.role
         if role.__class__ is not Role:
             role = _role_or_none(m)
@@ -96,6 +105,8 @@ def valid(messages: Sequence[Any]) -> bool:
             return False
         if role is assistant and m.tool_calls:
             open_ids = {ToolCall.coerce(c).id for c in m.tool_calls}
+    if isinstance(memo, dict):
+        memo["sendable"] = (len(messages), frozenset(open_ids))  # valid so far, with these calls still open
     return not open_ids
 
 

@@ -104,3 +104,29 @@ def test_sendable_fast_check_agrees_with_the_repair_walk(log: list[Any]) -> None
     assert (fast_repair.dropped, fast_repair.closed) == (repair.dropped, repair.closed)
     if valid(log):
         assert sent == log
+
+
+EDITS = st.sampled_from(["append", "check", "insert", "set", "delete", "pop", "clear"])
+
+
+@EXAMPLES
+@given(st.lists(st.tuples(EDITS, messages(), st.integers(0, 20)), max_size=30))
+def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: list[Any]) -> None:
+    """``valid`` on a Log resumes from its memo; appends keep the memo, any other change must drop it."""
+    from brute_nb.message import Log
+
+    log = Log()
+    for edit, message, at in steps:
+        if edit == "append":
+            log.append(message)
+        elif edit == "insert":
+            log.insert(at, message)
+        elif log and edit == "set":
+            log[at % len(log)] = message
+        elif log and edit == "delete":
+            del log[at % len(log)]
+        elif log and edit == "pop":
+            log.pop()
+        elif edit == "clear":
+            log.clear()
+        assert valid(log) == valid(list(log)) == (not repaired(log)[1])
