@@ -110,9 +110,12 @@ function render({ model, el }) {
   const content = document.createElement("div");
   content.className = "brute-transcript-content";
   el.appendChild(content);
-  const draw = () => {
-    content.innerHTML = model.get("value");
-    for (const pre of content.querySelectorAll(CODE_BLOCKS)) {
+  const finished = document.createElement("div");
+  const running = document.createElement("div");
+  content.append(finished, running);
+  const fill = (box, html) => {
+    box.innerHTML = html;
+    for (const pre of box.querySelectorAll(CODE_BLOCKS)) {
       const button = document.createElement("button");
       button.type = "button";
       button.className = "brute-insert";
@@ -126,9 +129,16 @@ function render({ model, el }) {
       pre.after(button);
     }
   };
-  draw();
-  model.on("change:value", draw);
-  return () => model.off("change:value", draw);
+  const drawFinished = () => fill(finished, model.get("value"));
+  const drawRunning = () => fill(running, model.get("live"));
+  drawFinished();
+  drawRunning();
+  model.on("change:value", drawFinished);
+  model.on("change:live", drawRunning);
+  return () => {
+    model.off("change:value", drawFinished);
+    model.off("change:live", drawRunning);
+  };
 }
 export default { render };
 """
@@ -154,12 +164,14 @@ def esm() -> str:
 
 
 class Transcript(anywidget.AnyWidget):
-    """The transcript: ``value`` is its sanitised HTML (as ``ipywidgets.HTML``'s); ``anchor`` is the model id of the
-    panel whose notebook cell the inserted cells go below."""
+    """The transcript: ``value`` is the finished turns' sanitised HTML (as ``ipywidgets.HTML``'s), ``live`` the
+    running turn's, shown after it; ``anchor`` is the model id of the panel whose notebook cell the inserted cells
+    go below."""
 
     _esm = esm()
     _css = CSS
     value = traitlets.Unicode("").tag(sync=True)
+    live = traitlets.Unicode("").tag(sync=True)
     anchor = traitlets.Unicode("").tag(sync=True)
 
 

@@ -184,7 +184,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     def transcript_html(self) -> str:
         """The transcript as shown, after writing any update the coalescer still holds."""
         self._out.flush()
-        return str(self.transcript.value)
+        return str(self.transcript.value) + str(self.transcript.live)
 
     @property
     def status_html(self) -> str:
@@ -325,10 +325,10 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         with self._lock:
             html = "".join(self._blocks)
             view = self._view
-            if view is not None:
-                html += user_html(self._prompt) + render.live_html(view.segments)
+            live = "" if view is None else user_html(self._prompt) + render.live_html(view.segments)
             status = self._status_text(view)
-        self._out.push((f'<div class="brute-chat">{html}</div>', status, view is not None), force=force)
+        running = f'<div class="brute-chat">{live}</div>' if live else ""
+        self._out.push((f'<div class="brute-chat">{html}</div>', running, status, view is not None), force=force)
 
     def _status_text(self, view: CellView | None) -> str:
         inp, out, tools, cost = self._base
@@ -361,9 +361,12 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             return "default model"
         return str(getattr(handler, "model", None) or "default model")
 
-    def _write(self, value: tuple[str, str, bool]) -> None:
-        html, status, running = value
+    def _write(self, value: tuple[str, str, str, bool]) -> None:
+        # Two traits: the finished turns change once a turn, so an update while a reply streams sends only the
+        # running turn (traitlets syncs a trait only when its value changes), never the whole history again.
+        html, live, status, running = value
         self.transcript.value = html
+        self.transcript.live = live
         self.status.value = f'<div class="brute-status" style="opacity:.7;font-size:85%">{escape(status)}</div>'
         self.stop_button.disabled = not running
 

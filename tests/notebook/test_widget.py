@@ -434,3 +434,25 @@ def test_status_without_any_provider_still_renders(tmp_path: Path, monkeypatch: 
         monkeypatch.delenv(key, raising=False)
     nb = NotebookAgent("chat", tmp_path / "chat.jsonl")
     assert "default model · idle" in ChatWidget(nb).status.value
+
+
+def test_a_streaming_reply_resends_only_the_running_turn(chat: ChatWidget, fake: FakeProvider) -> None:
+    """The finished turns are one trait and the running turn another: while a reply streams, its updates never
+    carry the history again (a long chat would otherwise resend all of it ~15 times a second)."""
+    from brute_nb.testing import slow
+
+    fake.add("First answer, " + "long " * 200)
+    click_send(chat, "one")
+    assert chat.wait_idle(WAIT)
+    history_writes: list[str] = []
+    live_writes: list[str] = []
+    chat.transcript.observe(lambda change: history_writes.append(change["new"]), names="value")
+    chat.transcript.observe(lambda change: live_writes.append(change["new"]), names="live")
+    fake.add(slow(" ".join(f"w{i}" for i in range(60)), delay=0.01))
+    click_send(chat, "two")
+    assert chat.wait_idle(WAIT)
+    streamed = [w for w in live_writes if "w1" in w and "w59" not in w]
+    assert len(streamed) >= 2, live_writes  # the reply showed as it came, in the live part only
+    assert all("First answer" not in w for w in live_writes)
+    assert len(history_writes) <= 2 and "w59" in history_writes[-1]  # at most: prompt shown, turn finished
+    assert chat.transcript.live == "" and "w59" in chat.transcript_html
