@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.handwritten import LOOKUP_ANTHROPIC, LOOKUP_OPENAI, OpenAIStreamed  # noqa: E402
+from bench.pacing import pace  # noqa: E402
 from brute_nb import agent  # noqa: E402
 from brute_nb.message import Message, Role, ToolCall  # noqa: E402
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop  # noqa: E402
@@ -611,27 +612,6 @@ def _delta_text(chunk: bytes) -> str:
     return str(choices[0].get("delta", {}).get("content") or "")
 
 
-def _paced(fake: Any, sent: list[tuple[float, str]], gap: float) -> None:
-    """Make the fake server send text chunks ``gap`` seconds apart, stamping each just before it is written."""
-    respond = fake.respond
-
-    class Paced(list[bytes]):
-        def __iter__(self) -> Any:
-            for chunk in list.__iter__(self):
-                text = _delta_text(chunk)
-                if text:
-                    time.sleep(gap)
-                sent.append((time.perf_counter(), text))
-                yield chunk
-
-    def paced(*args: Any) -> Any:
-        outcome = respond(*args)
-        outcome.chunks = Paced(outcome.chunks)
-        return outcome
-
-    fake.respond = paced
-
-
 def _latencies(sent: list[tuple[float, str]], shown: list[tuple[float, str]]) -> tuple[list[float], float]:
     """Per text chunk, the time to the first display update showing it; and last chunk -> final update."""
     per_chunk = []
@@ -652,7 +632,7 @@ async def _stream_runs(reps: int, gap: float) -> tuple[list[float], list[float],
     shown: list[tuple[float, str]] = []
     chunks, firsts, finals = [], [], []
     with FakeProvider() as fake:
-        _paced(fake, sent, gap)
+        pace(fake, sent, gap, _delta_text)
         provider = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
         a = agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=[]).run(provider)
         for i in range(reps + 1):  # one warm-up (connection, imports), not counted

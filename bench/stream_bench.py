@@ -28,6 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.pacing import pace  # noqa: E402
 
 GAP = 0.03  # ~33 chunks a second: a fast model
 
@@ -39,35 +40,21 @@ def reply_text(chars: int) -> str:
     return "".join(words)
 
 
-def _paced(fake: Any, sent: list[tuple[float, str]], gap: float) -> None:
-    """The fake server writes each text chunk ``gap`` seconds after the last, stamping it as it goes out."""
-    respond = fake.respond
+def text_of(chunk: bytes) -> str:
+    """The reply text an Anthropic SSE chunk carries ('' for the others)."""
+    for line in chunk.decode().splitlines():
+        if line.startswith("data: "):
+            try:
+                delta = json.loads(line[6:]).get("delta") or {}
+            except ValueError:
+                return ""
+            return str(delta.get("text") or "") if isinstance(delta, dict) else ""
+    return ""
 
-    def text_of(chunk: bytes) -> str:
-        for line in chunk.decode().splitlines():
-            if line.startswith("data: "):
-                try:
-                    delta = json.loads(line[6:]).get("delta") or {}
-                except ValueError:
-                    return ""
-                return str(delta.get("text") or "") if isinstance(delta, dict) else ""
-        return ""
 
-    class Paced(list[bytes]):
-        def __iter__(self) -> Any:
-            for chunk in list.__iter__(self):
-                text = text_of(chunk)
-                if text:
-                    time.sleep(gap)
-                    sent.append((time.perf_counter(), text.strip()))
-                yield chunk
-
-    def paced(*args: Any) -> Any:
-        outcome = respond(*args)
-        outcome.chunks = Paced(outcome.chunks)
-        return outcome
-
-    fake.respond = paced
+def markers(sent: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """The text chunks of a paced stream, each with its marker word (``reply_text``: one word a chunk)."""
+    return [(t, text.strip()) for t, text in sent if text]
 
 
 class IOPubTap:
@@ -199,7 +186,7 @@ def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | No
     rows = []
     with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
         sent: list[tuple[float, str]] = []
-        _paced(fake, sent, gap)
+        pace(fake, sent, gap, text_of)
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         env = {**os.environ, "PYTHONPATH": path, "ANTHROPIC_API_KEY": fake.api_key or "",
                "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "", "OLLAMA_HOST": "", "BRUTE_MODEL": "",
@@ -230,8 +217,8 @@ def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | No
                 cpu0 = sum(proc.cpu_times()[:2])
                 msg_id = run_cell(kc, tap, code, 60 + 3 * gap * len(text) / 6)
                 cpu = sum(proc.cpu_times()[:2]) - cpu0
-                lat = latencies(tap, msg_id, sent)
-                rows.append({"side": side, "chars": len(text), "chunks": len(sent), "bytes": tap.bytes[msg_id],
+                lat = latencies(tap, msg_id, markers(sent))
+                rows.append({"side": side, "chars": len(text), "chunks": len(markers(sent)), "bytes": tap.bytes[msg_id],
                              "messages": tap.count[msg_id], "cpu_s": cpu,
                              "latency_median_ms": statistics.median(lat) * 1000 if lat else None,
                              "latency_p90_ms": statistics.quantiles(lat, n=10)[-1] * 1000 if len(lat) > 1 else None,
