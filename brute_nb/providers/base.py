@@ -270,6 +270,13 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
     if html is not None:
         return html
     status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status < 300:  # an error event inside a 200 stream (Anthropic, overloaded)
+        kind = _api_error_type(getattr(exc, "body", None))
+        if kind in STREAM_ERROR_STATUS:
+            message = _api_message(getattr(exc, "body", None)) or str(exc)
+            status = STREAM_ERROR_STATUS[kind]
+            return ProviderError(redact(f"{provider} stopped the reply with {kind} (as HTTP {status}): {message}"),
+                                 status=status, provider=provider)
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
         response = getattr(exc, "response", None)
@@ -385,6 +392,19 @@ def _is_timeout(exc: BaseException) -> bool:
 
 def _is_unreachable(exc: BaseException) -> bool:
     return isinstance(exc, (ConnectionError, *_classes(UNREACHABLE)))
+
+
+STREAM_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+                       "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
+                       "api_error": 500, "overloaded_error": 529}
+"""The HTTP status Anthropic documents for each error type: an error event in a stream that began with 200 is
+the same failure, so retries and map's limiter treat it as that status (an overload mid-reply is a 529)."""
+
+
+def _api_error_type(body: Any) -> str | None:
+    error = body.get("error") if isinstance(body, Mapping) else None
+    kind = error.get("type") if isinstance(error, Mapping) else None
+    return kind if isinstance(kind, str) else None
 
 
 def _api_message(body: Any) -> str | None:

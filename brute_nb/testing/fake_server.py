@@ -64,7 +64,7 @@ class Outcome:
 
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:
     kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-            429: "rate_limit_error"}.get(status, "api_error")
+            429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
@@ -272,7 +272,7 @@ def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
 
 
 def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
-    if fault.kind in ("rate_limit", "server_error"):
+    if fault.kind in ("rate_limit", "server_error") or (fault.kind == "stream_error" and not body.get("stream")):
         headers = dict(fault.headers)
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
@@ -289,6 +289,10 @@ def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
             answer.chunks = [answer.chunks[0][: len(answer.chunks[0]) // 2]]
     elif fault.kind == "stall":
         answer.stall_after = min(fault.after, len(answer.chunks) - 1) if body.get("stream") else 0
+    elif fault.kind == "stream_error":  # the stream stays open and well formed: the error is its last event
+        error = json.dumps(error_body(api, fault.status, fault.message))
+        event = f"event: error\ndata: {error}\n\n" if api != "openai_chat" else f"data: {error}\n\n"
+        answer.chunks = [*answer.chunks[: fault.after], event.encode()]
     elif fault.kind == "truncated":
         answer.cut = True
         if body.get("stream"):

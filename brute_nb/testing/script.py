@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from brute_nb.message import Message, ToolCall
 
-FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated"]
+FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,13 @@ def malformed_json() -> Fault:
 def truncated(after: int = 2) -> Fault:
     """Send ``after`` stream events, then close the connection without finishing the stream."""
     return Fault("truncated", after=after)
+
+
+def overloaded_mid_stream(after: int = 2, message: str = "Overloaded") -> Fault:
+    """A 200 stream that sends ``after`` events, then the API's own error event, as Anthropic does when it is
+    overloaded part-way through a reply (``event: error``, ``overloaded_error``; OpenAI sends ``data: {"error"}``).
+    A request that does not stream gets the HTTP 529 it would get instead."""
+    return Fault("stream_error", status=529, after=after, message=message)
 
 
 def as_reply(item: object) -> Reply | Fault:

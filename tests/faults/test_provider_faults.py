@@ -13,7 +13,17 @@ from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop
 from brute_nb.middleware.session_log import read_session
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
-from brute_nb.testing import FakeProvider, call, malformed_json, rate_limit, reply, server_error, stall, truncated
+from brute_nb.testing import (
+    FakeProvider,
+    call,
+    malformed_json,
+    overloaded_mid_stream,
+    rate_limit,
+    reply,
+    server_error,
+    stall,
+    truncated,
+)
 from brute_nb.tools import Shell
 
 SECRET = "sk-fake-SECRET-do-not-persist-42"
@@ -31,7 +41,7 @@ def stack(path: Path, handler: Any, tools: list[Any] | None = None) -> Any:
 
 
 FAULTS = {"429": lambda: rate_limit(0), "500": lambda: server_error(), "stall": lambda: stall(),
-          "malformed": malformed_json, "truncated": lambda: truncated()}
+          "malformed": malformed_json, "truncated": lambda: truncated(), "overloaded": lambda: overloaded_mid_stream()}
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
@@ -46,6 +56,24 @@ def test_fault_keeps_the_users_message_and_leaves_no_dangling_call(tmp_path: Pat
     assert saved[0].content == "please run echo"
     assert unanswered_calls(saved) == []
     assert [m.role for m in saved] == ["user", "assistant", "tool"]
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_error_event_inside_a_200_stream_is_that_error(tmp_path: Path, kind: str) -> None:
+    """The APIs can fail a reply after it started (Anthropic: ``event: error`` with ``overloaded_error`` in a 200
+    stream): the turn fails with the API's message, nothing half-made is logged, and an Anthropic overload counts as
+    the 529 it is (map's limiter slows down on it instead of failing the row)."""
+    path = tmp_path / "s.jsonl"
+    with FakeProvider([overloaded_mid_stream(after=3, message="Overloaded right now"), "back again"]) as fake:
+        a = stack(path, provider(kind, fake))
+        with pytest.raises(ProviderError) as info:
+            a.start("hello")
+        assert "Overloaded right now" in str(info.value) and "HTTP 200" not in str(info.value)
+        if kind == "anthropic":
+            assert info.value.status == 529 and "overloaded_error" in str(info.value)
+        assert [m.role for m in read_session(path)] == ["user"]
+        assert a.start(None)["messages"][-1].content == "back again"  # the same turn, continued
+        assert len(fake.requests) == 2
 
 
 def test_a_recorded_session_never_holds_the_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
