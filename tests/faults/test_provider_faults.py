@@ -41,7 +41,7 @@ def stack(path: Path, handler: Any, tools: list[Any] | None = None) -> Any:
 
 
 FAULTS = {"429": lambda: rate_limit(0), "500": lambda: server_error(), "stall": lambda: stall(),
-          "malformed": malformed_json, "truncated": lambda: truncated(), "overloaded": lambda: overloaded_mid_stream()}
+          "malformed": malformed_json, "truncated": lambda: truncated()}
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
@@ -58,22 +58,37 @@ def test_fault_keeps_the_users_message_and_leaves_no_dangling_call(tmp_path: Pat
     assert [m.role for m in saved] == ["user", "assistant", "tool"]
 
 
-@pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_an_error_event_inside_a_200_stream_is_that_error(tmp_path: Path, kind: str) -> None:
-    """The APIs can fail a reply after it started (Anthropic: ``event: error`` with ``overloaded_error`` in a 200
-    stream): the turn fails with the API's message, nothing half-made is logged, and an Anthropic overload counts as
-    the 529 it is (map's limiter slows down on it instead of failing the row)."""
-    path = tmp_path / "s.jsonl"
-    with FakeProvider([overloaded_mid_stream(after=3, message="Overloaded right now"), "back again"]) as fake:
-        a = stack(path, provider(kind, fake))
-        with pytest.raises(ProviderError) as info:
-            a.start("hello")
-        assert "Overloaded right now" in str(info.value) and "HTTP 200" not in str(info.value)
-        if kind == "anthropic":
-            assert info.value.status == 529 and "overloaded_error" in str(info.value)
-        assert [m.role for m in read_session(path)] == ["user"]
-        assert a.start(None)["messages"][-1].content == "back again"  # the same turn, continued
-        assert len(fake.requests) == 2
+def test_the_fake_can_end_a_200_stream_in_the_apis_error_event() -> None:
+    """``overloaded_mid_stream``: what Anthropic sends when it is overloaded part-way through a reply."""
+    import httpx2
+
+    with FakeProvider([overloaded_mid_stream(after=3, message="Overloaded right now")]) as fake:
+        body = {"model": "claude-fake", "max_tokens": 10, "stream": True,
+                "messages": [{"role": "user", "content": "hi"}]}
+        response = httpx2.post(f"{fake.base_url}/v1/messages", json=body,
+                               headers={"x-api-key": fake.api_key or "", "anthropic-version": "2023-06-01"})
+    assert response.status_code == 200
+    events = [e for e in response.text.split("\n\n") if e.strip()]
+    assert len(events) == 4 and events[-1].startswith("event: error\n")
+    assert '"type": "overloaded_error"' in events[-1] and "Overloaded right now" in events[-1]
+
+
+def test_an_error_event_inside_a_200_stream_is_reported_as_its_status() -> None:
+    """The SDK raises an error event of a 200 stream as a status error with the 200 response; it is the failure
+    its type names (an overload is a 529, which retries and map's limiter treat as such), never "HTTP 200"."""
+    import anthropic
+    import httpx2
+
+    from brute_nb.providers.base import translate_error
+
+    client = anthropic.Anthropic(api_key="sk-ant-test", base_url="http://127.0.0.1:9")
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded right now"}}
+    response = httpx2.Response(200, request=httpx2.Request("POST", "http://127.0.0.1:9/v1/messages"))
+    raised = client._make_status_error(str(body), body=body, response=response)  # what its stream raises
+    error = translate_error(raised, "anthropic", None)
+    assert isinstance(error, ProviderError) and error.status == 529
+    assert "overloaded_error" in str(error) and "Overloaded right now" in str(error) and "HTTP 200" not in str(error)
+    client.close()
 
 
 def test_a_recorded_session_never_holds_the_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,7 +20,7 @@ import brute_nb
 from brute_nb.map.limiter import AdaptiveLimiter
 from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook.settings import SettingsError
-from brute_nb.testing import FakeProvider, overloaded_mid_stream, slow
+from brute_nb.testing import FakeProvider, slow
 from brute_nb.testing.fake_server import RateLimit
 from tests.map.conftest import MODEL, paid, prompt_of, respond
 
@@ -82,14 +82,6 @@ def test_a_429_storm_slows_the_run_down_and_no_row_fails(server: FakeProvider, n
     limited = [r for r in server.requests if r.get("limited")]
     assert limited, "the storm never happened: the rate limit was not reached"
     assert len(paid(server)) == 20
-
-
-def test_an_overload_in_the_middle_of_a_reply_is_waited_out_not_the_rows_error(server: FakeProvider,
-                                                                              notebook: Path) -> None:
-    server.add(overloaded_mid_stream(after=3))  # the first request: a 200 stream that ends in overloaded_error
-    out = brute_nb.map("Say {review}", frame(3), model=MODEL, concurrency=1, progress=False)
-    assert out["error"].isna().all(), list(out["error"])
-    assert len(server.requests) == 4  # the overloaded request was sent again, once
 
 
 @pytest.mark.anyio
