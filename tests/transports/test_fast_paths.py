@@ -4,7 +4,7 @@ empty or repeated ids, orphan results, unanswered calls, message-like objects th
 
 ``Anthropic.dump_request`` turns a plain text message into its string turn inline; the oracle here is the rule
 the transport documents, written plainly: each message through ``_turn`` (the general block builder) after
-``unique_call_ids``, same-role turns merged, tool results first in a user turn, a one-text turn as its string,
+``sendable``, same-role turns merged, tool results first in a user turn, a one-text turn as its string,
 a user turn first. ``sendable`` answers from ``valid`` when nothing needs repair; it must agree with the walk
 that builds the repaired list.
 """
@@ -20,7 +20,6 @@ from brute_nb.caching import anthropic_breakpoints
 from brute_nb.message import Message, ToolCall
 from brute_nb.sendable import repaired, sendable, valid
 from brute_nb.transports.anthropic import CONTINUE_TEXT, Anthropic
-from brute_nb.transports.base import unique_call_ids
 
 EXAMPLES = settings(max_examples=max(500, settings.default.max_examples), deadline=None)
 
@@ -64,7 +63,7 @@ def messages(draw: Any) -> Any:
 
 def plain_dump(log: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     turns: list[dict[str, Any]] = []
-    for m in unique_call_ids(log):
+    for m in sendable(log)[0]:
         turn = Anthropic._turn(m)
         if turn is None or not turn["content"]:
             continue
@@ -101,7 +100,8 @@ def test_sendable_fast_check_agrees_with_the_repair_walk(log: list[Any]) -> None
     assert valid(log) == (not repair)
     fast_sent, fast_repair = sendable(log)
     assert fast_sent == sent
-    assert (fast_repair.dropped, fast_repair.closed) == (repair.dropped, repair.closed)
+    assert (fast_repair.dropped, fast_repair.closed, fast_repair.renamed) == (
+        repair.dropped, repair.closed, repair.renamed)
     if valid(log):
         assert sent == log
 
