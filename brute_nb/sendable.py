@@ -21,7 +21,7 @@ is answered by ``valid``, a walk with no copy and no call per message, before an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,10 +82,10 @@ def history(messages: Iterable[Any]) -> Sequence[Any]:
 def refusal(message: Any) -> str | None:
     """Why the API refused ``message`` before (``meta["refused"]``), or None when it did not."""
     meta = getattr(message, "meta", None)
-    mark = meta.get("refused") if isinstance(meta, dict) else None
+    mark = meta.get("refused") if isinstance(meta, Mapping) else None
     if not mark:
         return None
-    return str(mark.get("reason") or "refused") if isinstance(mark, dict) else str(mark)
+    return str(mark.get("reason") or "refused") if isinstance(mark, Mapping) else str(mark)
 
 
 def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
