@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from brute_nb.message import ROLES, Message, Role, ToolCall, dumps, role_of
+from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
 from brute_nb.redact import key_search, known, redact, redact_value
 
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
@@ -156,10 +156,12 @@ def valid(messages: Sequence[Any]) -> bool:
         role = m.role
         if role.__class__ is not Role:
             role = _role_or_none(m)
-        meta = getattr(m, "meta", None)
-        if meta and "refused" in meta:
-            return False
-        if search is not None and m.__class__ is Message and _holds_key(m, search):
+        if m.__class__ is Message:
+            if m.meta and "refused" in m.meta:
+                return False
+            if search is not None and _holds_key(m, search):
+                return False
+        elif refusal(m) is not None:
             return False
         if role is tool:
             if m.tool_call_id not in open_ids:
@@ -183,15 +185,8 @@ def valid(messages: Sequence[Any]) -> bool:
     return not open_ids
 
 
-def unique_call_ids(messages: Iterable[Any]) -> list[Any]:
-    """The log with every empty or repeated tool-call id replaced, and its results following the new id (rule 2
-    alone; ``sendable`` applies it with the others)."""
-    ids = CallIds()
-    return [ids.fix(i, m) for i, m in enumerate(messages)]
-
-
 class CallIds:
-    """Rule 2 one message at a time. ``fix(i, m)`` must see, in log order, every message that has tool calls or a
+    """Rule 2, one message at a time. ``fix(i, m)`` must see, in log order, every message that has tool calls or a
     ``tool_call_id``; ``i`` is the message's position in the log (the new id is a stable function of it, so a
     replayed cassette still matches)."""
 
@@ -241,9 +236,20 @@ def _key_search() -> Search | None:
 
 
 def _holds_key(m: Message, search: Search) -> bool:
-    if search(m.content):
+    if m.content and search(m.content):
         return True
-    return any(search(dumps(c.arguments)) for c in m.tool_calls or ())
+    return bool(m.tool_calls) and any(_value_holds_key(c.arguments, search) for c in m.tool_calls or ())
+
+
+def _value_holds_key(value: Any, search: Search) -> bool:
+    """Whether a string inside a JSON-like value (keys too) holds a key, without encoding the value."""
+    if isinstance(value, str):
+        return search(value) is not None
+    if isinstance(value, dict):
+        return any(_value_holds_key(k, search) or _value_holds_key(v, search) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_value_holds_key(v, search) for v in value)
+    return False
 
 
 def _redacted(m: Any, search: Search) -> Any:
