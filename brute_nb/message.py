@@ -17,7 +17,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
@@ -48,14 +48,16 @@ class Role(StrEnum):
 ROLES: tuple[str, ...] = tuple(r.value for r in Role)
 
 
+_ROLE_NAMED: dict[str, Role] = {r.value: r for r in Role}
+
+
 def _role(value: object) -> Role:
-    if isinstance(value, Role):
-        return value
+    if value.__class__ is Role:
+        return value  # type: ignore[return-value]  # narrowed by the class check, which mypy does not follow
     if isinstance(value, str):
-        try:
-            return Role(value.lower())
-        except ValueError:
-            pass
+        found = _ROLE_NAMED.get(value) or _ROLE_NAMED.get(value.lower())
+        if found is not None:
+            return found
     raise ValueError(f"unknown message role {value!r}; allowed roles are {', '.join(ROLES)}")
 
 
@@ -122,6 +124,8 @@ _EMPTY_META: Mapping[str, JSON] = MappingProxyType({})
 
 
 def _content(value: object) -> str:
+    if value.__class__ is str:
+        return value  # type: ignore[return-value]  # narrowed by the class check, which mypy does not follow
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -181,7 +185,7 @@ class MessageField:
 
 _NULL = type(None)
 FIELDS: tuple[MessageField, ...] = (
-    MessageField("role", lambda v: _role(v), (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
+    MessageField("role", _role, (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
     MessageField("content", _content, (str, _NULL), always=True, default=""),
     MessageField("tool_calls", _tool_calls, (list, _NULL), dump=lambda cs: [c.to_dict() for c in cs], show=list),
     MessageField("tool_call_id", _tool_call_id, (str, _NULL)),
@@ -192,6 +196,10 @@ FIELDS: tuple[MessageField, ...] = (
 """Message's fields in the order a session line writes them; the one list every method derives from."""
 
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
+_COERCE = tuple((f.name, f.coerce) for f in FIELDS)
+_WRITE = tuple((f.name, None if f.dump is _same else f.dump, f.always, f.default) for f in FIELDS)
+"""FIELDS as the constructor and ``to_dict`` walk them per message (a session loads thousands at once)."""
+_set = object.__setattr__
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -219,8 +227,142 @@ class Message:
         attachments: Iterable[Any] | None = None,
     ) -> None:
         given = locals()  # the parameters are the fields: FIELDS says how each is kept
-        for f in FIELDS:
-            object.__setattr__(self, f.name, f.coerce(given[f.name]))
+        for name, coerce in _COERCE:
+            _set(self, name, coerce(given[name]))
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return bool(self.tool_calls)
+
+    def __repr__(self) -> str:
+        written = self.to_dict()  # repr shows the fields a session line would hold
+        shown = (f"{f.name}={f.show(getattr(self, f.name))!r}" for f in FIELDS if f.name in written)
+        return f"Message({', '.join(shown)})"
+
+    def to_dict(self) -> dict[str, JSON]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def coerce(cls, value: ToolCall | Mapping[str, Any]) -> ToolCall:
+        if isinstance(value, ToolCall):
+            return value
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"id", "name", "arguments"}
+            if unknown:
+                raise ValueError(f"unknown tool-call fields {sorted(unknown)}; a tool call has id, name, arguments")
+            return cls(id=value.get("id", ""), name=value.get("name", ""), arguments=value.get("arguments"))  # type: ignore[arg-type]
+        raise TypeError(f"tool_calls entries must be ToolCall or dict, not {type(value).__name__}")
+
+
+_EMPTY_META: Mapping[str, JSON] = MappingProxyType({})
+
+
+def _content(value: object) -> str:
+    if value.__class__ is str:
+        return value  # type: ignore[return-value]  # narrowed by the class check, which mypy does not follow
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"message content must be a string, not {type(value).__name__}")
+    return value
+
+
+def _tool_calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...] | None:
+    return None if value is None else tuple(ToolCall.coerce(c) for c in value)
+
+
+def _tool_call_id(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"tool_call_id must be a string, not {type(value).__name__}")
+    return value
+
+
+def _attachments(value: Iterable[Any] | None) -> tuple[Attachment, ...]:
+    return as_attachments(value) if value else ()
+
+
+def _meta(value: Mapping[str, JSON] | None) -> Mapping[str, JSON]:
+    if not value:
+        return _EMPTY_META
+    if isinstance(value, MappingProxyType):
+        return value
+    return MappingProxyType(dict(value))
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class MessageField:
+    """How one ``Message`` field is built, written, shown and copied.
+
+    Every method that goes over a message's fields (the constructor, ``to_dict``, ``from_dict``'s checks,
+    ``repr``, ``replace``, pickle and deepcopy) loops over ``FIELDS``, so a new field is declared once, here,
+    and cannot be left out of one of them (the pickle that dropped ``attachments`` was such a hand-kept list).
+    """
+
+    name: str
+    coerce: Callable[[Any], Any]
+    """What the constructor keeps of a caller's value: lenient with Python values, strict with bad types."""
+    json: tuple[type, ...]
+    """The JSON types a session line may hold for it (anything else is a damaged line, refused by name)."""
+    dump: Callable[[Any], JSON] = _same
+    show: Callable[[Any], Any] = _same
+    """Its value in ``repr``."""
+    portable: Callable[[Any], Any] = _same
+    """Its value as pickle carries it (a read-only mapping view cannot be pickled)."""
+    always: bool = False
+    """Written by ``to_dict`` even when it holds its default (the seed's lines always have role and content)."""
+    default: Any = None
+
+
+_NULL = type(None)
+FIELDS: tuple[MessageField, ...] = (
+    MessageField("role", _role, (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
+    MessageField("content", _content, (str, _NULL), always=True, default=""),
+    MessageField("tool_calls", _tool_calls, (list, _NULL), dump=lambda cs: [c.to_dict() for c in cs], show=list),
+    MessageField("tool_call_id", _tool_call_id, (str, _NULL)),
+    MessageField("attachments", _attachments, (list, _NULL), dump=lambda a: [x.to_dict() for x in a],
+                 show=lambda a: [x.label for x in a], default=()),
+    MessageField("meta", _meta, (dict, _NULL), dump=dict, show=dict, portable=dict, default=_EMPTY_META),
+)
+"""Message's fields in the order a session line writes them; the one list every method derives from."""
+
+FIELD_NAMES = frozenset(f.name for f in FIELDS)
+_COERCE = tuple((f.name, f.coerce) for f in FIELDS)
+_WRITE = tuple((f.name, None if f.dump is _same else f.dump, f.always, f.default) for f in FIELDS)
+"""FIELDS as the constructor and ``to_dict`` walk them per message (a session loads thousands at once)."""
+_set = object.__setattr__
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Message:
+    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing).
+
+    Its fields are declared in ``FIELDS``; the annotations below are what mypy and readers see of them.
+    """
+
+    role: Role
+    content: str
+    tool_calls: tuple[ToolCall, ...] | None
+    tool_call_id: str | None
+    attachments: tuple[Attachment, ...]
+    """Files sent with the message (images, plots, PDFs); see ``brute_nb.attachments``."""
+    meta: Mapping[str, JSON]
+
+    def __init__(
+        self,
+        role: Role | str,
+        content: str | None = "",
+        tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        meta: Mapping[str, JSON] | None = None,
+        attachments: Iterable[Any] | None = None,
+    ) -> None:
+        given = locals()  # the parameters are the fields: FIELDS says how each is kept
+        for name, coerce in _COERCE:
+            _set(self, name, coerce(given[name]))
 
     @property
     def has_tool_calls(self) -> bool:
@@ -238,7 +380,12 @@ class Message:
 
     def to_dict(self) -> dict[str, JSON]:
         """A plain, JSON-ready dict in field order, with None fields and empty meta dropped."""
-        return {f.name: f.dump(v) for f, v in self._set_fields()}
+        out: dict[str, JSON] = {}
+        for name, dump, always, default in _WRITE:
+            value = getattr(self, name)
+            if always or (value is not default and value != default):
+                out[name] = value if dump is None else dump(value)
+        return out
 
     def to_json(self) -> str:
         """One compact JSONL line, byte for byte the seed's format (no spaces, non-ASCII kept)."""
@@ -461,7 +608,8 @@ class Log(list[Message]):
     __slots__ = ("_observers", "ids", "prefix_memo")
 
     def __init__(self, messages: Iterable[MessageLike] = (), *, ids: bool = False) -> None:
-        super().__init__(map(_coerce, messages))
+        # Another Log holds only Messages already: copying one (every turn's env keeps a copy) stays a C-level copy.
+        super().__init__(messages if isinstance(messages, Log) else map(_coerce, messages))
         self._observers: list[Observer] = []
         self.ids = ids
         self.prefix_memo: dict[str, Any] = {}
