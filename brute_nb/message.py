@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Literal, SupportsIndex, overload
 
@@ -51,10 +52,10 @@ _ROLE_NAMED: dict[str, Role] = {r.value: r for r in Role}
 
 
 def _role(value: object) -> Role:
-    if value.__class__ is Role:
-        return value  # type: ignore[return-value]  # narrowed by the class check, which mypy does not follow
+    if isinstance(value, Role):
+        return value
     if isinstance(value, str):
-        found = _ROLE_NAMED.get(value) or _ROLE_NAMED.get(value.lower())
+        found = _ROLE_NAMED.get(value.lower())
         if found is not None:
             return found
     raise ValueError(f"unknown message role {value!r}; allowed roles are {', '.join(ROLES)}")
@@ -122,54 +123,21 @@ class ToolCall:
 _EMPTY_META: Mapping[str, JSON] = MappingProxyType({})
 
 
-def _content(value: object) -> str:
-    if value.__class__ is str:
-        return value  # type: ignore[return-value]  # narrowed by the class check, which mypy does not follow
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise TypeError(f"message content must be a string, not {type(value).__name__}")
-    return value
-
-
-def _tool_calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...] | None:
-    return None if value is None else tuple(ToolCall.coerce(c) for c in value)
-
-
-def _tool_call_id(value: object) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"tool_call_id must be a string, not {type(value).__name__}")
-    return value
-
-
-def _attachments(value: Iterable[Any] | None) -> tuple[Attachment, ...]:
-    return as_attachments(value) if value else ()
-
-
-def _meta(value: Mapping[str, JSON] | None) -> Mapping[str, JSON]:
-    if not value:
-        return _EMPTY_META
-    if isinstance(value, MappingProxyType):
-        return value
-    return MappingProxyType(dict(value))
-
-
 def _same(value: Any) -> Any:
     return value
 
 
 @dataclass(frozen=True, slots=True)
 class MessageField:
-    """How one ``Message`` field is built, written, shown and copied.
+    """How one ``Message`` field is written, checked, shown and copied.
 
-    Every method that goes over a message's fields (the constructor, ``to_dict``, ``from_dict``'s checks,
-    ``repr``, ``replace``, pickle and deepcopy) loops over ``FIELDS``, so a new field is declared once, here,
-    and cannot be left out of one of them (the pickle that dropped ``attachments`` was such a hand-kept list).
+    Every method that goes over a message's fields (``to_dict``, ``from_dict``'s checks, ``repr``, ``replace``,
+    pickle and deepcopy) loops over ``FIELDS``, so none can leave a field out (the pickle that dropped
+    ``attachments`` was such a hand-kept list). The constructor alone names each field, for speed; a test checks
+    its parameters are ``FIELDS``.
     """
 
     name: str
-    coerce: Callable[[Any], Any]
-    """What the constructor keeps of a caller's value: lenient with Python values, strict with bad types."""
     json: tuple[type, ...]
     """The JSON types a session line may hold for it (anything else is a damaged line, refused by name)."""
     dump: Callable[[Any], JSON] = _same
@@ -184,20 +152,21 @@ class MessageField:
 
 _NULL = type(None)
 FIELDS: tuple[MessageField, ...] = (
-    MessageField("role", _role, (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
-    MessageField("content", _content, (str, _NULL), always=True, default=""),
-    MessageField("tool_calls", _tool_calls, (list, _NULL), dump=lambda cs: [c.to_dict() for c in cs], show=list),
-    MessageField("tool_call_id", _tool_call_id, (str, _NULL)),
-    MessageField("attachments", _attachments, (list, _NULL), dump=lambda a: [x.to_dict() for x in a],
+    MessageField("role", (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
+    MessageField("content", (str, _NULL), always=True, default=""),
+    MessageField("tool_calls", (list, _NULL), dump=lambda cs: [c.to_dict() for c in cs], show=list),
+    MessageField("tool_call_id", (str, _NULL)),
+    MessageField("attachments", (list, _NULL), dump=lambda a: [x.to_dict() for x in a],
                  show=lambda a: [x.label for x in a], default=()),
-    MessageField("meta", _meta, (dict, _NULL), dump=dict, show=dict, portable=dict, default=_EMPTY_META),
+    MessageField("meta", (dict, _NULL), dump=dict, show=dict, portable=dict, default=_EMPTY_META),
 )
 """Message's fields in the order a session line writes them; the one list every method derives from."""
 
 FIELD_NAMES = frozenset(f.name for f in FIELDS)
-_COERCE = tuple((f.name, f.coerce) for f in FIELDS)
+_NAMES = tuple(f.name for f in FIELDS)
+_values = attrgetter(*_NAMES)
 _WRITE = tuple((f.name, None if f.dump is _same else f.dump, f.always, f.default) for f in FIELDS)
-"""FIELDS as the constructor and ``to_dict`` walk them per message (a session loads thousands at once)."""
+"""FIELDS as ``to_dict`` walks them, once per line written."""
 _set = object.__setattr__
 
 
@@ -225,9 +194,20 @@ class Message:
         meta: Mapping[str, JSON] | None = None,
         attachments: Iterable[Any] | None = None,
     ) -> None:
-        given = locals()  # the parameters are the fields: FIELDS says how each is kept
-        for name, coerce in _COERCE:
-            _set(self, name, coerce(given[name]))
+        # One line a field rather than a loop over FIELDS: a session loads tens of thousands of messages at once.
+        _set(self, "role", role if role.__class__ is Role else _role(role))
+        if content.__class__ is not str:
+            if content is not None and not isinstance(content, str):
+                raise TypeError(f"message content must be a string, not {type(content).__name__}")
+            content = content or ""
+        _set(self, "content", content)
+        _set(self, "tool_calls", None if tool_calls is None else tuple(ToolCall.coerce(c) for c in tool_calls))
+        if tool_call_id is not None and not isinstance(tool_call_id, str):
+            raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
+        _set(self, "tool_call_id", tool_call_id)
+        _set(self, "attachments", as_attachments(attachments) if attachments else ())
+        _set(self, "meta", _EMPTY_META if not meta else meta if meta.__class__ is MappingProxyType
+             else MappingProxyType(dict(meta)))
 
     @property
     def has_tool_calls(self) -> bool:
@@ -239,149 +219,9 @@ class Message:
         return f"Message({', '.join(shown)})"
 
     def to_dict(self) -> dict[str, JSON]:
-        return {"id": self.id, "name": self.name, "arguments": self.arguments}
-
-    @classmethod
-    def coerce(cls, value: ToolCall | Mapping[str, Any]) -> ToolCall:
-        if isinstance(value, ToolCall):
-            return value
-        if isinstance(value, Mapping):
-            unknown = set(value) - {"id", "name", "arguments"}
-            if unknown:
-                raise ValueError(f"unknown tool-call fields {sorted(unknown)}; a tool call has id, name, arguments")
-            return cls(id=value.get("id", ""), name=value.get("name", ""), arguments=value.get("arguments"))  # type: ignore[arg-type]
-        raise TypeError(f"tool_calls entries must be ToolCall or dict, not {type(value).__name__}")
-
-
-_EMPTY_META: Mapping[str, JSON] = MappingProxyType({})
-
-
-def _content(value: object) -> str:
-    if value.__class__ is str:
-        return value  # type: ignore[return-value]  # narrowed by the class check, which mypy does not follow
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise TypeError(f"message content must be a string, not {type(value).__name__}")
-    return value
-
-
-def _tool_calls(value: Iterable[ToolCall | Mapping[str, Any]] | None) -> tuple[ToolCall, ...] | None:
-    return None if value is None else tuple(ToolCall.coerce(c) for c in value)
-
-
-def _tool_call_id(value: object) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"tool_call_id must be a string, not {type(value).__name__}")
-    return value
-
-
-def _attachments(value: Iterable[Any] | None) -> tuple[Attachment, ...]:
-    return as_attachments(value) if value else ()
-
-
-def _meta(value: Mapping[str, JSON] | None) -> Mapping[str, JSON]:
-    if not value:
-        return _EMPTY_META
-    if isinstance(value, MappingProxyType):
-        return value
-    return MappingProxyType(dict(value))
-
-
-def _same(value: Any) -> Any:
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class MessageField:
-    """How one ``Message`` field is built, written, shown and copied.
-
-    Every method that goes over a message's fields (the constructor, ``to_dict``, ``from_dict``'s checks,
-    ``repr``, ``replace``, pickle and deepcopy) loops over ``FIELDS``, so a new field is declared once, here,
-    and cannot be left out of one of them (the pickle that dropped ``attachments`` was such a hand-kept list).
-    """
-
-    name: str
-    coerce: Callable[[Any], Any]
-    """What the constructor keeps of a caller's value: lenient with Python values, strict with bad types."""
-    json: tuple[type, ...]
-    """The JSON types a session line may hold for it (anything else is a damaged line, refused by name)."""
-    dump: Callable[[Any], JSON] = _same
-    show: Callable[[Any], Any] = _same
-    """Its value in ``repr``."""
-    portable: Callable[[Any], Any] = _same
-    """Its value as pickle carries it (a read-only mapping view cannot be pickled)."""
-    always: bool = False
-    """Written by ``to_dict`` even when it holds its default (the seed's lines always have role and content)."""
-    default: Any = None
-
-
-_NULL = type(None)
-FIELDS: tuple[MessageField, ...] = (
-    MessageField("role", _role, (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
-    MessageField("content", _content, (str, _NULL), always=True, default=""),
-    MessageField("tool_calls", _tool_calls, (list, _NULL), dump=lambda cs: [c.to_dict() for c in cs], show=list),
-    MessageField("tool_call_id", _tool_call_id, (str, _NULL)),
-    MessageField("attachments", _attachments, (list, _NULL), dump=lambda a: [x.to_dict() for x in a],
-                 show=lambda a: [x.label for x in a], default=()),
-    MessageField("meta", _meta, (dict, _NULL), dump=dict, show=dict, portable=dict, default=_EMPTY_META),
-)
-"""Message's fields in the order a session line writes them; the one list every method derives from."""
-
-FIELD_NAMES = frozenset(f.name for f in FIELDS)
-_COERCE = tuple((f.name, f.coerce) for f in FIELDS)
-_WRITE = tuple((f.name, None if f.dump is _same else f.dump, f.always, f.default) for f in FIELDS)
-"""FIELDS as the constructor and ``to_dict`` walk them per message (a session loads thousands at once)."""
-_set = object.__setattr__
-
-
-@dataclass(frozen=True, slots=True, init=False)
-class Message:
-    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing).
-
-    Its fields are declared in ``FIELDS``; the annotations below are what mypy and readers see of them.
-    """
-
-    role: Role
-    content: str
-    tool_calls: tuple[ToolCall, ...] | None
-    tool_call_id: str | None
-    attachments: tuple[Attachment, ...]
-    """Files sent with the message (images, plots, PDFs); see ``brute_nb.attachments``."""
-    meta: Mapping[str, JSON]
-
-    def __init__(
-        self,
-        role: Role | str,
-        content: str | None = "",
-        tool_calls: Iterable[ToolCall | Mapping[str, Any]] | None = None,
-        tool_call_id: str | None = None,
-        meta: Mapping[str, JSON] | None = None,
-        attachments: Iterable[Any] | None = None,
-    ) -> None:
-        given = locals()  # the parameters are the fields: FIELDS says how each is kept
-        for name, coerce in _COERCE:
-            _set(self, name, coerce(given[name]))
-
-    @property
-    def has_tool_calls(self) -> bool:
-        return bool(self.tool_calls)
-
-    def _set_fields(self) -> Iterator[tuple[MessageField, Any]]:
-        """The fields ``to_dict`` and ``repr`` write: each that holds more than its default."""
-        for f in FIELDS:
-            value = getattr(self, f.name)
-            if f.always or not (value is f.default or value == f.default):
-                yield f, value
-
-    def __repr__(self) -> str:
-        return f"Message({', '.join(f'{f.name}={f.show(v)!r}' for f, v in self._set_fields())})"
-
-    def to_dict(self) -> dict[str, JSON]:
         """A plain, JSON-ready dict in field order, with None fields and empty meta dropped."""
         out: dict[str, JSON] = {}
-        for name, dump, always, default in _WRITE:
-            value = getattr(self, name)
+        for (name, dump, always, default), value in zip(_WRITE, _values(self), strict=True):
             if always or (value is not default and value != default):
                 out[name] = value if dump is None else dump(value)
         return out
@@ -430,14 +270,16 @@ class Message:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle and ``copy.deepcopy`` rebuild through the constructor, every field in ``FIELDS`` carried."""
-        return (_rebuild_message, tuple(f.portable(getattr(self, f.name)) for f in FIELDS))
+        return (_rebuild_message, tuple(f.portable(v) for f, v in zip(FIELDS, _values(self), strict=True)))
 
     def replace(self, **changes: Any) -> Message:
         """A copy with some fields changed (the value itself never changes)."""
-        unknown = set(changes) - FIELD_NAMES
-        if unknown:
-            raise TypeError(f"Message has no field(s) {sorted(unknown)}; its fields are {[f.name for f in FIELDS]}")
-        return Message(**{f.name: getattr(self, f.name) for f in FIELDS} | changes)
+        if not changes.keys() <= FIELD_NAMES:
+            unknown = sorted(changes.keys() - FIELD_NAMES)
+            raise TypeError(f"Message has no field(s) {unknown}; its fields are {list(_NAMES)}")
+        fields = dict(zip(_NAMES, _values(self), strict=True))
+        fields.update(changes)
+        return Message(**fields)
 
     def with_meta(self, **meta: JSON) -> Message:
         return self.replace(meta={**self.meta, **meta})
@@ -516,7 +358,7 @@ class Message:
 
 
 def _rebuild_message(*values: Any) -> Message:
-    return Message(**{f.name: v for f, v in zip(FIELDS, values, strict=True)})
+    return Message(**dict(zip(_NAMES, values, strict=True)))
 
 
 def _json_type_problems(data: Mapping[str, Any]) -> list[str]:
@@ -578,7 +420,7 @@ def dumps(value: JSON) -> str:
 
 ChangeKind = Literal["append", "insert", "rewrite"]
 Observer = Callable[[ChangeKind, Any], None]
-MessageLike = Message | Mapping[str, Any] | Any
+MessageLike = Any
 """What a log accepts: a ``Message``, its dict form, or another library's message object (``Message.coerce``)."""
 
 
@@ -607,8 +449,13 @@ class Log(list[Message]):
     __slots__ = ("_observers", "ids", "prefix_memo")
 
     def __init__(self, messages: Iterable[MessageLike] = (), *, ids: bool = False) -> None:
-        # Another Log holds only Messages already: copying one (every turn's env keeps a copy) stays a C-level copy.
-        super().__init__(messages if isinstance(messages, Log) else map(_coerce, messages))
+        # Copying messages (every turn's env keeps a copy; a session's history becomes its log) stays C-level work:
+        # another Log holds only Messages, and a list of them needs one type check for all.
+        if not isinstance(messages, Log):
+            messages = list(messages)
+            if set(map(type, messages)) != {Message}:
+                messages = [_coerce(m) for m in messages]
+        super().__init__(messages)
         self._observers: list[Observer] = []
         self.ids = ids
         self.prefix_memo: dict[str, Any] = {}
