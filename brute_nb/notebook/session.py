@@ -175,11 +175,22 @@ class NotebookAgent:
 
     @property
     def usage(self) -> Any:
-        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta."""
+        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta.
+
+        Tokens are ``Usage``'s (input includes cache reads and writes, whatever the provider reported), as the footer,
+        the budget and the price count them; the frame's own columns keep what the provider reported.
+        """
+        import pandas as pd
+
+        from brute_nb.usage import Usage
+
         df = self.df
         assistant = df[df["role"] == "assistant"]
-        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
-                                              "cost"]].sum(min_count=1)
+        usages = [Usage.of_meta(meta or {}) for meta in assistant["meta"]]
+        counts = {name: pd.array([None if u is None else getattr(u, name) for u in usages], dtype="Int64")
+                  for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")}
+        table = pd.DataFrame({"turn": assistant["turn"].array, **counts, "cost": assistant["cost"].array})
+        per_turn = table.groupby("turn").sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
         per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
