@@ -32,6 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from brute_nb.confine import open_named
 from brute_nb.errors import FrameError
 from brute_nb.message import ROLES, Log, Message, Role, ToolCall, role_of
 
@@ -88,7 +89,7 @@ def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     p = Path(path)
     try:
-        with p.open("rb") as file:
+        with os.fdopen(open_named(p)[0], "rb") as file:  # a regular file only: a FIFO never blocks the cell
             columns = paused_gc(lambda: _file_columns(file))
     except FileNotFoundError:
         return frame([])
