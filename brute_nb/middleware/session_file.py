@@ -24,6 +24,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -220,12 +221,21 @@ def _write_failed(path: Path, exc: OSError) -> str:
 
 
 def _open_append(path: Path) -> int:
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)  # read: last byte
+    """The session file opened to append (and read its last byte); only a regular file: lines written into a
+    FIFO or a socket would be gone. ``O_NONBLOCK`` so opening a FIFO never waits (a regular file ignores it)."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        return os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:  # the session's folder is not there yet
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise SessionLogError(f"{path} is {confine.kind(mode)}, not a session file: brute_nb writes sessions to "
+                              "regular files only (what it wrote there would be lost). Remove it, or use another "
+                              "session name")
+    return fd
 
 
 def _store(messages: list[Any], path: Path, root: Path | None) -> None:
