@@ -24,7 +24,7 @@ from brute_nb import Message
 from brute_nb.attachments import attachment, from_bytes
 from brute_nb.errors import BruteError
 from brute_nb.map.cache import MapCache
-from brute_nb.middleware.session_file import SessionFile
+from brute_nb.sessions.file import SessionFile
 from brute_nb.tools import Adapter, FSPatch, FSRead, FSRemove, FSSearch, FSWrite, use_env
 from brute_nb.tools.builtin.skill import discover_skills
 from brute_nb.tools.mcp_config import load as load_mcp
@@ -133,7 +133,7 @@ def _aliases(root: Path, where: Path) -> str:
 
 
 def _read_frame(root: Path, where: Path) -> str:
-    from brute_nb.frames import read_frame
+    from brute_nb import read_frame
 
     return read_frame(where).to_string()
 

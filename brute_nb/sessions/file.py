@@ -33,9 +33,9 @@ from brute_nb import confine
 from brute_nb.attachments import folder_of, located, store_all
 from brute_nb.errors import SessionLogError
 from brute_nb.message import Message, dumps
-from brute_nb.middleware.session_lock import SessionLock
 from brute_nb.redact import redact
-from brute_nb.session_lines import parse_messages
+from brute_nb.sessions.lines import parse_messages
+from brute_nb.sessions.lock import SessionLock
 
 Signature = tuple[int, int, int]
 
