@@ -81,7 +81,7 @@ def read_records(path: Path, root: str | os.PathLike[str] | None = None) -> dict
             continue
         try:
             value = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if lineno == len(lines):  # unterminated last line: a write cut short, never a finished row
                 continue
             raise MapCacheError(f"{path}:{lineno}: not a JSON line ({exc}); delete the line or the file to run "

@@ -89,7 +89,7 @@ def _torn_tail(data: bytes) -> int:
         return 0
     try:
         json.loads(tail)
-    except ValueError:
+    except (ValueError, RecursionError):
         return len(tail)
     return 0
 
@@ -116,6 +116,8 @@ def _parse(path: Path, data: bytes, root: Path | None = None) -> list[Message]:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SessionLogError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past its stack
+            raise SessionLogError(f"{path}:{lineno}: JSON that cannot be read: {exc}") from None
         if not isinstance(value, dict):
             raise SessionLogError(f"{path}:{lineno}: expected a JSON object (a message), got {type(value).__name__}")
         try:
