@@ -383,13 +383,14 @@ def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
     import pandas as pd
 
     if not any(stamps):
-        return pd.DatetimeIndex(np.full(n, np.datetime64("NaT"), dtype="datetime64[s]")).tz_localize("UTC")
+        return pd.DatetimeIndex(np.full(n, np.datetime64("NaT", "s"))).tz_localize("UTC")
     # Only the texts are parsed (what pandas infers, the unit, depends on them alone, not on the missing rows), then
     # scattered into a full column: parsing the whole column costs ~8 scratch arrays of n.
     flags = list(map(is_not, stamps, repeat(None)))
     parsed = pd.DatetimeIndex(pd.to_datetime(pd.Series(list(compress(stamps, flags)), dtype=object), utc=True,
                                              errors="coerce", format="ISO8601"))
-    out = np.full(n, np.datetime64("NaT"), dtype=f"datetime64[{parsed.unit}]")
+    # NaT with its unit: a unitless NaT is numpy's deprecated 'generic' unit (a warning on numpy 2.5, an error later).
+    out = np.full(n, np.datetime64("NaT", parsed.unit))
     out[rows[np.array(flags, dtype=bool)]] = parsed.tz_localize(None).to_numpy()
     return pd.DatetimeIndex(out).tz_localize(parsed.tz)
 
