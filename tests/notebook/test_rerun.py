@@ -9,7 +9,7 @@ from pathlib import Path
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.providers.openai import OpenAIChat
-from brute_nb.sync import run_sync
+from brute_nb.event_loop import run_sync
 from brute_nb.testing import FakeProvider
 
 
