@@ -19,7 +19,7 @@ FOLDER = Path(brute_nb.notebook.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
-                           "warm", "live", "transcript"})),
+                           "warm", "live", "transcript", "chat_static"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools"})),
     ("stack", frozenset({"stack"})),
