@@ -60,6 +60,7 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
     """One turn for a cell: context cells go with it, tool errors go into ``Err``, ``code`` inserts a cell.
 
     ``extra`` goes to the turn's env as given (``schema``, ``attachments``)."""
+    __tracebackhide__ = True
     from brute_nb.notebook.runner import run_turn
 
     ensure_agent(nb)

@@ -65,7 +65,7 @@ class BruteMagics(Magics):
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
-                                "network, python, mcp; modes: allow, ask, deny)")
+                                "network, python, mcp, notebook; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
@@ -96,6 +96,7 @@ class BruteMagics(Magics):
 
         As a line magic, ``%brute SUBCOMMAND`` inspects and steers it; see ``%brute help``.
         """
+        __tracebackhide__ = True  # an interrupted turn's traceback is the user's cell, not brute_nb's frames
         from brute_nb.notebook import warm
 
         warm.settled()  # the SDK may still be importing on the warm-up thread: one importer at a time
@@ -196,6 +197,7 @@ class BruteMagics(Magics):
         return nb
 
     def _line(self, line: str) -> Any:
+        __tracebackhide__ = True
         try:
             words = shlex.split(line)  # quotes keep a value with spaces whole: config system="be brief"
         except ValueError as exc:
@@ -249,6 +251,7 @@ class BruteMagics(Magics):
             raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
     def _cmd_fix(self, rest: list[str]) -> None:
+        __tracebackhide__ = True
         from brute_nb.notebook import aware
 
         nb = self.registry.current()
@@ -300,6 +303,8 @@ class BruteMagics(Magics):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
+        if not s.final_answer:
+            print(f"{'final_answer:':<15} False  (a turn stopped by a limit ends without the model's answer)")
         for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")

@@ -1,10 +1,11 @@
 """The default stack of a notebook agent (issue 6's order), built from its settings.
 
 SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
-ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DefaultCompactionPipeline (before every
-model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary, the summary written by the session's own
-model unless ``summarize=false``) -> DefaultToolPipeline -> TurnContext (``--context`` cells, on the request only) ->
-the provider.
+FinalAnswer (unless ``final_answer=false``: a turn stopped by a limit ends with the model's answer) ->
+ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DoomLoopDetection ->
+DefaultCompactionPipeline (before every model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary,
+the summary written by the session's own model unless ``summarize=false``) -> DefaultToolPipeline -> PartialReply
+(a stopped call keeps its streamed text) -> TurnContext (``--context`` cells, on the request only) -> the provider.
 """
 
 from __future__ import annotations
@@ -129,6 +130,9 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.budget import Budget
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
+    from brute_nb.middleware.doom_loop import DoomLoopDetection
+    from brute_nb.middleware.final_answer import FinalAnswer
+    from brute_nb.middleware.partial_reply import PartialReply
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import default_asker
@@ -146,14 +150,17 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
         .use(SessionLog, path=session_path, root=session_path.parent.parent)  # <notebook folder>/<stem>.brute/
         .use(SystemPrompt, text=system)
         .use(Approvals, policy=s.approve, fallback=default_asker)
-        .use(ToolResultLoop)
-        .use(MaxIterations, limit=s.max_iterations)
     )
+    if s.final_answer:
+        agent.use(FinalAnswer, model=provider)
+    agent.use(ToolResultLoop).use(MaxIterations, limit=s.max_iterations)
     if s.budget:
         agent.use(Budget, **s.budget)
     return (
-        agent.use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
+        agent.use(DoomLoopDetection)
+        .use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
         .use(DefaultToolPipeline, tools=tools)
+        .use(PartialReply)  # around the model call only: the text of a stopped reply is kept
         .use(TurnContext)  # innermost: the turn's notebook context reaches each request, never the log
         .run(provider)
     )
