@@ -61,6 +61,9 @@ BUILTIN: dict[str, dict[str, str]] = {
         "notebook": "brute_nb.notebook.notebook_tools:NOTEBOOK",
         "variables": "brute_nb.notebook.notebook_tools:VARIABLES",
         "propose_cell": "brute_nb.notebook.notebook_tools:PROPOSE_CELL",
+        "edit_cell": "brute_nb.notebook.cell_tools:EDIT_CELL",
+        "insert_cell": "brute_nb.notebook.cell_tools:INSERT_CELL",
+        "run_cell": "brute_nb.notebook.cell_tools:RUN_CELL",
     },
 }
 """Group -> name -> ``module:attribute``: exactly the ``[project.entry-points]`` of brute_nb's pyproject.toml."""

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
                            "warm", "live", "transcript"})),
     ("settings", frozenset({"settings", "approvals"})),
-    ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools"})),
+    ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_tools"})),
     ("stack", frozenset({"stack"})),
     ("turn views", frozenset({"display", "terminal", "runner", "chat_log"})),
     ("session", frozenset({"session"})),
