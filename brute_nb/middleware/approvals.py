@@ -19,8 +19,8 @@ from typing import Any
 import anyio
 
 from brute_nb.agent import App, Env
-from brute_nb.calls import call_maybe_async
 from brute_nb.errors import MiddlewareError
+from brute_nb.maybe_async import call_maybe_async
 from brute_nb.tools.base import RISKS
 
 RISK_CLASSES = RISKS

@@ -21,7 +21,7 @@ from typing import Any
 from brute_nb.agent import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import Message, Role, ToolCall, role_of
-from brute_nb.middleware.loop import should_exit
+from brute_nb.middleware.tool_result_loop import should_exit
 
 NOTICE = """\
 Doom loop detected: the same tool calls were repeated {count} times in a row, so this turn was stopped: you are \

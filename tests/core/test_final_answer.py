@@ -16,9 +16,9 @@ from brute_nb.errors import MiddlewareError
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware import FinalAnswer, MaxIterations, SessionLog, ToolResultLoop
 from brute_nb.middleware.budget import Budget
-from brute_nb.middleware.loop import should_exit
-from brute_nb.middleware.session_log import read_session
+from brute_nb.middleware.tool_result_loop import should_exit
 from brute_nb.providers.anthropic import AnthropicMessages
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import AnswerCalls, FakeProvider, Scripted, call, reply
 from brute_nb.testing import scripted as said
 

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 import brute_nb
+from brute_nb.event_loop import Worker
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware import PartialReply, SessionLog, ToolResultLoop
-from brute_nb.middleware.session_log import read_session
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.base import Provider
 from brute_nb.providers.openai import OpenAIChat
-from brute_nb.sync import Worker
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import AnswerCalls, FakeProvider, call, reply, slow
 
 WORDS = " ".join(f"word{i}" for i in range(60))
