@@ -20,16 +20,18 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from brute_nb.attachments import from_bytes
-from brute_nb.notebook import ipynb_cells
+from brute_nb.notebook import cell_bridge, ipynb_cells
+from brute_nb.notebook.cell_bridge import CellBridge
 from brute_nb.notebook.ipynb_cells import NotebookFileError, Ran
 from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
 from brute_nb.tools.builtin.fs_edit import held
 from brute_nb.tools.builtin.fs_safe import Place, read_all, replace
-from brute_nb.tools.context import current_env, shown_path
+from brute_nb.tools.context import current_env, shown_path, state
 from brute_nb.tools.stores import snapshots
 from brute_nb.tools.truncation import ToolOutput
 
 T = TypeVar("T")
+LIVE = "the notebook open in the user's front end: they see the change now and can undo it (Ctrl+Z in the cell)"
 
 NOTEBOOK_PARAM = {"type": "string", "desc": "another notebook file in the workspace (default: this notebook)"}
 CELL_PARAM = {"type": "string", "desc": "the cell: its index as the notebook tool lists it ('3') or its id",
@@ -78,6 +80,36 @@ class CellTool(WorkspaceTool, abstract=True):
 
         return await held(self, path, run, missing="Notebook file not found")
 
+    def front(self, notebook: str | None) -> CellBridge | None:
+        """The live document's bridge, when the turn has one and the cell is in the notebook it shows."""
+        bridge: CellBridge | None = current_env().get("cell_front")
+        if bridge is None or (notebook and self.notebook_file(notebook) != self.notebook_file(None)):
+            return None
+        return bridge
+
+    async def live_cell(self, bridge: CellBridge, cell: str, notebook: str | None) -> tuple[str, str | None, str]:
+        """(id, source as the user's document holds it if known, cell type) of ``cell`` in the live notebook: an
+        id this bridge set, else the saved file's cell (its index or id), else an id the front end looks up."""
+        label = str(cell).strip()
+        if label in bridge.sources:
+            return label, bridge.sources[label], "code"
+        path = self.notebook_file(notebook) if notebook or current_env().get("notebook") else None
+        if path is not None and path.is_file():
+            def locate(nb: Any) -> tuple[str, str, str] | None:
+                try:
+                    c = nb.cells[ipynb_cells.find(nb, label, shown_path(path))]
+                except NotebookFileError:
+                    return None
+                return str(c.id), str(c.source), str(c.cell_type)
+
+            found = await self.look(path, locate)
+            if found is not None:
+                return found[0], bridge.sources.get(found[0], found[1]), found[2]
+        if label.strip("[]").isdigit():
+            raise NotebookFileError(f"cell {label} is not in the saved notebook (cells added since the last save have "
+                                    "no index here): save the notebook (Ctrl+S) and list the cells again")
+        return label, None, "code"
+
 
 class EditCell(CellTool):
     name = "edit_cell"
@@ -93,15 +125,23 @@ class EditCell(CellTool):
     }
 
     async def execute(self, cell: str, source: str, notebook: str | None = None) -> dict[str, Any]:
+        bridge = self.front(notebook)
+        if bridge is not None:
+            cell_id, old, _ = await self.live_cell(bridge, cell, notebook)
+            bridge.send({"op": "edit", "id": cell_id, "source": source})
+            if old is not None:
+                cell_bridge.record(state(), {"op": "edit", "id": cell_id, "source": old})
+            return {"success": True, "notebook": LIVE, "id": cell_id,
+                    "diff": cell_diff(old, source) if old is not None else "(its old source was not saved)"}
         path = self.notebook_file(notebook)
 
         def edit(nb: Any) -> tuple[int, str, str]:
             index = ipynb_cells.find(nb, cell, shown_path(path))
             return index, str(nb.cells[index].get("id", "")), ipynb_cells.replace_source(nb, index, source)
 
-        index, cell_id, old = await self.change(path, edit)
+        index, cell_id, before = await self.change(path, edit)
         return {"success": True, "notebook": shown_path(path), "cell": f"[{index}]", "id": cell_id,
-                "diff": cell_diff(old, source)}
+                "diff": cell_diff(before, source)}
 
 
 class InsertCell(CellTool):
@@ -119,8 +159,17 @@ class InsertCell(CellTool):
 
     async def execute(self, source: str, after: str | None = None, cell_type: str = "code",
                       notebook: str | None = None) -> dict[str, Any]:
-        path = self.notebook_file(notebook)
         running = current_env().get("cell_id")
+        bridge = self.front(notebook)
+        if bridge is not None:
+            anchor = (await self.live_cell(bridge, after, notebook))[0] if after is not None else running
+            if cell_type not in ("code", "markdown"):
+                raise NotebookFileError(f"cell_type must be code or markdown, got {cell_type!r}")
+            cell_id = ipynb_cells.new_id()
+            bridge.send({"op": "insert", "id": cell_id, "after": anchor, "cell_type": cell_type, "source": source})
+            cell_bridge.record(state(), {"op": "delete", "id": cell_id})
+            return {"success": True, "notebook": LIVE, "id": cell_id, "note": "inserted, not run"}
+        path = self.notebook_file(notebook)
 
         def insert(nb: Any) -> tuple[int, str]:
             where = shown_path(path)
@@ -153,6 +202,19 @@ class RunCell(CellTool):
     async def execute(self, cell: str, notebook: str | None = None) -> ToolOutput:
         from brute_nb.notebook.python_tool import ipython_namespace, run_interruptibly
 
+        namespace = (self._namespace or ipython_namespace)()
+        stopped = Ran(error=("KeyboardInterrupt", "stopped by the user", []))
+        bridge = self.front(notebook)
+        if bridge is not None:
+            cell_id, code, kind = await self.live_cell(bridge, cell, notebook)
+            if code is None:
+                raise NotebookFileError(f"the source of cell {cell_id} is not known here (it was added since the "
+                                        "last save): save the notebook (Ctrl+S) and run it again")
+            if kind != "code":
+                raise NotebookFileError(f"cell {cell_id} is a {kind} cell; only code cells run")
+            ran = await run_interruptibly(lambda: run_source(code, namespace), stopped)
+            bridge.send({"op": "outputs", "id": cell_id, "outputs": ipynb_cells.outputs(ran)})
+            return result_for(cell_id, ran)
         path = self.notebook_file(notebook)
 
         def locate(nb: Any) -> tuple[int, str, str, str]:
@@ -163,8 +225,6 @@ class RunCell(CellTool):
         index, cell_id, kind, source = await self.look(path, locate)
         if kind != "code":
             raise NotebookFileError(f"cell [{index}] is a {kind} cell; only code cells run")
-        namespace = (self._namespace or ipython_namespace)()
-        stopped = Ran(error=("KeyboardInterrupt", "stopped by the user", []))
         ran = await run_interruptibly(lambda: run_source(source, namespace), stopped)
 
         def save(nb: Any) -> None:

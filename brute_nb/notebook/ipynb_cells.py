@@ -102,24 +102,36 @@ def insert(nb: Any, index: int, source: str, cell_type: str = "code") -> Any:
     return cell
 
 
+def new_id() -> str:
+    """A cell id as nbformat (and Jupyter) make them."""
+    from nbformat.corpus.words import generate_corpus_id
+
+    return str(generate_corpus_id())
+
+
 def set_outputs(nb: Any, index: int, ran: Ran) -> None:
-    """The cell's outputs become what ``ran`` showed, as Jupyter would have saved them (text redacted)."""
+    """The cell's outputs become what ``ran`` showed, as Jupyter would have saved them."""
+    cell = nb.cells[index]
+    cell.outputs = outputs(ran)
+    cell.execution_count = None
+
+
+def outputs(ran: Ran) -> list[Any]:
+    """What ``ran`` showed as nbformat outputs (text redacted: a notebook leaves the kernel)."""
     from nbformat.v4 import new_output
 
     from brute_nb.redact import redact
 
-    outputs = []
+    shown = []
     for name, text in (("stdout", ran.stdout), ("stderr", ran.stderr)):
         if text:
-            outputs.append(new_output("stream", name=name, text=redact(text)))
+            shown.append(new_output("stream", name=name, text=redact(text)))
     for png in ran.images:
-        outputs.append(new_output("display_data", data={"image/png": base64.b64encode(png).decode("ascii"),
+        shown.append(new_output("display_data", data={"image/png": base64.b64encode(png).decode("ascii"),
                                                         "text/plain": "<Figure>"}))
     if ran.result is not None:
-        outputs.append(new_output("execute_result", data={"text/plain": redact(ran.result)}, execution_count=None))
+        shown.append(new_output("execute_result", data={"text/plain": redact(ran.result)}, execution_count=None))
     if ran.error is not None:
         ename, evalue, tb = ran.error
-        outputs.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
-    cell = nb.cells[index]
-    cell.outputs = outputs
-    cell.execution_count = None
+        shown.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
+    return shown

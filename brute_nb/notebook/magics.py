@@ -35,6 +35,7 @@ SUBCOMMANDS = """\
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
+%brute system            the system prompt as the next turn sends it (environment and project rules included)
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -89,7 +90,7 @@ class BruteMagics(Magics):
     @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
                                 "(default: %%brute config context=N, else 0)")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, fix, usage, "
-                                            "config, widget, help")
+                                            "system, config, widget, help")
     @line_cell_magic
     def brute(self, line: str, cell: str | None = None) -> Any:
         """Talk to the agent that lives in this kernel. The cell body is the prompt; ``{expr}`` is filled in.
@@ -260,6 +261,14 @@ class BruteMagics(Magics):
             print(cell_turn.NO_ERROR)
             return
         cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+
+    def _cmd_system(self, rest: list[str]) -> None:
+        """The system prompt as the next turn sends it (rebuilt each turn: date, frames and rules are current)."""
+        from brute_nb.notebook.stack import select_tools, system_prompt
+
+        nb = self.registry.current()
+        skills = any(t.name == "skill" for t in select_tools(nb.settings.tools, notebook=True))
+        print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
