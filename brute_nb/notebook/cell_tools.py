@@ -20,17 +20,19 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from brute_nb.attachments import from_bytes
+from brute_nb.confine import Place, read_all, replace
 from brute_nb.notebook import cell_bridge, ipynb_cells
 from brute_nb.notebook.cell_bridge import CellBridge
 from brute_nb.notebook.ipynb_cells import NotebookFileError, Ran
 from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
 from brute_nb.tools.builtin.fs_edit import held
-from brute_nb.tools.builtin.fs_safe import Place, read_all, replace
 from brute_nb.tools.context import current_env, shown_path, state
 from brute_nb.tools.stores import snapshots
 from brute_nb.tools.truncation import ToolOutput
 
 T = TypeVar("T")
+NOTEBOOK_LIMIT = 64 * 1024 * 1024
+"""The largest notebook file the cell tools read (one with many plots is a few MB)."""
 LIVE = "the notebook open in the user's front end: they see the change now and can undo it (Ctrl+Z in the cell)"
 
 NOTEBOOK_PARAM = {"type": "string", "desc": "another notebook file in the workspace (default: this notebook)"}
@@ -60,7 +62,7 @@ class CellTool(WorkspaceTool, abstract=True):
         where_name = shown_path(path)
 
         def run(where: Place) -> T:
-            old, like = read_all(where)
+            old, like = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
             nb = ipynb_cells.read(old, where_name)
             result = work(nb)
             new = ipynb_cells.write(nb)
@@ -76,7 +78,8 @@ class CellTool(WorkspaceTool, abstract=True):
         where_name = shown_path(path)
 
         def run(where: Place) -> T:
-            return work(ipynb_cells.read(read_all(where)[0], where_name))
+            data, _ = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
+            return work(ipynb_cells.read(data, where_name))
 
         return await held(self, path, run, missing="Notebook file not found")
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
-INSTRUCTIONS_CAP = 20_000
-"""Characters read of each instructions file; the rest is left out and the prompt says so."""
+INSTRUCTIONS_LIMIT = 64 * 1024
+"""Bytes of an instructions file the prompt takes; a larger file is named, not read."""
 KEY_PACKAGES = {"pandas": "pandas", "numpy": "numpy", "polars": "polars", "scipy": "scipy", "sklearn": "scikit-learn",
                 "matplotlib": "matplotlib", "seaborn": "seaborn", "plotly": "plotly", "statsmodels": "statsmodels",
                 "torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "pyarrow": "pyarrow", "duckdb": "duckdb"}
@@ -91,23 +91,17 @@ def instructions_section(root: Path, notebook: Path | None) -> str:
 
 
 def read_instructions(path: Path, root: Path) -> str:
-    """The file's text if it is a regular file inside the workspace root (links out refused), else ""."""
-    import os
-
+    """The file's text if it is a regular file inside the workspace root (a link out, a FIFO: ""), bounded."""
+    from brute_nb.confine import FileTooLargeError, read_file
     from brute_nb.errors import PathOutsideRootError
-    from brute_nb.tools.builtin.fs_safe import open_regular, place
 
     try:
-        with place(path, Path(root).resolve(), missing="not found") as where:
-            fd, _ = open_regular(where)
-            with os.fdopen(fd, "rb") as f:
-                data = f.read(INSTRUCTIONS_CAP * 4)  # bounded: a huge file costs no more than this
+        data = read_file(path, root=root, limit=INSTRUCTIONS_LIMIT, why="the instructions file limit")
+    except FileTooLargeError:
+        return f"[{path.name} is larger than {INSTRUCTIONS_LIMIT:,} bytes, so it is not included]"
     except (OSError, PathOutsideRootError):
         return ""
-    text = data[: INSTRUCTIONS_CAP * 4].decode("utf-8", errors="replace").strip()
-    if len(text) > INSTRUCTIONS_CAP:
-        text = text[:INSTRUCTIONS_CAP] + f"\n[... the rest of {path.name} is not shown]"
-    return text
+    return data.decode("utf-8", errors="replace").strip()
 
 
 def _shown(path: Path, root: Path) -> str:
