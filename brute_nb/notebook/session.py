@@ -142,7 +142,10 @@ class NotebookAgent:
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
+        from brute_nb.notebook.cell_bridge import front
+
         extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
+        extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
         return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
@@ -210,11 +213,18 @@ class NotebookAgent:
         self._key = None
 
     def undo(self, path: str | None = None) -> str:
-        """Revert the agent's last file change (or the last change to ``path``)."""
+        """Revert the agent's last change: a cell it edited in the open notebook, else a file (a saved notebook's
+        cells included), or the last change to ``path``."""
         from brute_nb.event_loop import run_sync
+        from brute_nb.notebook.cell_bridge import front, undo_last
         from brute_nb.tools import FSUndo, use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots
+
+        if path is None:
+            done = undo_last(self._state, front())
+            if done is not None:
+                return done
 
         with use_env({"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {}}):
             target = path or snapshots().last()

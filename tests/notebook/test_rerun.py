@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from brute_nb.event_loop import run_sync
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.providers.openai import OpenAIChat
-from brute_nb.event_loop import run_sync
 from brute_nb.testing import FakeProvider
 
 
