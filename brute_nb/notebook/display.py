@@ -235,8 +235,11 @@ class CellView:
             self._update(render.tool_bundle(view), display_id)
 
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
-               extra_stats: Mapping[str, Any] | None = None) -> None:
-        """Reset the live display to its placeholder, then publish the final transcript from the log."""
+               extra_stats: Mapping[str, Any] | None = None, failed: bool = False) -> None:
+        """Reset the live display to its placeholder, then publish the final transcript from the log.
+
+        ``failed``: an error output follows (brute_nb's one red line); a turn that failed before the model said
+        anything gets no footer, whose "0 tool calls" would read as a finished turn just above the error."""
         self._live.cancel()  # a held update must not land on top of the placeholder
         self._end_live()
         segments = self.final_segments()
@@ -267,8 +270,13 @@ class CellView:
             self._publish(render.notice_bundle(self.stopped, "interrupted"), {"brute": base})
         if notice:
             self._publish(render.notice_bundle(notice, kind), {"brute": base})
-        if not self.quiet:
+        if self.wants_footer(failed):
             self._publish(render.footer_bundle(stats), {"brute": base})
+
+    def wants_footer(self, failed: bool) -> bool:
+        """A footer, unless quiet or the turn failed before the model said anything (its "0 tool calls" would read
+        as a finished turn just above the error)."""
+        return not self.quiet and (not failed or any(role_of(m) == "assistant" for m in self.messages))
 
     def output_meta(self, stats: Mapping[str, Any]) -> dict[str, Any]:
         """What every final output carries: the session, the ids of the messages this turn added, model, usage.

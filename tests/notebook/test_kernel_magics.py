@@ -231,10 +231,24 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     notice = [c for c in shown(outputs) if "interrupted" in c["data"].get("text/html", "")]
     assert notice and notice[0]["metadata"]["brute"]["message_ids"] == [m.meta["id"] for m in saved]
 
+    # Issue 28 §3: what streamed is kept as the assistant's reply, marked, with no call (the call never ran).
+    assert [m.role for m in saved] == ["user", "assistant"]
+    partial = saved[1]
+    assert partial.content.startswith("word0") and "word39" not in partial.content
+    assert partial.meta["interrupted"] is True and partial.finish_reason == "interrupted" and not partial.tool_calls
+    assert any(c["data"].get("text/plain", "").startswith("word0") for c in shown(outputs))  # still on screen
+    # One notice line; the traceback under it shows none of brute_nb's frames (__tracebackhide__).
+    error = next(o["content"] for o in outputs if o["msg_type"] == "error")
+    traceback = "\n".join(error["traceback"])
+    assert "brute_nb" not in traceback and "sync.py" not in traceback, traceback
+
     bench.fake.add("I am still here.")
     outputs = ok(bench.kc, "%%brute\nare you still there?")
     assert any("I am still here." in c["data"].get("text/plain", "") for c in shown(outputs))
     assert "talk slowly" in bench.sent() and "are you still there?" in bench.sent()  # accepted by the strict rules
+    sent = bench.fake.requests[-1]["json"]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]  # no two user turns in a row
+    assert json.dumps(sent[1]).count("word0") == 1
     assert [m["role"] for m in bench.lines("stream")][-2:] == ["user", "assistant"]
 
 
