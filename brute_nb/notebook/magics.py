@@ -317,6 +317,9 @@ class BruteMagics(Magics):
         for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
+        if s.api_key:  # a key typed here is never shown; a variable's name or "none" is no secret
+            shown = s.api_key if s.api_key.lower() == "none" or s.api_key.startswith("env:") else "(set, not shown)"
+            print(f"{'api_key:':<15} {shown}")
         if reg.debug:
             print(f"{'debug:':<15} True  (brute_nb's errors show their full traceback)")
         print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")

@@ -150,6 +150,10 @@ def test_a_base_url_belongs_to_its_provider_and_can_be_cleared(shell: Any, monke
         assert (local.received, hosted.received) == (1, 1)
         settings = registry().current().settings
         assert (settings.base_url, settings.api_key) == ("", "")
+    shell.run_line_magic("brute", "config api_key=sk-typed-here-0123456789")
+    capsys.readouterr()
+    shell.run_line_magic("brute", "config")
+    assert "api_key:        (set, not shown)" in capsys.readouterr().out
     shell.run_line_magic("brute", "config base_url=http://127.0.0.1:9/v1")
     assert registry().current().settings.base_url == "http://127.0.0.1:9/v1"
     shell.run_line_magic("brute", "config base_url=none")  # cleared, not the URL "none"
