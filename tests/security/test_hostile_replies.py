@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from brute_nb import agent
+from brute_nb.attachments import from_bytes
 from brute_nb.errors import ProviderError, RefusedInputError
-from brute_nb.middleware import SessionLog, ToolResultLoop
+from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop
 from brute_nb.middleware.session_log import read_session
-from brute_nb.testing import FakeProvider, call, refused
+from brute_nb.testing import FakeProvider, call, refused, reply
 from brute_nb.testing.script import Reply
+from brute_nb.tools.truncation import ToolOutput
 from tests.providers.helpers import FACTORIES, RunTools
 from tests.security.hostile import REPLIES, Case
 
@@ -110,3 +112,23 @@ def test_a_refused_turn_is_marked_and_the_next_turn_succeeds(case: Case, api: st
         assert "first question" in sent[1]  # the input was not at fault: it goes again
     assert [m.content for m in lines if m.role.value == "user"] == ["first question", "second question",
                                                                      "third question"]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_refused_tool_result_is_answered_with_why_and_the_session_goes_on(api: str, tmp_path: Path) -> None:
+    case = next(c for c in REPLIES if c.id == "an-image-the-api-cannot-read")
+    chart = from_bytes(case.data["attach"], "image/png", "chart.png")
+    plot = {"name": "plot", "description": "Plot the data.",
+            "execute": lambda: ToolOutput("the chart", attachments=(chart,))}
+    path = tmp_path / "s.jsonl"
+    with FakeProvider([reply("", call("plot", {})), refused(case.data["message"]), "Without the chart, then."]) as fake:
+        session = (agent().use(SessionLog, path=path).use(ToolResultLoop).use(DefaultToolPipeline, tools=[plot])
+                   .run(FACTORIES[api](fake)))
+        with pytest.raises(RefusedInputError, match=r"the result of plot with chart\.png attached"):
+            session.start("plot it")
+        assert session.start("what now?")["messages"][-1].content == "Without the chart, then."
+        last = json.dumps(fake.requests[-1]["json"])
+    assert "refused this tool's result" in last and "Could not process image" in last  # the model is told why
+    assert '"type": "image"' not in last and "image_url" not in last and "input_image" not in last
+    result = next(m for m in read_session(path) if m.role.value == "tool")
+    assert result.meta["refused"]["status"] == 400 and result.attachments  # kept in the file, marked
