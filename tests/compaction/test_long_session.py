@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction_helpers import AnswerTools, check_valid
+from compaction_helpers import AnswerTools, check_valid, unrepaired
 
 from brute_nb.agent import agent
+from brute_nb.errors import ProviderError
 from brute_nb.event_loop import run_sync
 from brute_nb.message import Log, Message, dumps
 from brute_nb.middleware import DefaultCompactionPipeline, SessionLog, SystemPrompt, ToolResultLoop
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
-from brute_nb.sendable import sendable
 from brute_nb.sessions.file import archive_path, read_session
 from brute_nb.testing import FakeProvider
 from brute_nb.testing.scripted import Scripted, call, reply
@@ -92,25 +92,24 @@ def test_hundreds_of_tool_calls_stay_under_the_window_through_all_three_layers(t
 def assert_accepted_by_both_providers(log: list[Message]) -> None:
     """Send the compacted conversation plus a next prompt through the real SDK clients to the strict fake server."""
     conversation = [Message("system", "You read files."), *log, Message("user", "what next?")]
-    # Every request is what brute_nb.sendable makes of the log, which would repair (and so hide) a compaction that
-    # broke a call from its results: the compacted log itself must need no repair.
-    repair = sendable(conversation)[1]
-    assert not repair, repair.describe()
     with FakeProvider(["next: nothing", "next: nothing"]) as fake:
         handlers = [OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0),
                     AnthropicMessages("claude-fake", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)]
         for handler in handlers:
+            # Unrepaired: every request is repaired on its way out (brute_nb.sendable), which would hide a compaction
+            # that broke a call from its results.
             env: dict[str, Any] = {"messages": Log(conversation), "tools": []}
-            run_sync(lambda h=handler, e=env: h(e))  # type: ignore[misc]
+            with unrepaired():
+                run_sync(lambda h=handler, e=env: h(e))  # type: ignore[misc]
             assert env["messages"][-1].content == "next: nothing"
         sent = [(r["api"], len(r["json"]["messages"])) for r in fake.requests]
     assert [api for api, _ in sent] == ["openai_chat", "anthropic"]
     assert all(n >= 3 for _, n in sent)
 
 
-def test_a_compaction_that_separates_a_call_from_its_result_is_caught() -> None:
+def test_the_fake_server_refuses_a_broken_conversation_through_the_sdks() -> None:
     read = call("read", {"file_path": "a.py"}, id="c1")
     separated = [Message("user", "go"), reply("", read), Message("user", "wait"),
                  Message("tool", "out", tool_call_id="c1")]
-    with pytest.raises(AssertionError, match="answered 1 tool call"):
+    with pytest.raises(ProviderError, match="tool_call_ids did not have response messages"):
         assert_accepted_by_both_providers(separated)
