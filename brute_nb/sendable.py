@@ -34,22 +34,29 @@ REFUSED_RESULT = "Error: the API refused this tool's result, so it is not sent a
 
 @dataclass(frozen=True)
 class Repair:
-    """What ``sendable`` changed: results it left out, calls it answered with an error, ids it renamed, and the
-    messages it left out because the API refused them before (expected, so not a repair to report)."""
+    """What ``sendable`` changed: results it left out and calls it answered with an error (a repair: the user is
+    told once), and, silently, ids it renamed (a server's empty or reused ids: routine, nothing was lost), the
+    messages it left out because the API refused them before (the user was told then) and the messages it sent with
+    a key redacted."""
 
     dropped: list[Any] = field(default_factory=list)
     closed: list[ToolCall] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
     refused: list[Any] = field(default_factory=list)
+    redacted: list[Any] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.dropped or self.closed or self.renamed)
+        return bool(self.dropped or self.closed)
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything sent differs from the log (``valid`` is False exactly then)."""
+        return bool(self or self.renamed or self.refused or self.redacted)
 
     @property
     def call_ids(self) -> set[str]:
         """The calls concerned (the agent reports a repair once per set of calls)."""
-        return ({str(m.tool_call_id) for m in self.dropped} | {c.id for c in self.closed}
-                | {new for _, new in self.renamed})
+        return {str(m.tool_call_id) for m in self.dropped} | {c.id for c in self.closed}
 
     def describe(self) -> str:
         parts = []
@@ -118,6 +125,8 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
                 refused_results[str(fixed.tool_call_id)] = reason
             continue
         m = _redacted(fixed, search) if search is not None else fixed
+        if m is not fixed:
+            repair.redacted.append(fixed)
         role = role_of(m)
         if role == "tool":
             if m.tool_call_id in open_calls and m.tool_call_id not in refused_results:
