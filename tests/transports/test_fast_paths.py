@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brute_nb.message import Message, ToolCall
-from brute_nb.redact import remember
 from brute_nb.prompt_cache import anthropic_breakpoints
+from brute_nb.redact import remember
 from brute_nb.sendable import repaired, sendable, valid
 from brute_nb.transports.anthropic import CONTINUE_TEXT, Anthropic
 
