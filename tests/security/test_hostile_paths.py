@@ -41,9 +41,10 @@ PNG_SHA = hashlib.sha256(PNG).hexdigest()
 class Entry:
     """An entry point: where it opens (relative to the root), what it must refuse, and how to run it.
 
-    ``refuses`` and ``takes`` hold tags or case ids. ``run(root, where)`` returns the text it produced (what it returned, or would send); ``prepare`` sets up what
-    must exist before the case is planted (a session line naming an attachment, say); ``arm(outside)`` then makes
-    what the case put outside tempting to read (a valid skill, say).
+    ``refuses`` and ``takes`` hold tags or case ids. ``run(root, where)`` returns the text it produced (what it
+    returned, or would send); ``prepare`` sets up what must exist before the case is planted (a session line
+    naming an attachment, say); ``arm(outside)`` then makes what the case put outside tempting to read (a valid
+    skill, say).
     """
 
     name: str
