@@ -5,9 +5,7 @@ fake provider behind the real SDK)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from brute_nb.providers import auto
 from brute_nb.providers.compatible import ENDPOINTS, CompatibleChat
 from brute_nb.providers.options import OptionError, check
 from brute_nb.testing import FakeProvider
+from tests.loopback import Handler, serve
 
 KEYS = ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
         *(k for e in ENDPOINTS.values() for k in e.keys))
@@ -110,35 +109,23 @@ def test_aliases_are_saved_in_the_xdg_config_and_used_by_m(shell: Any, tmp_path:
     assert saved.read_text() == "{broken"  # never overwritten with less
 
 
-class Models(BaseHTTPRequestHandler):
+class Models(Handler):
     def do_GET(self) -> None:
         body = json.dumps({"object": "list", "data": [
             {"id": m, "object": "model", "created": 0, "owned_by": "me"} for m in ("zeta-1", "alpha-2")]}).encode()
-        self.send_response(200 if self.path.endswith("/models") else 404)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
+        self.send(200 if self.path.endswith("/models") else 404, body, {"content-type": "application/json"})
 
 
 def test_models_lists_providers_aliases_and_the_endpoint(shell: Any, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Models)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serve(Models) as server:
         monkeypatch.setenv("DEEPSEEK_API_KEY", "d")
         shell.run_line_magic("brute", "alias fast openai:gpt-fast")
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        url = f"{server.url}/v1"
         shell.run_line_magic("brute", f"config base_url={url} model=openai:zeta-1")
         capsys.readouterr()
         shell.run_line_magic("brute", "models")
         out = capsys.readouterr().out
-    finally:
-        server.shutdown()
-        server.server_close()
     assert "deepseek         DEEPSEEK_API_KEY is set" in out
     assert "fast             openai:gpt-fast" in out
     assert "models at openai:zeta-1 (2):\n  alpha-2\n  zeta-1" in out
