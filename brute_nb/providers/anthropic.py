@@ -18,6 +18,7 @@ from brute_nb.providers.anthropic_stream import Reply
 from brute_nb.providers.base import Provider, incomplete, tool_specs
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
+from brute_nb.transports.blocks import clean
 
 DEFAULT_MAX_TOKENS = 16_000
 """The seed's example call uses 16,000."""
@@ -63,7 +64,7 @@ class AnthropicMessages(Provider):
             if reply.get("stop_reason") != "pause_turn":
                 break
             # A long server-tool turn paused: send what came so far back as the assistant turn, and it goes on.
-            sent = [*kwargs["messages"], {"role": "assistant", "content": _input_blocks(reply["content"])}]
+            sent = [*kwargs["messages"], {"role": "assistant", "content": [clean(b) for b in reply["content"]]}]
             reply = _joined(reply, await self._once(env, {**kwargs, "messages": sent}))
         return Anthropic.wrap_one(reply)
 
@@ -86,11 +87,6 @@ class AnthropicMessages(Provider):
 
 MAX_CONTINUATIONS = 8
 """How many times a ``pause_turn`` reply is continued before it is kept as it is."""
-
-
-def _input_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Reply blocks as request blocks: the fields the reply left empty are dropped (the API refuses some nulls)."""
-    return [{k: v for k, v in b.items() if v is not None and k != "parsed_output"} for b in blocks]
 
 
 def _joined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:

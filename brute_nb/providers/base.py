@@ -29,7 +29,7 @@ from brute_nb import structured
 from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.message import JSON, Message
-from brute_nb.redact import redact, redact_exception, remember
+from brute_nb.redact import redact, redact_exception, redact_value, remember
 from brute_nb.sync import loop_local
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
@@ -216,6 +216,8 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
+        if "blocks" in meta:  # the reply's own blocks are its text too: redacted alike, so they still match it
+            meta["blocks"] = redact_value(meta["blocks"])
         meta["cost"] = price(meta)
         schema = env.get("schema")
         if schema is not None and not message.tool_calls:

@@ -106,6 +106,18 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
 
 def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:
     tokens_in, tokens_out = usage_numbers(body, reply)
+    content = [dict(b) for b in reply.blocks] or _content(reply, n)
+    uses = any(b.get("type") == "tool_use" for b in content)
+    return {
+        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
+        "stop_reason": reply.finish or ("tool_use" if uses else "end_turn"), "stop_sequence": None,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
+                  "cache_read_input_tokens": reply.cached_tokens,
+                  "cache_creation_input_tokens": reply.cache_write_tokens},
+    }
+
+
+def _content(reply: Reply, n: int) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     if reply.thinking:
         content.append({"type": "thinking", "thinking": reply.thinking, "signature": f"sig-{n}"})
@@ -124,13 +136,7 @@ def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, A
         content.append(text)
     for c in reply.calls:
         content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c)})
-    return {
-        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
-        "stop_reason": reply.finish or ("tool_use" if reply.calls else "end_turn"), "stop_sequence": None,
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
-                  "cache_read_input_tokens": reply.cached_tokens,
-                  "cache_creation_input_tokens": reply.cache_write_tokens},
-    }
+    return content
 
 
 def _input(call: ToolCall) -> Any:
@@ -169,6 +175,6 @@ def _block_deltas(block: Mapping[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
         cited = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
         return [*cited, *({"type": "text_delta", "text": p} for p in pieces(block["text"]))]
-    if block["type"].endswith("_tool_result"):
-        return []  # a server tool's result arrives whole in its content_block_start
-    return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]
+    if block["type"] in ("tool_use", "server_tool_use"):
+        return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]
+    return []  # a server tool's result, redacted thinking, a container upload: whole in content_block_start
