@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from brute_nb.message import Log, Message, Role, ToolCall, log
     from brute_nb.notebook.api import chat, configure, current
     from brute_nb.tools import Tool, tool
+    from brute_nb.tools.server import ServerTool
     from brute_nb.transports.base import MessageTransport
 
 __version__ = "0.1.0"
@@ -48,6 +49,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
     "brute_nb.notebook.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
+    "brute_nb.tools.server": ("ServerTool",),
     "brute_nb.transports.base": ("MessageTransport",),
 })
 
@@ -84,6 +86,7 @@ __all__ = [
     "ProviderNotConfiguredError",
     "QuestionUnavailableError",
     "Role",
+    "ServerTool",
     "SessionLockedError",
     "SessionLogError",
     "SessionNameError",

@@ -60,6 +60,7 @@ class BruteMagics(Magics):
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
     @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
+    @argument("--server-tools", help="tools the provider runs itself: web_search,web_fetch,code_execution | none")
     @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
     @argument("--root", help="workspace root for file tools (default: the notebook's folder)")
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
@@ -186,7 +187,7 @@ class BruteMagics(Magics):
         options = {"model": args.model, "system": args.system, "tools": args.tools,
                    "max_iterations": args.max_iterations, "root": args.root, "replay": args.replay,
                    "record": args.record, "approve": args.approve, "budget": args.budget, "mcp": args.mcp,
-                   "options": args.option, "base_url": args.base_url}
+                   "options": args.option, "base_url": args.base_url, "server_tools": args.server_tools}
         try:
             nb = reg.configure(options)
         except (st.SettingsError, ValueError) as exc:
@@ -300,7 +301,7 @@ class BruteMagics(Magics):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
-        for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
+        for key in ("mcp", "base_url", "options", "server_tools"):  # shown once set (older outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
         if reg.debug:

@@ -60,12 +60,14 @@ class Settings:
     """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
     stall_timeout: float | None = None
     """Seconds a streamed reply may send nothing before the call fails; None: ``BRUTE_STALL_TIMEOUT`` or 90 s."""
+    server_tools: tuple[Any, ...] = ()
+    """Tools the provider runs itself (``--server-tools web_search``): ``brute_nb.tools.server.ServerTool``s."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
                 self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize,
-                self.mcp, self.base_url, repr(sorted(self.options.items())), self.stall_timeout)
+                self.mcp, self.base_url, repr(sorted(self.options.items())), self.stall_timeout, self.server_tools)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -244,6 +246,17 @@ def parse_replay(value: str | Path) -> Path:
     return path
 
 
+def parse_server_tools(spec: Any) -> tuple[Any, ...]:
+    """``web_search,web_fetch``, ``none``, or from Python a list of names and ``ServerTool(...)``s."""
+    from brute_nb.errors import ToolDefinitionError
+    from brute_nb.tools.server import server_tools
+
+    try:
+        return server_tools(spec)
+    except ToolDefinitionError as exc:
+        raise SettingsError(f"--server-tools: {exc}") from None
+
+
 def _pairs_text(value: Any) -> Any:
     """``a=b;c=d`` reads as ``a=b,c=d`` (a ``%brute config`` value cannot hold a comma-free list otherwise)."""
     return value.replace(";", ",") if isinstance(value, str) else value
@@ -267,6 +280,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "base_url": str,
     "options": parse_options,
     "stall_timeout": lambda v: parse_seconds("stall_timeout", v),
+    "server_tools": parse_server_tools,
     "debug": lambda v: parse_bool("debug", v),
 }
 """One parser and validator per setting, shared by ``%%brute`` options, ``%brute config k=v`` and

@@ -15,7 +15,7 @@ from brute_nb.caching import anthropic_breakpoints
 from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.providers.anthropic_stream import Reply
-from brute_nb.providers.base import Provider, incomplete, tool_specs
+from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
 from brute_nb.transports.blocks import clean
@@ -48,9 +48,9 @@ class AnthropicMessages(Provider):
         if system:
             kwargs["system"] = system
         tools = [{"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
-                 for s in tool_specs(env.get("tools"))]
-        if tools:
-            kwargs["tools"] = tools
+                 for s in tool_specs(env.get("tools"))] + server_tool_entries("anthropic", env.get("tools"))
+        if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
+            kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         if env.get("schema") is not None:
             kwargs["output_config"] = structured.anthropic_format(env["schema"])
         if self.cache is not False:

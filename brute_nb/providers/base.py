@@ -67,9 +67,19 @@ def tool_specs(tools: Any) -> list[dict[str, JSON]]:
     specs = []
     for t in items:
         d = t.to_dict() if hasattr(t, "to_dict") else dict(t)
+        if "server" in d:  # a tool the provider runs itself: each provider maps it (``server_tool_entries``)
+            continue
         specs.append({"name": d["name"], "description": d.get("description") or "",
                       "parameters": d.get("parameters") or d.get("input_schema") or EMPTY_SCHEMA})
     return specs
+
+
+def server_tool_entries(api: str, tools: Any) -> list[dict[str, JSON]]:
+    """The server tools among ``env["tools"]`` in ``api``'s form; a ServerToolError if it offers any of them not."""
+    from brute_nb.tools.server import of
+    from brute_nb.transports.server_tools import request_tools
+
+    return request_tools(api, of(tools))
 
 
 class Provider:

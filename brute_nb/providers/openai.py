@@ -14,7 +14,7 @@ from brute_nb import structured
 from brute_nb.caching import session_key
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
-from brute_nb.providers.base import Provider, incomplete, tool_specs
+from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
 
@@ -52,8 +52,9 @@ class OpenAIChat(_OpenAIProvider):
         """The keyword arguments for ``chat.completions.create`` (pure; tests read it)."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": OpenAI.dump_all(env["messages"]), **self.params}
         tools = [{"type": "function", "function": spec} for spec in tool_specs(env.get("tools"))]
-        if tools:
-            kwargs["tools"] = tools
+        server_tool_entries(self.label.partition(":")[0], env.get("tools"))  # Chat runs none: refused by name
+        if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
+            kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
@@ -151,8 +152,9 @@ class OpenAIResponses(_OpenAIProvider):
         kwargs: dict[str, Any] = {"model": self.model, "input": ResponsesTransport.dump_all(env["messages"]),
                                   **self.params}
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
-        if tools:
-            kwargs["tools"] = tools
+        tools += server_tool_entries("openai-responses", env.get("tools"))
+        if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
+            kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
