@@ -38,12 +38,12 @@ from typing import Any
 import anyio
 
 from brute_nb.attachments import attachments
-from brute_nb.calls import call_maybe_async, is_async
 from brute_nb.errors import MiddlewareError
+from brute_nb.event_loop import run_sync
 from brute_nb.events import Callback, Events, emit
+from brute_nb.maybe_async import call_maybe_async, is_async
 from brute_nb.message import Log, Message
 from brute_nb.sendable import Repair, sendable, valid
-from brute_nb.sync import run_sync
 
 Env = dict[str, Any]
 App = Callable[[Env], Awaitable[Any]]

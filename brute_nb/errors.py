@@ -47,6 +47,11 @@ class CompactionError(BruteError):
     """A compactor could not produce a summary (the summariser returned nothing usable)."""
 
 
+class SettingsError(BruteError, ValueError):
+    """A bad option value (a ``%%brute`` option, ``%brute config``, ``configure()``, a ``map`` argument); the
+    message says what is allowed."""
+
+
 class FrameError(BruteError, ValueError):
     """A DataFrame cannot be turned back into a log; the message names the row and the problem."""
 

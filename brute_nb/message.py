@@ -23,7 +23,6 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal, SupportsIndex, overload
 
-import brute_nb  # the package (already loaded: this is its submodule); its lazy ``frames`` serves Log.to_frame
 from brute_nb.attachments import Attachment
 from brute_nb.attachments import attachments as as_attachments
 from brute_nb.cost import message_cost
@@ -523,19 +522,6 @@ class Log(list[Any]):
 
     def tool(self, text: str, *, tool_call_id: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
         return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta, attachments=attachments))
-
-    # The frame code lives in brute_nb.frames, which imports this module; these two delegate through the package's
-    # lazy ``brute_nb.frames`` attribute, so this module imports no other part of brute_nb (no import cycle).
-
-    def to_frame(self) -> Any:
-        """The log as a pandas DataFrame, one row a message (see ``brute_nb.frame``)."""
-        return brute_nb.frames.frame(self)
-
-    @classmethod
-    def from_frame(cls, df: Any) -> Log:
-        """Rebuild a log from a (filtered, edited) frame made by ``to_frame``."""
-        rebuilt: Log = brute_nb.frames.log_from_frame(df)
-        return rebuilt
 
 
 def _rebuild_log(messages: list[Any], ids: bool) -> Log:

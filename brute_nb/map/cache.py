@@ -16,7 +16,7 @@ from typing import Any
 
 from brute_nb.errors import BruteError, SessionLockedError
 from brute_nb.message import dumps
-from brute_nb.middleware.session_log import append_lines
+from brute_nb.sessions.file import append_lines
 
 Record = dict[str, Any]
 

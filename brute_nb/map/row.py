@@ -93,7 +93,7 @@ def finished(messages: list[Any]) -> bool:
 
 
 async def run_row(ctx: RowContext, job: Job) -> Record:
-    from brute_nb.middleware.session_log import read_session
+    from brute_nb.sessions.file import read_session
 
     spec = ctx.spec
     session = spec.sessions / f"{job.key}.jsonl"
@@ -120,7 +120,7 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
 
 
 async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, history: list[Any]) -> list[Any]:
-    from brute_nb.middleware.session_log import read_session
+    from brute_nb.sessions.file import read_session
 
     agent = build_agent(ctx, session)
     schema = ctx.spec.schema

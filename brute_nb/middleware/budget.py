@@ -24,7 +24,7 @@ from brute_nb.agent import App, Env
 from brute_nb.cost import message_cost
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import role_of
-from brute_nb.middleware.loop import should_exit
+from brute_nb.middleware.tool_result_loop import should_exit
 
 KINDS = ("tokens", "cost", "tools", "iterations", "time")
 OPTIONS = (*KINDS, *(f"session_{k}" for k in KINDS))

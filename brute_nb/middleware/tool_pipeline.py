@@ -28,10 +28,10 @@ from typing import Any
 import anyio
 
 from brute_nb.agent import App, Env
-from brute_nb.calls import call_maybe_async
 from brute_nb.events import emit
+from brute_nb.maybe_async import call_maybe_async
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of
-from brute_nb.middleware.loop import should_exit
+from brute_nb.middleware.tool_result_loop import should_exit
 from brute_nb.redact import redact
 from brute_nb.tools.adapter import Adapter, wrap_all
 from brute_nb.tools.context import use_env

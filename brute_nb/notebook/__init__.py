@@ -13,9 +13,9 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
 4. stack          ``stack``: the agent's middleware stack, built from settings and values
 5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
-                  ``chat_log`` (messages as the chat transcript shows them, HTML and plain text)
+                  ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
-7. cell commands  ``aware`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
+7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
 8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
 9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), this package's hooks
 

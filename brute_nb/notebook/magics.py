@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, magic_arguments
 
-from brute_nb.errors import BruteError
+from brute_nb.errors import BruteError, SettingsError
 from brute_nb.notebook import settings as st
 from brute_nb.notebook.prompt import expand
 
@@ -117,20 +117,20 @@ class BruteMagics(Magics):
         if args.attach:
             files += self._attach(args.attach)
         context = nb.settings.context if args.context is None else _parse_context(args.context)
-        from brute_nb.notebook import aware
+        from brute_nb.notebook import cell_turn
         from brute_nb.structured import StructuredOutputError
 
         if args.fix:
-            fix = aware.fix_prompt(self.shell.user_ns if self.shell else {}, prompt)
+            fix = cell_turn.fix_prompt(self.shell.user_ns if self.shell else {}, prompt)
             if fix is None:
-                print(aware.NO_ERROR)
+                print(cell_turn.NO_ERROR)
                 return None
             prompt = fix
         extra: dict[str, Any] = {"schema": self._schema(args.schema)} if args.schema else {}
         if files:
             extra["attachments"] = files
         try:
-            aware.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code, **extra)
+            cell_turn.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code, **extra)
         except StructuredOutputError as exc:
             raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
         return None
@@ -190,7 +190,7 @@ class BruteMagics(Magics):
                    "options": args.option, "base_url": args.base_url, "server_tools": args.server_tools}
         try:
             nb = reg.configure(options)
-        except (st.SettingsError, ValueError) as exc:
+        except (SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if args.new:
             nb.reset()
@@ -250,14 +250,14 @@ class BruteMagics(Magics):
             raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
     def _cmd_fix(self, rest: list[str]) -> None:
-        from brute_nb.notebook import aware
+        from brute_nb.notebook import cell_turn
 
         nb = self.registry.current()
-        prompt = aware.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
+        prompt = cell_turn.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
         if prompt is None:
-            print(aware.NO_ERROR)
+            print(cell_turn.NO_ERROR)
             return
-        aware.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+        cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
@@ -288,7 +288,7 @@ class BruteMagics(Magics):
         if rest:
             try:
                 nb = reg.configure(config_pairs(rest))
-            except (st.SettingsError, ValueError) as exc:
+            except (SettingsError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
         loc = reg.location
         s = nb.settings
@@ -313,7 +313,7 @@ def _parse_context(value: str) -> int:
     """``--context N`` is this cell's only (``%brute config context=N`` keeps it), checked as the setting is."""
     try:
         return int(st.parse_settings({"context": value})["context"])
-    except st.SettingsError as exc:
+    except SettingsError as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -332,7 +332,7 @@ def config_pairs(words: list[str]) -> dict[str, str]:
     for word in words:
         key, sep, value = word.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise st.SettingsError(f"%brute config takes key=value words; {word!r} is not one "
+            raise SettingsError(f"%brute config takes key=value words; {word!r} is not one "
                                    "(quote a value with spaces: system=\"be brief\")")
         pairs[key.strip()] = value.strip()
     return pairs

@@ -1,4 +1,4 @@
-"""Runs one turn for a cell: the agent as a task on the kernel's one brute_nb loop (``brute_nb.sync``, where the
+"""Runs one turn for a cell: the agent as a task on the kernel's one brute_nb loop (``brute_nb.event_loop``, where the
 SDK client's kept-alive connections live), the cell's view subscribed to its events.
 
 The task runs in a copy of the cell's context so everything it shows lands in this cell, and the cell
@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
+from brute_nb.event_loop import Worker
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.live import LiveSink, NoLive, WidgetLive
-from brute_nb.sync import Worker
 
 
 class Session(Protocol):

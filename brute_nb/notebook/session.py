@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.agent import Agent, Env
-from brute_nb.caching import session_key
 from brute_nb.errors import BruteError
 from brute_nb.message import Log, role_of
-from brute_nb.middleware.session_file import SessionFile
 from brute_nb.notebook.settings import Settings
+from brute_nb.prompt_cache import session_key
+from brute_nb.sessions.file import SessionFile
 
 
 class NotebookAgent:
@@ -117,7 +117,7 @@ class NotebookAgent:
             raise
 
     def _check(self, changed: set[str]) -> None:
-        from brute_nb.notebook.settings import SettingsError
+        from brute_nb.errors import SettingsError
         from brute_nb.notebook.stack import select_tools
         from brute_nb.providers.options import OptionError
 
@@ -160,7 +160,8 @@ class NotebookAgent:
 
     @property
     def df(self) -> Any:
-        from brute_nb.frames import frame, read_frame
+        from brute_nb.frames import frame
+        from brute_nb.sessions.columns import read_frame
 
         if self._agent is None or self._agent.last_env is None:
             return read_frame(self.session_path)  # the columns straight from the file's lines: no Message a line
@@ -205,7 +206,7 @@ class NotebookAgent:
 
     def undo(self, path: str | None = None) -> str:
         """Revert the agent's last file change (or the last change to ``path``)."""
-        from brute_nb.sync import run_sync
+        from brute_nb.event_loop import run_sync
         from brute_nb.tools import FSUndo, use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots
@@ -223,10 +224,11 @@ class NotebookAgent:
         The fork keeps this session's settings and provider and, when this session is the kernel's, becomes
         the current session, so the next ``%%brute`` continues from the edited history.
         """
+        from brute_nb.frames import log_from_frame
         from brute_nb.message import close_unanswered
         from brute_nb.notebook.paths import fork_name
 
-        log = Log.from_frame(df)
+        log = log_from_frame(df)
         close_unanswered(log)
         folder = self.session_path.parent
         existing = [p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl")]

@@ -14,15 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from brute_nb.errors import BruteError
+from brute_nb.errors import BruteError, SettingsError
 
 ToolSpec = str | tuple[Any, ...]
 """A tool selection: a spec string (``all``, ``read-only``, ``none``, ``name,name``, ``+python``), or a tuple of
 such names and the user's own tools (already wrapped as ``Adapter``s, so a bad tool fails when configured)."""
-
-
-class SettingsError(BruteError, ValueError):
-    """A bad option value; the message says what is allowed."""
 
 
 @dataclass(frozen=True)

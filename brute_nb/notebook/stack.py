@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.agent import Agent, Env
-from brute_nb.notebook.settings import Settings, SettingsError
+from brute_nb.errors import SettingsError
+from brute_nb.notebook.settings import Settings
 
 SYSTEM_PROMPT = """\
 You are a coding and data agent working inside a Jupyter notebook{notebook}.

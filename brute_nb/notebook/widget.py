@@ -33,9 +33,14 @@ import ipywidgets
 
 from brute_nb.cost import format_usd
 from brute_nb.errors import BruteError
+from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
 from brute_nb.notebook import render
-from brute_nb.notebook.chat_log import (
+from brute_nb.notebook.coalesce import Coalescer
+from brute_nb.notebook.display import WAITING, CellView
+from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.transcript import Transcript, proposed
+from brute_nb.notebook.transcript_html import (
     error_details_html,
     log_html,
     log_text,
@@ -44,11 +49,6 @@ from brute_nb.notebook.chat_log import (
     totals,
     user_html,
 )
-from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import WAITING, CellView
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.transcript import Transcript, proposed
-from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent

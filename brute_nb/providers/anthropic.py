@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from brute_nb import structured
-from brute_nb.caching import anthropic_breakpoints
 from brute_nb.events import emit
 from brute_nb.message import Message
+from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.providers.anthropic_stream import Reply
 from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs
 from brute_nb.transports.anthropic import Anthropic

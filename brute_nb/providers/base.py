@@ -10,7 +10,7 @@ Record and replay plug in under the SDK client as its httpx2 transport (see ``re
 the same SDK code a live one does.
 
 A client belongs to the event loop that uses it: its pooled keep-alive connections are bound to that loop, so
-``client`` keeps one SDK client per running loop (brute_nb runs every turn on one loop, ``brute_nb.sync``, so this
+``client`` keeps one SDK client per running loop (brute_nb runs every turn on one loop, ``brute_nb.event_loop``, so this
 is one client, its connections reused turn after turn; a user's own ``await agent.astart()`` on the kernel's loop
 gets a second). A streamed reply that sends nothing for ``stall_timeout`` seconds fails with a ProviderError saying
 so, instead of waiting out the SDK's ten-minute read timeout.
@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 from brute_nb import structured
 from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
+from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, Message
 from brute_nb.redact import redact, redact_exception, redact_value, remember
-from brute_nb.sync import loop_local
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
 """A tool without parameters. Both APIs accept it: Anthropic's InputSchema requires only ``"type": "object"``."""
@@ -127,7 +127,7 @@ class Provider:
         self.stall_timeout = stall_timeout if stall_timeout is not None else stall_timeout_default()
         self.params = params
         self.cache = cache
-        """Prompt caching (see ``brute_nb.caching``); None lets the provider choose (on where the API has it)."""
+        """Prompt caching (see ``brute_nb.prompt_cache``); None lets the provider choose (on where the API has it)."""
         self._given_client = client
         self._clients: dict[Any, Any] = {}
         self._transport: Any = None

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from brute_nb import structured
-from brute_nb.caching import session_key
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
+from brute_nb.prompt_cache import session_key
 from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport

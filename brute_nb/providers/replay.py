@@ -24,11 +24,11 @@ from typing import Any
 
 import httpx2
 
-from brute_nb.caching import without_marks
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
+from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, dumps
+from brute_nb.prompt_cache import without_marks
 from brute_nb.redact import redact, redact_fragments, redact_value
-from brute_nb.sync import loop_local
 
 KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
 CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")

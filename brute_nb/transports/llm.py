@@ -23,7 +23,7 @@ from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, role_of
 from brute_nb.transports.base import MessageTransport, response_meta
-from brute_nb.transports.history import call_names, cannot_carry, tool_name
+from brute_nb.transports.tool_names import call_names, cannot_carry, tool_name
 
 NAME = "LLM"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
 from brute_nb.transports.base import MessageTransport, finish_reason, response_meta
-from brute_nb.transports.history import call_names, cannot_carry, tool_name
+from brute_nb.transports.tool_names import call_names, cannot_carry, tool_name
 
 NAME = "PydanticAI"
 

@@ -18,12 +18,12 @@ from compaction_helpers import AnswerTools, check_valid
 
 from brute_nb.agent import agent
 from brute_nb.errors import ProviderError
+from brute_nb.event_loop import run_sync
 from brute_nb.message import Log, Message, dumps
 from brute_nb.middleware import DefaultCompactionPipeline, SessionLog, SystemPrompt, ToolResultLoop
-from brute_nb.middleware.session_log import archive_path, read_session
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
-from brute_nb.sync import run_sync
+from brute_nb.sessions.file import archive_path, read_session
 from brute_nb.testing import FakeProvider
 from brute_nb.testing.scripted import Scripted, call, reply
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from brute_nb import plugins
-from brute_nb.notebook.settings import SettingsError, parse_model
+from brute_nb.errors import SettingsError
+from brute_nb.notebook.settings import parse_model
 from brute_nb.notebook.stack import select_tools
 from brute_nb.providers import auto
 from brute_nb.providers.auto import build

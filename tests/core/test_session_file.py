@@ -9,8 +9,8 @@ import pytest
 
 from brute_nb.errors import SessionLogError
 from brute_nb.message import Message, Role
-from brute_nb.middleware import session_file
-from brute_nb.middleware.session_file import SessionFile, SessionFileWarning
+from brute_nb.sessions import file as session_file
+from brute_nb.sessions.file import SessionFile, SessionFileWarning
 
 
 def msg(text: str) -> Message:

@@ -15,7 +15,7 @@ from typing import Any
 from brute_nb import agent
 from brute_nb.message import Message, Role
 from brute_nb.middleware import SessionLog
-from brute_nb.middleware.session_log import SessionFileWarning, read_session
+from brute_nb.sessions.file import SessionFileWarning, read_session
 
 ITERATIONS = 100
 BATCH = 5

@@ -12,14 +12,14 @@ import pytest
 from notebook_helpers import WAIT
 
 from brute_nb.agent import Env
-from brute_nb.errors import MiddlewareError
+from brute_nb.errors import MiddlewareError, SettingsError
+from brute_nb.event_loop import run_sync
 from brute_nb.message import role_of, unanswered_calls
 from brute_nb.middleware.budget import Budget
-from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.notebook.settings import SettingsError, parse_budget
+from brute_nb.notebook.settings import parse_budget
 from brute_nb.notebook.widget import ChatWidget
-from brute_nb.sync import run_sync
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 
 

@@ -23,9 +23,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools"})),
     ("stack", frozenset({"stack"})),
-    ("turn views", frozenset({"display", "terminal", "runner", "chat_log"})),
+    ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"aware", "model_commands"})),
+    ("cell commands", frozenset({"cell_turn", "model_commands"})),
     ("registry", frozenset({"registry"})),
     ("front ends", frozenset({"magics", "widget", "api", "__init__"})),
 )

@@ -17,7 +17,7 @@ import pytest
 from kernel_helpers import html_of, kernel, live_ops, ok, run, shown, text_of, value_of
 
 from brute_nb.message import unanswered_calls
-from brute_nb.middleware.session_log import read_session
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import API_KEY, FakeProvider, call, reply, slow
 
 pytestmark = pytest.mark.kernel

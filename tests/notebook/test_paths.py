@@ -17,7 +17,6 @@ from jupyter_server import serverapp
 
 from brute_nb.errors import BruteError, SessionNameError
 from brute_nb.message import Message, ToolCall
-from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import paths
 from brute_nb.notebook.paths import (
     NotebookLocation,
@@ -29,6 +28,7 @@ from brute_nb.notebook.paths import (
     session_path,
     timestamped_backup,
 )
+from brute_nb.sessions.file import read_session
 
 KERNEL = "5f0c7a2e-1111-4bcd-9abc-0123456789ab"
 

@@ -93,7 +93,7 @@ async def test_system_prompt_goes_where_each_api_wants_it(fake_provider: FakePro
     fake_provider.add("ok")
     await tool_agent(anthropic(fake_provider)).use(SystemPrompt, text="Be brief.").astart("q")
     body = fake_provider.requests[0]["json"]
-    # A block list, so the tools + system prefix can carry a cache breakpoint (brute_nb.caching).
+    # A block list, so the tools + system prefix can carry a cache breakpoint (brute_nb.prompt_cache).
     assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert all(m["role"] != "system" for m in body["messages"])
 

@@ -14,8 +14,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb import ServerTool, agent
 from brute_nb.errors import ToolDefinitionError
-from brute_nb.middleware.loop import ToolResultLoop
 from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+from brute_nb.middleware.tool_result_loop import ToolResultLoop
 from brute_nb.notebook import render
 from brute_nb.notebook.display import server_views
 from brute_nb.providers.base import Provider

@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from brute_nb.caching import anthropic_breakpoints
 from brute_nb.message import Message, ToolCall
+from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.sendable import repaired, sendable, valid
 from brute_nb.transports.anthropic import CONTINUE_TEXT, Anthropic
 from brute_nb.transports.base import unique_call_ids

@@ -12,7 +12,7 @@ from brute_nb import agent
 from brute_nb.agent import Agent
 from brute_nb.message import Message, Role, ToolCall
 from brute_nb.middleware import SessionLog
-from brute_nb.middleware.loop import ToolResultLoop
+from brute_nb.middleware.tool_result_loop import ToolResultLoop
 from brute_nb.providers.base import Provider
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.transports.anthropic import Anthropic

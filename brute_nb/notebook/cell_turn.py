@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from brute_nb.agent import Env
-from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.errors import ProviderNotConfiguredError, SettingsError
 from brute_nb.notebook import cells
-from brute_nb.notebook.settings import SettingsError
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent

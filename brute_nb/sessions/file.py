@@ -30,9 +30,9 @@ from typing import Any
 from brute_nb.attachments import folder_of, located, store_all
 from brute_nb.errors import SessionLogError
 from brute_nb.message import Message, dumps
-from brute_nb.middleware.session_lock import SessionLock
 from brute_nb.redact import redact
-from brute_nb.session_lines import parse_messages
+from brute_nb.sessions.lines import parse_messages
+from brute_nb.sessions.lock import SessionLock
 
 Signature = tuple[int, int, int]
 
