@@ -40,6 +40,9 @@ EXPECTED = "a Message with 'content' (as the anthropic SDK returns it)"
 
 CONTINUE_TEXT = "(continue)"
 """The user turn put first when a (compacted) log starts with the assistant: the API requires a user first."""
+EMPTY_REPLY_TEXT = "(empty reply)"
+"""An empty assistant reply is kept as its own turn (merging the user turns around it would change what the
+model was told); the API refuses an empty turn other than the last, so it is sent holding these words."""
 
 
 class Anthropic(MessageTransport):
@@ -86,21 +89,27 @@ class Anthropic(MessageTransport):
                                 _blocks(turns[-1]).append({"type": "text", "text": text})
                             else:
                                 turns.append({"role": role._value_, "content": text})
+                        elif role is assistant and (not turns or turns[-1]["role"] != "assistant"):
+                            turns.append({"role": "assistant", "content": []})  # an empty reply: its own turn
                         continue
             if role_of(m) == "system":
                 if m.content:
                     systems.append(m.content)
                 continue
             turn = cls._turn(m)
-            if turn is None or not turn["content"]:
+            if turn is None or (not turn["content"] and turn["role"] != "assistant"):
                 continue
             if turns and turns[-1]["role"] == turn["role"]:
                 _blocks(turns[-1]).extend(turn["content"])
             else:
                 turns.append(turn)
+        if turns and not turns[-1]["content"]:
+            turns.pop()  # an empty reply last would be a prefill: the model would go on from nothing
         for turn in turns:
             content = turn["content"]
-            if content.__class__ is list:
+            if not content:
+                turn["content"] = EMPTY_REPLY_TEXT
+            elif content.__class__ is list:
                 if turn["role"] == "user":
                     # tool_result blocks must open the user turn that follows a tool_use turn.
                     content.sort(key=lambda b: b.get("type") != "tool_result")

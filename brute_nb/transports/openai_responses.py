@@ -54,7 +54,7 @@ class OpenAIResponses(MessageTransport):
         if files:
             text = [{"type": "input_text", "text": message.content}] if message.content else []
             items.append({"type": "message", "role": role, "content": [*text, *responses_parts(files)]})
-        elif role != "assistant" or message.content:
+        elif role != "assistant" or message.content or not message.tool_calls:  # an empty reply too: its own turn
             items.append({"type": "message", "role": role, "content": message.content or ""})
         calls = (message.tool_calls or ()) if role == "assistant" else ()
         for c in calls:
