@@ -70,7 +70,7 @@ class BruteMagics(Magics):
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
-    @argument("--attach", help="files to send with the prompt, comma-separated: report.pdf,plot.png")
+    @argument("--attach", help="files or URLs to send with the prompt, comma-separated: report.pdf,https://x/p.png")
     @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
                                                         "-o temperature=0.2; checked against the SDK")
     @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
@@ -154,11 +154,13 @@ class BruteMagics(Magics):
 
     @staticmethod
     def _attach(spec: str) -> list[Any]:
-        """``--attach a.pdf,b.png``: each file read now, so a missing one is a short error before anything is sent."""
+        """``--attach a.pdf,b.png,https://.../c.png``: each file read now, so a missing one is a short error before
+        anything is sent; a URL is sent as a URL (the API reads it)."""
         from brute_nb.attachments import AttachmentError, attachment
 
         try:
-            return [attachment(Path(p.strip()).expanduser()) for p in spec.split(",") if p.strip()]
+            return [attachment(p.strip() if _is_url(p.strip()) else Path(p.strip()).expanduser())
+                    for p in spec.split(",") if p.strip()]
         except AttachmentError as exc:
             raise UsageError(f"--attach: {exc}") from None
 
@@ -364,3 +366,7 @@ def _help_text() -> str:
 
 
 BruteMagics.brute.__doc__ = _help_text()
+
+
+def _is_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))

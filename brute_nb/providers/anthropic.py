@@ -28,6 +28,7 @@ class AnthropicMessages(Provider):
     """``agent.run(AnthropicMessages("claude-sonnet-4-20250514"))``."""
 
     provider = "anthropic"
+    url_api = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
     native_schema = True
 

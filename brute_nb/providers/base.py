@@ -91,6 +91,10 @@ class Provider:
     """What errors call the server when it is not the API's owner (``Ollama`` behind the OpenAI API)."""
     unreachable_hint: str = ""
     """Said after "could not reach ...": what to start or set."""
+    url_api: ClassVar[str] = "none"
+    """The API whose URL sources the transport uses (``attachment_blocks.URL_KINDS``); other URL files are fetched."""
+    fetch_transport: Any = None
+    """The httpx2 transport URL attachments are fetched through (a test's MockTransport); None: the network."""
     native_schema: ClassVar[bool] = False
     """Sends ``env["schema"]`` as the API's own structured-output option; otherwise the reply is only validated
     after the fact, so a caller such as ``brute_nb.map`` asks for the JSON in the prompt too."""
@@ -209,7 +213,7 @@ class Provider:
             structured.check(env["schema"])  # a bad schema is the caller's mistake, said before anything is sent
         started = time.monotonic()
         try:
-            message = await self._complete(env)
+            message = await self._complete(await self._with_url_files(env))
         except ProviderError as exc:
             raise html_answer(exc, self.provider, self._url()) or exc from exc.__cause__  # e.g. a cut stream
         except BruteError:
@@ -236,6 +240,13 @@ class Provider:
         env["messages"].append(message.replace(meta=meta, content=redact(message.content)))
         if schema is not None and not message.tool_calls:
             structured.validate(schema, message.content)  # after the append: the text the model sent is kept
+
+    async def _with_url_files(self, env: dict[str, Any]) -> dict[str, Any]:
+        """``env`` for this request, with the URL attachments the API cannot read fetched (the log keeps URLs)."""
+        from brute_nb.providers.url_attachments import fetched
+
+        replaced = await fetched(env["messages"], self.url_api, transport=self.fetch_transport)
+        return env if replaced is None else {**env, "messages": replaced}
 
     def _translate(self, exc: Exception) -> BruteError:
         if _is_timeout(exc) and self.stream:

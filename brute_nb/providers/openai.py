@@ -41,6 +41,7 @@ class OpenAIChat(_OpenAIProvider):
     """``agent.run(OpenAIChat("gpt-4.1"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
 
     provider = "openai"
+    url_api = "openai"
     key_variable = "OPENAI_API_KEY"
 
     def _build(self, **options: Any) -> Any:
@@ -137,6 +138,7 @@ class OpenAIResponses(_OpenAIProvider):
     """``agent.run(OpenAIResponses("gpt-4.1"))``: the same agent over the Responses API."""
 
     provider = "openai"
+    url_api = "openai-responses"
     key_variable = "OPENAI_API_KEY"
 
     @property
