@@ -258,6 +258,12 @@ class Message:
         return tuple(c for c in self.meta.get("citations") or () if isinstance(c, Mapping))
 
     @property
+    def logprobs(self) -> tuple[Mapping[str, JSON], ...]:
+        """The reply's tokens with their log probabilities, where the API returned them (``-o logprobs=true``):
+        ``{"token", "logprob", "top_logprobs"}`` each; empty otherwise (Anthropic reports none)."""
+        return tuple(t for t in self.meta.get("logprobs") or () if isinstance(t, Mapping))
+
+    @property
     def server_tool_calls(self) -> tuple[Mapping[str, JSON], ...]:
         """Tools the provider ran itself (web search): ``{"id", "name", "arguments", "result"}`` each."""
         return tuple(c for c in self.meta.get("server_tool_calls") or () if isinstance(c, Mapping))

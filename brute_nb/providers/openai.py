@@ -90,6 +90,7 @@ class _ChatAccumulator:
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.annotations: list[Any] = []
+        self.logprobs: list[Any] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.head: dict[str, JSON] = {}
@@ -106,6 +107,8 @@ class _ChatAccumulator:
         choice = chunk.choices[0]
         if choice.finish_reason:
             self.finish = choice.finish_reason
+        if choice.logprobs is not None and choice.logprobs.content:
+            self.logprobs.extend(t.model_dump(mode="json") for t in choice.logprobs.content)
         delta = choice.delta
         text = delta.content or ""
         extra = delta.model_extra or {}
@@ -131,7 +134,8 @@ class _ChatAccumulator:
             message["annotations"] = self.annotations
         if self.calls:
             message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
-        return {**self.head, "choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}
+        choice = {"message": message, "finish_reason": self.finish, "logprobs": {"content": self.logprobs}}
+        return {**self.head, "choices": [choice], "usage": self.usage}
 
 
 class OpenAIResponses(_OpenAIProvider):

@@ -37,6 +37,26 @@ def usage_numbers(body: Mapping[str, Any], reply: Reply) -> tuple[int, int]:
     return max(1, len(sent) // 4), max(1, out // 4)
 
 
+def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
+    """The logprobs a real API reports for ``text``: one entry a token (here a streamed piece), each with ``top``
+    alternatives, the chosen token first among them."""
+    out = []
+    for i, token in enumerate(pieces(text)):
+        chosen = -0.01 * (i % 7 + 1)
+        alternatives = [{"token": token, "logprob": chosen, "bytes": list(token.encode())}]
+        alternatives += [{"token": f"{token}~{k}", "logprob": chosen - k, "bytes": None} for k in range(1, top)]
+        out.append({"token": token, "logprob": chosen, "bytes": list(token.encode()),
+                    "top_logprobs": alternatives[:top]})
+    return out
+
+
+def _chat_logprobs(body: Mapping[str, Any], text: str) -> dict[str, Any] | None:
+    """Chat Completions reports logprobs only when the request asked (``logprobs: true``)."""
+    if not body.get("logprobs"):
+        return None
+    return {"content": token_logprobs(text, int(body.get("top_logprobs") or 0)), "refusal": None}
+
+
 def data_line(payload: Any) -> str:
     return f"data: {dumps(payload)}\n\n"
 
@@ -57,7 +77,8 @@ def openai_chat_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str,
         message["annotations"] = chat_annotations(reply)
     return {
         "id": f"chatcmpl-{n}", "object": "chat.completion", "created": CREATED, "model": body.get("model"),
-        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply), "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply),
+                     "logprobs": _chat_logprobs(body, reply.text)}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
                   "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
     }
@@ -83,7 +104,10 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
     base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": CREATED, "model": body.get("model")}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return data_line({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        if "content" in delta and delta["content"] and body.get("logprobs"):
+            choice["logprobs"] = _chat_logprobs(body, delta["content"])
+        return data_line({**base, "choices": [choice]})
 
     events = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"reasoning_content": p}) for p in pieces(reply.thinking)]

@@ -6,12 +6,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from brute_nb.testing.script import Reply
-from brute_nb.testing.wire import CREATED, arguments_text, chat_annotations, event_line, pieces, usage_numbers
+from brute_nb.testing.wire import (
+    CREATED,
+    arguments_text,
+    chat_annotations,
+    event_line,
+    pieces,
+    token_logprobs,
+    usage_numbers,
+)
+
+LOGPROBS = "message.output_text.logprobs"
+"""What a Responses request puts in ``include`` to get the output text's logprobs."""
 
 
 def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "completed") -> dict[str, Any]:
     tokens_in, tokens_out = usage_numbers(body, reply)
     output = [dict(i) for i in reply.blocks] or _output(reply, n)
+    if LOGPROBS in (body.get("include") or ()):
+        top = int(body.get("top_logprobs") or 0)
+        output = [{**i, "content": [{**p, "logprobs": token_logprobs(p.get("text") or "", top)}
+                                    for p in i["content"]]} if i.get("type") == "message" else i for i in output]
     return {
         "id": f"resp_{n}", "object": "response", "created_at": CREATED, "model": body.get("model"),
         "status": status, "output": output if status == "completed" else [],
@@ -93,9 +108,10 @@ def _part_events(emit: Any, item_id: str, index: int, at: int, done: Mapping[str
     else:
         part = {"type": "output_text", "text": "", "annotations": []}
         emit("response.content_part.added", item_id=item_id, output_index=index, content_index=at, part=part)
+        reported = iter(done.get("logprobs") or ())
         for p in pieces(done["text"]):
             emit("response.output_text.delta", item_id=item_id, output_index=index, content_index=at,
-                 delta=p, logprobs=[])
+                 delta=p, logprobs=[e for e in [next(reported, None)] if e is not None])
         emit("response.output_text.done", item_id=item_id, output_index=index, content_index=at,
              text=done["text"], logprobs=done.get("logprobs") or [])
     emit("response.content_part.done", item_id=item_id, output_index=index, content_index=at, part=done)

@@ -21,6 +21,7 @@ from brute_nb.transports.base import (
     MessageTransport,
     as_data,
     finish_reason,
+    logprobs,
     response_meta,
     unique_call_ids,
     unreadable,
@@ -122,6 +123,10 @@ def response_message(data: Mapping[str, Any]) -> Message:
         meta["thinking"] = "\n\n".join(reasoning)
     output = [i for i in data.get("output") or [] if isinstance(i, Mapping)]
     citations.add_to(meta, citations.responses_citations(output), citations.responses_server_calls(output))
+    tokens = logprobs(p for m in output if m.get("type") == "message" for part in m.get("content") or ()
+                      for p in part.get("logprobs") or ())
+    if tokens:
+        meta["logprobs"] = tokens
     if _more_than_text_and_calls(output):
         meta[reply_blocks.KEY] = {"openai_responses": [reply_blocks.clean(i) for i in output]}
     return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
@@ -132,4 +137,4 @@ def _more_than_text_and_calls(output: list[Mapping[str, Any]]) -> bool:
     messages = [i for i in output if i.get("type") == "message"]
     if len(messages) > 1 or any(i.get("type") not in ("message", "function_call") for i in output):
         return True
-    return any(p.get("annotations") or p.get("logprobs") for m in messages for p in m.get("content") or ())
+    return any(p.get("annotations") for m in messages for p in m.get("content") or ())
