@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -99,6 +100,46 @@ def message_cost(message: Any) -> float | None:
         value = meta["cost"]
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
     return price(meta)
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A reply's token counts in one object (RubyLLM's ``Message#tokens``), None where the provider sent none.
+
+    ``input`` is as the provider reported it (Anthropic's leaves out the cached part, OpenAI's includes it); the
+    price accounts for that (``billed_usage``)."""
+
+    input: int | None = None
+    output: int | None = None
+    cached: int | None = None
+    cache_write: int | None = None
+    thinking: int | None = None
+
+    @classmethod
+    def of(cls, meta: Mapping[str, Any]) -> Tokens:
+        def count(key: str) -> int | None:
+            value = meta.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(count("input_tokens"), count("output_tokens"), count("cached_tokens"),
+                   count("cache_write_tokens"), count("reasoning_tokens"))
+
+
+def model_info(meta: Mapping[str, Any], model: str | None = None) -> dict[str, Any] | None:
+    """What genai-prices knows of the reply's model (RubyLLM's ``Message#model_info``): its id, name, provider,
+    context window, description and whether it is deprecated; None for a model or provider it does not know."""
+    provider_id = PROVIDER_IDS.get(str(meta.get("provider") or ""))
+    name = model or meta.get("model")
+    if provider_id is None or not isinstance(name, str) or not name:
+        return None
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        provider, found = get_snapshot().find_provider_model(name, None, provider_id, None)
+    except LookupError:
+        return None
+    return {"id": found.id, "name": found.name, "provider": provider.id, "context_window": found.context_window,
+            "description": found.description, "deprecated": bool(found.deprecated)}
 
 
 def format_usd(value: float | None) -> str:

@@ -15,7 +15,7 @@ from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.providers.anthropic_stream import Reply
-from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs
+from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
 from brute_nb.transports.blocks import clean
@@ -67,7 +67,7 @@ class AnthropicMessages(Provider):
             # A long server-tool turn paused: send what came so far back as the assistant turn, and it goes on.
             sent = [*kwargs["messages"], {"role": "assistant", "content": [clean(b) for b in reply["content"]]}]
             reply = _joined(reply, await self._once(env, {**kwargs, "messages": sent}))
-        return Anthropic.wrap_one(reply)
+        return wrapped(Anthropic, reply)
 
     async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not self.stream:

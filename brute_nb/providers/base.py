@@ -25,12 +25,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from brute_nb import structured
+from brute_nb import raw_replies, structured
 from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, Message
 from brute_nb.redact import redact, redact_exception, redact_value, remember
+from brute_nb.transports.base import as_data
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
 """A tool without parameters. Both APIs accept it: Anthropic's InputSchema requires only ``"type": "object"``."""
@@ -72,6 +73,14 @@ def tool_specs(tools: Any) -> list[dict[str, JSON]]:
         specs.append({"name": d["name"], "description": d.get("description") or "",
                       "parameters": d.get("parameters") or d.get("input_schema") or EMPTY_SCHEMA})
     return specs
+
+
+def wrapped(transport: Any, reply: Any) -> Message:
+    """The reply as a Message, the reply itself held for ``Message.raw`` (in memory: ``brute_nb.raw_replies``)."""
+    data = as_data(reply)
+    raw_replies.keep(data)
+    message: Message = transport.wrap_one(data)
+    return message
 
 
 def server_tool_entries(api: str, tools: Any) -> list[dict[str, JSON]]:

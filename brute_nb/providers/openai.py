@@ -14,7 +14,7 @@ from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
-from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs
+from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
 
@@ -69,7 +69,7 @@ class OpenAIChat(_OpenAIProvider):
         kwargs = self.request(env)
         if not self.stream:
             completion = await self.client.chat.completions.create(**kwargs)
-            return OpenAI.wrap_one(completion)
+            return wrapped(OpenAI, completion)
         acc = _ChatAccumulator()
         async with await self.client.chat.completions.create(**kwargs) as stream:
             async for chunk in stream:
@@ -80,7 +80,7 @@ class OpenAIChat(_OpenAIProvider):
                     emit(env, "assistant_delta", {"text": text})
         if acc.finish is None:
             raise incomplete(self.provider)
-        return OpenAI.wrap_one(acc.completion())
+        return wrapped(OpenAI, acc.completion())
 
 
 class _ChatAccumulator:
@@ -172,7 +172,7 @@ class OpenAIResponses(_OpenAIProvider):
     async def _complete(self, env: dict[str, Any]) -> Message:
         kwargs = self.request(env)
         if not self.stream:
-            return ResponsesTransport.wrap_one(await self.client.responses.create(**kwargs))
+            return wrapped(ResponsesTransport, await self.client.responses.create(**kwargs))
         final = None
         async with await self.client.responses.create(**kwargs) as stream:
             async for event in stream:
@@ -185,4 +185,4 @@ class OpenAIResponses(_OpenAIProvider):
                     final = event.response
         if final is None:
             raise incomplete(self.provider)
-        return ResponsesTransport.wrap_one(final)
+        return wrapped(ResponsesTransport, final)
