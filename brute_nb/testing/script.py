@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from brute_nb.message import Message, ToolCall
 
-FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error"]
+FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error", "redirect"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,9 @@ class Reply:
     blocks: tuple[dict[str, Any], ...] = ()
     """A recorded reply's content as the API sends it (Anthropic content blocks, or Responses output items),
     instead of the fields above: a test of a block kind scripts it in the API's own shape."""
+    keep_ids: bool = False
+    """Send the calls' ids as scripted, empty or repeated ones too (proxies and local models do); by default an
+    empty id is filled in, as the real APIs always send one."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,17 @@ def overloaded_mid_stream(after: int = 2, message: str = "Overloaded") -> Fault:
     overloaded part-way through a reply (``event: error``, ``overloaded_error``; OpenAI sends ``data: {"error"}``).
     A request that does not stream gets the HTTP 529 it would get instead."""
     return Fault("stream_error", status=529, after=after, message=message)
+
+
+def refused(message: str, status: int = 400) -> Fault:
+    """The API refusing the request for its content, with its own error body (``invalid_request_error`` for a 400,
+    ``request_too_large`` for Anthropic's 413): an image it cannot read, a prompt longer than the model takes."""
+    return Fault("server_error", status=status, message=message)
+
+
+def redirect(location: str, status: int = 307) -> Fault:
+    """A redirect to ``location`` (a proxy or a moved endpoint sends one); the SDKs follow it."""
+    return Fault("redirect", status=status, message=location)
 
 
 def as_reply(item: object) -> Reply | Fault:
