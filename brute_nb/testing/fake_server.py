@@ -37,6 +37,7 @@ from typing import Any
 from brute_nb.message import ToolCall, dumps
 from brute_nb.testing import rules, wire, wire_responses
 from brute_nb.testing.cache_model import Bill, PromptCache
+from brute_nb.testing.fake_batches import Batches
 from brute_nb.testing.script import Fault, Reply, as_reply
 
 API_KEY = "sk-fake-0123456789abcdef"
@@ -88,6 +89,8 @@ class FakeProvider:
         """The API requests answered (parsed JSON bodies), in order."""
         self.received = 0
         """Every HTTP request read, including refused and unknown ones."""
+        self.batches = Batches(self)
+        """The batch APIs (Anthropic Message Batches, OpenAI Files + Batches), see ``fake_batches``."""
         self.connections = 0
         """TCP connections accepted; with keep-alive, a client that reuses its connection opens one."""
         self.api_key = api_key
@@ -149,6 +152,8 @@ class FakeProvider:
         """Answer one request (the server and ``handler`` both come here)."""
         with self._lock:
             self.received += 1
+        if self.batches.handles(path):
+            return self.batches.respond(method, path, headers, raw)
         api = next((name for suffix, name in APIS.items() if path.split("?")[0].endswith(suffix)), None)
         if method != "POST" or api is None:
             return _json(404, error_body(api or "openai_chat", 404, f"Unknown request URL: {method} {path}"))
