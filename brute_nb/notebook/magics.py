@@ -82,6 +82,8 @@ class BruteMagics(Magics):
     @argument("--over", help="a DataFrame's name: run the cell once per row, {column} filled from the row "
                              "(brute_nb.map); the result is shown and bound to _")
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
+    @argument("--batch", action="store_true", help="with --over: send the rows as one provider batch (half price, "
+                                                     "results when it ends; re-running resumes it)")
     @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
                                                   "(default: names, attributes and literal subscripts only)")
     @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
@@ -147,6 +149,7 @@ class BruteMagics(Magics):
             options: dict[str, Any] = {
                 **checked, "system": args.system, "tools": args.tools, "root": args.root,
                 "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
+                "batch": args.batch or None,
                 "progress": not args.quiet}
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
         except BruteError as exc:
