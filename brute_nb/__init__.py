@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from brute_nb.tools import Tool, tool
     from brute_nb.tools.server import ServerTool
     from brute_nb.transports.base import MessageTransport
+    from brute_nb.usage import Usage
 
 __version__ = "0.1.0"
 
@@ -53,6 +54,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.tools": ("Tool", "tool"),
     "brute_nb.tools.server": ("ServerTool",),
     "brute_nb.transports.base": ("MessageTransport",),
+    "brute_nb.usage": ("Usage",),
 })
 
 
@@ -96,6 +98,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
+    "Usage",
     "agent",
     "chat",
     "configure",

@@ -45,7 +45,10 @@ class ProviderNotConfiguredError(BruteError):
 
 
 class CassetteMismatchError(BruteError):
-    """A replayed request differs from the recorded one; the message shows a diff."""
+    """A replayed request differs from the recorded one, or the recording ran out: one line saying so and how to
+    reach a real model; ``diff`` (also a note, which ``%tb`` shows) holds what differs."""
+
+    diff: str = ""
 
 
 class CompactionError(BruteError):

@@ -30,6 +30,7 @@ from brute_nb.map import schema as schemas
 from brute_nb.map.cache import Record
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Log, Message, Role, dumps
+from brute_nb.usage import Usage
 
 FIRST_WAIT = 2.0
 MAX_WAIT = 60.0
@@ -183,14 +184,17 @@ def _record(spec: MapSpec, provider: Any, job: Job, message: Message | None, err
     if message is None:
         return record
     meta = {"provider": getattr(provider, "provider", None), **message.meta, "batch": True}
+    if getattr(provider, "replaying", False):
+        meta["replayed"] = True  # a replayed row cost nothing, as in a map that does not batch (``row.price``)
     full = price(meta)
-    meta["cost"] = full * BATCH_DISCOUNT if full is not None else None
+    meta["cost"] = 0.0 if meta.get("replayed") else full * BATCH_DISCOUNT if full is not None else None
     reply = message.replace(meta=meta)
     if not session.exists():
         spec.sessions.mkdir(parents=True, exist_ok=True)
         append_lines(session, [Message(Role.USER, job.prompt), reply], root=Path(spec.folder).parents[2])
-    record.update(input_tokens=int(meta.get("input_tokens") or 0), output_tokens=int(meta.get("output_tokens") or 0),
-                  cost=meta["cost"], reply=reply.content)
+    usage = reply.usage or Usage()  # the one token convention, as every other map row counts
+    record.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=meta["cost"],
+                  reply=reply.content)
     if reply.tool_calls:
         names = ", ".join(sorted({c.name for c in reply.tool_calls}))
         record["error"] = (f"the reply asks for tools ({names}); a batch runs one round per row, so run this map "

@@ -142,7 +142,10 @@ class NotebookAgent:
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
+        from brute_nb.notebook.cell_bridge import front
+
         extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
+        extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
         return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
@@ -180,11 +183,22 @@ class NotebookAgent:
 
     @property
     def usage(self) -> Any:
-        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta."""
+        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta.
+
+        Tokens are ``Usage``'s (input includes cache reads and writes, whatever the provider reported), as the footer,
+        the budget and the price count them; the frame's own columns keep what the provider reported.
+        """
+        import pandas as pd
+
+        from brute_nb.usage import Usage
+
         df = self.df
         assistant = df[df["role"] == "assistant"]
-        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
-                                              "cost"]].sum(min_count=1)
+        usages = [Usage.of_meta(meta or {}) for meta in assistant["meta"]]
+        counts = {name: pd.array([None if u is None else getattr(u, name) for u in usages], dtype="Int64")
+                  for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")}
+        table = pd.DataFrame({"turn": assistant["turn"].array, **counts, "cost": assistant["cost"].array})
+        per_turn = table.groupby("turn").sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
         per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
@@ -210,11 +224,18 @@ class NotebookAgent:
         self._key = None
 
     def undo(self, path: str | None = None) -> str:
-        """Revert the agent's last file change (or the last change to ``path``)."""
+        """Revert the agent's last change: a cell it edited in the open notebook, else a file (a saved notebook's
+        cells included), or the last change to ``path``."""
         from brute_nb.event_loop import run_sync
+        from brute_nb.notebook.cell_bridge import front, undo_last
         from brute_nb.tools import FSUndo, use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots
+
+        if path is None:
+            done = undo_last(self._state, front())
+            if done is not None:
+                return done
 
         with use_env({"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {}}):
             target = path or snapshots().last()

@@ -62,13 +62,15 @@ class Settings:
     """Seconds a streamed reply may send nothing before the call fails; None: ``BRUTE_STALL_TIMEOUT`` or 90 s."""
     server_tools: tuple[Any, ...] = ()
     """Tools the provider runs itself (``--server-tools web_search``): ``brute_nb.tools.server.ServerTool``s."""
+    final_answer: bool = True
+    """A turn stopped by a limit ends with one more model call, without tools, for the model's answer."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
                 self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize,
                 self.mcp, self.base_url, self.api_key, repr(sorted(self.options.items())), self.stall_timeout,
-                self.server_tools)
+                self.final_answer, self.server_tools)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -310,6 +312,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "stall_timeout": lambda v: parse_seconds("stall_timeout", v),
     "server_tools": parse_server_tools,
     "debug": lambda v: parse_bool("debug", v),
+    "final_answer": lambda v: parse_bool("final_answer", v),
 }
 """One parser and validator per setting, shared by ``%%brute`` options, ``%brute config k=v`` and
 ``brute_nb.configure(**options)`` / ``brute_nb.chat(**options)``: each takes the text a user typed or the Python

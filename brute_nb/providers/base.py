@@ -32,6 +32,7 @@ from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, Message
 from brute_nb.providers.credentials import client_key, strip_keys_off_origin
 from brute_nb.redact import redact, redact_exception, redact_value, remember
+from brute_nb.retry_after import seconds as retry_seconds
 from brute_nb.sendable import redacted
 from brute_nb.transports.base import as_data
 
@@ -342,9 +343,9 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
         response = getattr(exc, "response", None)
-        retry = response.headers.get("retry-after") if response is not None else None
-        if status == 429 and retry:
-            message += f" (the provider asks to retry after {retry} s; raise max_retries to let the SDK wait)"
+        retry = retry_seconds(response.headers) if response is not None else None
+        if status == 429 and retry is not None:
+            message += f" (the provider asks to retry after {retry:g} s; raise max_retries to let the SDK wait)"
         return ProviderError(redact(f"{provider} returned HTTP {status}: {message}"), status=status,
                              provider=provider)
     name = type(exc).__name__

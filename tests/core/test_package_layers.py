@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import brute_nb
+from tests.import_graph import find_cycle
 
 ROOT = Path(brute_nb.__file__).parent
 
@@ -22,7 +23,8 @@ NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",
-                    "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage", "brute_nb.plugins", "brute_nb.confine")),
+                    "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage", "brute_nb.retry_after",
+                    "brute_nb.plugins", "brute_nb.confine")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.message", "brute_nb.frames",
                 "brute_nb.prompt_cache", "brute_nb.sendable", "brute_nb.refused")),
     ("sessions", ("brute_nb.sessions",)),
@@ -121,29 +123,6 @@ def test_no_module_imports_a_higher_layer() -> None:
             if here is not None and there is not None and there > here:
                 upward.append(f"{module} ({LAYERS[here][0]}) imports {dep} ({LAYERS[there][0]})")
     assert not upward, "\n".join(upward)
-
-
-def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle as a path (``a, b, a``), or None."""
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(edges):
-        if node not in state and (cycle := visit(node)):
-            return cycle
-    return None
 
 
 def test_the_imports_form_no_cycle() -> None:

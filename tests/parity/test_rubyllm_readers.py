@@ -13,10 +13,10 @@ import pytest
 
 from brute_nb import agent
 from brute_nb.attachments import from_bytes
-from brute_nb.cost import Tokens
 from brute_nb.message import Message, Role
 from brute_nb.middleware import SessionLog
 from brute_nb.testing import FakeProvider, Reply
+from brute_nb.usage import Usage
 from tests.providers.helpers import FACTORIES
 
 pytestmark = pytest.mark.anyio
@@ -32,8 +32,9 @@ async def test_model_tokens_and_raw_are_what_the_api_sent(fake_provider: FakePro
     env = await agent().use(SessionLog, path=tmp_path / "s.jsonl").run(provider).astart("hi")
     m = env["messages"][-1]
     assert m.model == fake_provider.requests[0]["json"]["model"]
-    assert isinstance(m.tokens, Tokens) and m.tokens.output == m.meta["output_tokens"] and m.tokens.cached == 3
-    assert m.tokens.input == m.meta["input_tokens"] > 0
+    assert isinstance(m.tokens, Usage) and m.tokens == m.usage
+    assert m.tokens.output_tokens == m.meta["output_tokens"] and m.tokens.cache_read_tokens == 3
+    assert m.tokens.input_tokens >= m.meta["input_tokens"] > 0
     assert m.raw["id"] == m.meta["response_id"]
     assert m.raw.get("content") or m.raw.get("choices") or m.raw.get("output")
     reread = Message.from_json((tmp_path / "s.jsonl").read_text().splitlines()[-1])
