@@ -5,12 +5,9 @@ on with ``--server-tools`` and shows them as blocks run by the provider."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb import ServerTool, agent
 from brute_nb.errors import ToolDefinitionError
@@ -150,38 +147,3 @@ def test_hostile_citations_are_shown_as_text_never_as_html() -> None:
     shown = render.markdown_html(render.sources_text(hostile))
     assert "href=\"javascript" not in shown and "<img" not in shown and "<script" not in shown
     assert shown.count("<a ") == 1
-
-
-@pytest.fixture
-def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("BRUTE_NB_NOTEBOOK", str(tmp_path / "nb.ipynb"))
-    monkeypatch.setenv("BRUTE_NB_OVERFLOW_DIR", str(tmp_path / "overflow"))
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "brute_nb")
-    try:
-        yield shell
-    finally:
-        shell.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
-
-
-def test_the_magic_turns_server_tools_on_and_config_turns_them_off(ip: Any, fake_provider: FakeProvider) -> None:
-    from brute_nb.notebook.registry import registry
-
-    registry().current().provider = FACTORIES["anthropic"](fake_provider)
-    fake_provider.add(Reply(blocks=tuple(ANTHROPIC["web_search with citations"])), "plain")
-    result = ip.run_cell("%%brute --server-tools web_search,web_fetch --tools none --quiet\ncapital?")
-    assert result.success, result.error_in_exec
-    assert [t["name"] for t in fake_provider.requests[0]["json"]["tools"]] == ["web_search", "web_fetch"]
-    ip.run_line_magic("brute", "config server_tools=none")
-    result = ip.run_cell("%%brute --tools none --quiet\nagain")
-    assert result.success, result.error_in_exec
-    assert "tools" not in fake_provider.requests[1]["json"]
-    later = fake_provider.requests[1]["json"]["messages"]
-    assert [b["type"] for b in later[1]["content"]][:3] == ["text", "server_tool_use", "web_search_tool_result"]
-
-
-def test_a_bad_server_tool_option_is_a_usage_error(ip: Any) -> None:
-    result = ip.run_cell("%%brute --server-tools web_serch --quiet\nhi")
-    assert "--server-tools: server tools: unknown server tool 'web_serch'" in str(result.error_in_exec)

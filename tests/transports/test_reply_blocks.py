@@ -58,18 +58,25 @@ def test_responses_fixtures_have_the_sdks_shapes(name: str) -> None:
         pydantic.TypeAdapter(types.ResponseInputItemParam).validate_python(item)
 
 
+async def two_turns(fake: FakeProvider, kind: str, blocks: list[dict[str, Any]], stream: bool,
+                    path: Any) -> tuple[Message, dict[str, Any]]:
+    """A turn answered with ``blocks``, then a second turn of the same session (read back from its file): the
+    reply, and the second turn's last request."""
+    fake.add(Reply(blocks=tuple(blocks)), "after the tools", "and more")
+    env = await session_agent(FACTORIES[kind](fake, stream=stream), path).astart("go")
+    await session_agent(FACTORIES[kind](fake, stream=stream), path).astart("more")
+    reply = next(m for m in env["messages"] if m.role is Role.ASSISTANT)
+    return reply, fake.requests[-1]["json"]
+
+
 @pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize("name", ANTHROPIC)
 async def test_anthropic_blocks_go_back_as_received(fake_provider: FakeProvider, name: str, stream: bool,
                                                     tmp_path: Any) -> None:
     blocks = ANTHROPIC[name]
-    fake_provider.add(Reply(blocks=tuple(blocks)), "after the tools", "and more")
-    env = await session_agent(FACTORIES["anthropic"](fake_provider, stream=stream), tmp_path / "s.jsonl").astart("go")
-    await session_agent(FACTORIES["anthropic"](fake_provider, stream=stream), tmp_path / "s.jsonl").astart("more")
-    reply = next(m for m in env["messages"] if m.role is Role.ASSISTANT)
+    reply, later = await two_turns(fake_provider, "anthropic", blocks, stream, tmp_path / "s.jsonl")
     assert reply.content == "".join(b["text"] for b in blocks if b["type"] == "text")
-    later = fake_provider.requests[-1]["json"]["messages"]
-    turn = next(t for t in later if t["role"] == "assistant")
+    turn = next(t for t in later["messages"] if t["role"] == "assistant")
     assert turn["content"] == sent_back(blocks)
     assert Anthropic.dump(Message.from_json(reply.to_json()))["content"] == sent_back(blocks)  # the file keeps them
 
@@ -79,12 +86,8 @@ async def test_anthropic_blocks_go_back_as_received(fake_provider: FakeProvider,
 async def test_responses_items_go_back_as_received(fake_provider: FakeProvider, name: str, stream: bool,
                                                   tmp_path: Any) -> None:
     items = RESPONSES[name]
-    fake_provider.add(Reply(blocks=tuple(items)), "after the tools", "and more")
-    make = FACTORIES["openai_responses"]
-    env = await session_agent(make(fake_provider, stream=stream), tmp_path / "s.jsonl").astart("go")
-    await session_agent(make(fake_provider, stream=stream), tmp_path / "s.jsonl").astart("more")
-    reply = next(m for m in env["messages"] if m.role is Role.ASSISTANT)
-    sent = fake_provider.requests[-1]["json"]["input"]
+    reply, later = await two_turns(fake_provider, "openai_responses", items, stream, tmp_path / "s.jsonl")
+    sent = later["input"]
     start = next(i for i, item in enumerate(sent) if item.get("id") == items[0]["id"])
     assert sent[start:start + len(items)] == sent_back(items)
     assert OpenAIResponses.dump(Message.from_json(reply.to_json())) == sent_back(items)
