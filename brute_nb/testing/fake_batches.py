@@ -18,12 +18,22 @@ import email.policy
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from brute_nb.message import dumps
+from brute_nb.testing.outcome import Outcome, error_body
+from brute_nb.testing.outcome import json_outcome as _json
 
-if TYPE_CHECKING:
-    from brute_nb.testing.fake_server import FakeProvider, Outcome
+
+class Answers(Protocol):
+    """What the batch routes use of ``FakeProvider`` (which owns them): its key, its address, its answers."""
+
+    api_key: str | None
+
+    @property
+    def base_url(self) -> str: ...
+
+    def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Outcome: ...
 
 CREATED = 1_700_000_000
 STAMP = "2023-11-14T22:13:20Z"
@@ -52,7 +62,7 @@ class Batch:
 class Batches:
     """The batch routes of one ``FakeProvider`` (``fake.batches``); ``polls`` status reads before a batch ends."""
 
-    def __init__(self, fake: FakeProvider, polls: int = 2) -> None:
+    def __init__(self, fake: Answers, polls: int = 2) -> None:
         self.fake = fake
         self.polls = polls
         self.expire_next = False
@@ -68,8 +78,6 @@ class Batches:
         return route.startswith(("/v1/messages/batches", "/v1/batches", "/v1/files"))
 
     def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Outcome:
-        from brute_nb.testing.fake_server import _json, error_body
-
         parts = path.split("?")[0].strip("/").split("/")[1:]  # without the leading v1
         api = "anthropic" if parts[0] == "messages" else "openai_chat"
         if not (headers.get("authorization", "").removeprefix("Bearer ") or headers.get("x-api-key")) or (
@@ -85,8 +93,6 @@ class Batches:
                 return _json(400, error_body(api, 400, str(exc)))
 
     def _route(self, method: str, parts: list[str], headers: dict[str, str], raw: bytes) -> Outcome:
-        from brute_nb.testing.fake_server import _json
-
         if parts[:2] == ["messages", "batches"]:
             rest = parts[2:]
             if method == "POST" and not rest:
@@ -268,13 +274,9 @@ def openai_batch(batch: Batch) -> dict[str, Any]:
 
 
 def _jsonl(lines: list[dict[str, Any]]) -> Outcome:
-    from brute_nb.testing.fake_server import Outcome
-
     body = b"".join(dumps(x).encode() + b"\n" for x in lines)
     return Outcome(200, {"content-type": "application/binary"}, [body])
 
 
 def _raw(data: bytes) -> Outcome:
-    from brute_nb.testing.fake_server import Outcome
-
     return Outcome(200, {"content-type": "application/octet-stream"}, [data])
