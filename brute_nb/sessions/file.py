@@ -4,7 +4,8 @@ to it. Every operation is all or nothing, so the file only ever holds whole line
 * ``append`` writes whole lines with one ``write``; one that fails part-way (a full disk) is cut back to the size
   before it and raises ``SessionLogError`` saying the file is as it was.
 * ``rewrite`` first appends the messages that leave the file to ``<stem>.archive.jsonl`` (fsynced), then writes
-  the new version beside the file, fsyncs it and swaps it in with ``os.replace``: shorter, never lost.
+  the new version beside the file, fsyncs it and renames it over the file (``confine.write_atomic``): shorter,
+  never lost.
 * ``load`` is strict: a bad line raises ``SessionLogError`` naming file:line and the problem. A last line cut
   off mid-write (no newline, not JSON) is never dropped: under the lock it is moved to ``<stem>.torn.txt`` with a
   warning naming file:line; without it (another writer may be mid-line) it is skipped with the same warning.
@@ -148,8 +149,17 @@ def _lines(messages: list[Any]) -> bytes:
 
 
 def _line(message: Any) -> str:
+    """One JSONL line: ``to_json()``, else the dict ``to_dict()`` or the seed's ``to_h()`` gives (Brute's duck-typed
+    messages answer only ``to_h``)."""
     to_json = getattr(message, "to_json", None)
-    return redact(to_json() if callable(to_json) else dumps(message.to_dict())) + "\n"
+    if callable(to_json):
+        return redact(to_json()) + "\n"
+    for name in ("to_dict", "to_h"):
+        to_dict = getattr(message, name, None)
+        if callable(to_dict):
+            return redact(dumps(to_dict())) + "\n"
+    raise TypeError(f"cannot save a {type(message).__name__} in a session: a message needs to_json(), to_dict() or "
+                    "to_h() returning its fields")
 
 
 def _write_all(fd: int, data: bytes) -> None:
