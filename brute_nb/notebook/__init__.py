@@ -18,7 +18,8 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
-7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
+7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
+                  ``export`` (a session as Markdown, HTML or a notebook)
 8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
 9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), this package's hooks
 

@@ -135,3 +135,19 @@ def outputs(ran: Ran) -> list[Any]:
         ename, evalue, tb = ran.error
         shown.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
     return shown
+
+
+def transcript(heading: str, cells: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """A notebook of a Markdown ``heading`` then code cells, each ``(source, [(html, plain), ...])`` with those
+    outputs (``%brute export --format ipynb``)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    nb = new_notebook(cells=[new_markdown_cell(heading)])
+    for source, shown in cells:
+        cell = new_code_cell(source)
+        cell.outputs = [new_output("display_data", data={"text/html": html, "text/plain": plain})
+                        for html, plain in shown]
+        nb.cells.append(cell)
+    text: str = nbformat.writes(nb)
+    return text + "\n"

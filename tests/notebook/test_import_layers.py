@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("stack", frozenset({"stack"})),
     ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"cell_turn", "model_commands"})),
+    ("cell commands", frozenset({"cell_turn", "model_commands", "export"})),
     ("registry", frozenset({"registry"})),
     ("front ends", frozenset({"magics", "widget", "api", "__init__"})),
 )
