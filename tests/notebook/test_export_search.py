@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -107,20 +106,6 @@ def test_sessions_and_search_span_notebooks_and_name_a_damaged_file(session: Not
     assert hits.set_index("session").loc["main", "snippet"] == "What is in data.txt? My **budget** is tight."
     with pytest.raises(ValueError, match="needs some text"):
         search("  ")
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    monkeypatch.chdir(tmp_path)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "brute_nb")
-    try:
-        yield ip
-    finally:
-        ip.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
 
 
 def test_brute_export_and_search(shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

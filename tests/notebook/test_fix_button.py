@@ -4,27 +4,12 @@ shows nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.notebook import cells, fix_button
 from brute_nb.notebook.cell_turn import fix_prompt
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.chdir(tmp_path)
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "brute_nb")
-    try:
-        yield ip
-    finally:
-        ip.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
 
 
 def test_a_failing_cell_is_offered_with_its_id_and_the_click_sends_its_fix(shell: Any,
