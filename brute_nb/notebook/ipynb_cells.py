@@ -43,9 +43,11 @@ def read(data: bytes, where: str) -> Any:
         if nb.nbformat_minor < 5:
             nb = nbformat.v4.upgrade(nb)  # 4.5 gives every cell an id, as Jupyter does when it saves
         nbformat.validate(nb)
-    except (ValueError, UnicodeDecodeError, nbformat.ValidationError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise NotebookFileError(f"{where} is not a valid notebook ({first}); fix or restore it first") from None
+    except nbformat.ValidationError as exc:  # the schema's own words: which field is wrong
+        raise NotebookFileError(f"{where} is not a valid notebook ({exc.message}); fix or restore it first") from None
+    except (ValueError, UnicodeDecodeError):  # not quoted: the file may hold anything
+        raise NotebookFileError(f"{where} is not a valid notebook (it is not nbformat 4 JSON); fix or restore it "
+                                "first") from None
     return nb
 
 

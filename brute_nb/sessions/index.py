@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+INDEX_LIMIT = 512 * 1024 * 1024
+"""The largest session file the index reads; a larger one is a row that says so (a session has no size bound, but
+an index of many must not stall on one)."""
 PROMPT_CHARS = 80
 SNIPPET_CHARS = 160
 
@@ -38,6 +41,9 @@ def _read(path: Path) -> tuple[pd.DataFrame | None, str]:
     from brute_nb.errors import BruteError
     from brute_nb.sessions.columns import read_frame
 
+    size = path.stat().st_size
+    if size > INDEX_LIMIT:
+        return None, f"{path}: {size:,} bytes, more than the index reads ({INDEX_LIMIT:,}); open it with read_frame"
     try:
         return read_frame(path), ""
     except (BruteError, OSError, ValueError) as exc:
