@@ -29,6 +29,7 @@ from brute_nb.attachments import attachments as as_attachments
 from brute_nb.cost import message_cost
 from brute_nb.structured import parsed_frame as structured_frame
 from brute_nb.structured import parsed_value as structured_value
+from brute_nb.usage import Usage
 
 JSON = Any
 """A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
@@ -293,6 +294,12 @@ class Message:
         return value if isinstance(value, str) else None
 
     @property
+    def usage(self) -> Usage | None:
+        """The reply's tokens in the one convention (input includes cache reads and writes; see
+        ``brute_nb.usage``); None when its provider reported no counts."""
+        return Usage.of_meta(self.meta)
+
+    @property
     def cost(self) -> float | None:
         """USD for this reply (cache reads and writes at their own rates); None when the model is not priced."""
         return message_cost(self)
@@ -343,10 +350,10 @@ class Message:
     def tool_result(self) -> bool:
         return bool(self.tool_call_id)
 
-    def tool_results(self, messages: Iterable[Any]) -> list[Any]:
+    def tool_results(self, messages: Iterable[Message]) -> list[Message]:
         """The results in ``messages`` that answer this message's calls, in log order."""
         ids = {c.id for c in self.tool_calls or ()}
-        return [m for m in messages if ids and getattr(m, "tool_call_id", None) in ids]
+        return [m for m in messages if ids and m.tool_call_id in ids]
 
     def cache_until_here(self) -> Message:
         """A copy marked as a prompt-cache boundary: the conversation up to here is the prefix to cache."""

@@ -9,6 +9,7 @@ below, unrun.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -100,5 +101,8 @@ def insert_reply_code(shell: Any, env: Env) -> None:
     if block is None:
         print("--code: the reply has no code block, so no cell was inserted")
         return
-    insert_cell(shell, block)
-    print("--code: the reply's code block is in a new cell below (not run)")
+    notebook = env.get("notebook")
+    if insert_cell(shell, block, Path(notebook) if notebook else None):
+        print("--code: the reply's code block is in a new cell below (not run)")
+    else:
+        print("--code: the cell below already holds the reply's code block (not run)")

@@ -78,7 +78,7 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
         raise
     except BruteError:
         if view is not None:
-            view.finish()  # the error's own output says what failed, in one line (short_errors)
+            view.finish(failed=True)  # the error's own output says what failed, in one line (short_errors)
         raise
     except BaseException as exc:
         if view is not None:

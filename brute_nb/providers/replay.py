@@ -7,14 +7,20 @@ exactly as it parsed the live ones, streaming included, so a replayed turn runs 
 
 Invariants: a cassette never holds a secret (request headers are not stored at all, only a few response headers
 are, and every key ``brute_nb.redact`` knows of is redacted from the line); a replayed request must match the
-recorded one in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a
-diff.
+recorded one in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` says so in
+one line (with how to reach a real model instead) and carries the diff for ``%tb``.
+
+Branches: where a turn depends on a person's answer (an approval asked with ``input()``), a cassette may hold one
+continuation per answer. A branch's lines carry ``"branch": name`` and ``"from": n`` (the 0-based exchange where
+it leaves the main line), in order, after the main line; a request that matches no main exchange at ``n`` but
+matches a branch's first line continues on that branch. ``merge_branch`` adds a recording made with another answer.
 """
 
 from __future__ import annotations
 
 import base64
 import difflib
+import itertools
 import json
 import os
 import re
@@ -197,29 +203,48 @@ def load_cassette(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+GO_LIVE = ("To talk to a real model instead, set ANTHROPIC_API_KEY (or OPENAI_API_KEY) and run without replay= "
+           "(the demo notebooks: set BRUTE_LIVE=1 as well and restart the kernel).")
+
+
 class Replay(httpx2.AsyncBaseTransport):
     """An httpx2 transport serving a cassette's exchanges in order, checking each request against the recording."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.exchanges = load_cassette(path)
+        lines = load_cassette(path)
+        self.exchanges = [line for line in lines if "branch" not in line]
+        self.branches: dict[int, list[list[dict[str, Any]]]] = {}
+        for _, group in itertools.groupby((line for line in lines if "branch" in line),
+                                          key=lambda line: (line["branch"], line.get("from"))):
+            branch = list(group)
+            self.branches.setdefault(int(branch[0].get("from", 0)), []).append(branch)
         self.position = 0
         self.sent: list[JSON] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         sent = redact_value(portable(_request_json(request)))  # as the recorder wrote it
         path = request.url.raw_path.decode()
-        if self.position >= len(self.exchanges):
+        recorded = self.exchanges[self.position] if self.position < len(self.exchanges) else None
+        problem = "" if recorded is None else mismatch(recorded, request.method, path, sent)
+        if recorded is None or problem:
+            branch = next((b for b in self.branches.get(self.position, ())
+                           if not mismatch(b[0], request.method, path, sent)), None)
+            if branch is not None:  # the answer this run gave was recorded too: go on along its branch
+                self.exchanges = self.exchanges[:self.position] + branch
+                recorded, problem = branch[0], ""
+        if recorded is None:
             raise CassetteMismatchError(
-                f"the cassette {self.path} holds {len(self.exchanges)} exchanges, but request "
-                f"{self.position + 1} was sent ({request.method} {path}). The session went further than the "
-                "recording: record it again with record=...")
-        recorded = self.exchanges[self.position]
-        problem = mismatch(recorded, request.method, path, sent)
+                f"this replays recorded model replies ({self.path}), and the recording ends after "
+                f"{len(self.exchanges)} requests, so request {self.position + 1} has no reply. {GO_LIVE}")
         if problem:
-            raise CassetteMismatchError(
-                f"request {self.position + 1} differs from the cassette {self.path}:\n{problem}\n"
-                "Re-record the cassette with record=... if the change is intended.")
+            error = CassetteMismatchError(
+                f"request {self.position + 1} is not the one recorded in {self.path} (a changed prompt, answer or "
+                f"setting), and a replay has only the recorded replies. {GO_LIVE} (The difference: %tb.)")
+            error.diff = problem
+            error.add_note(f"what differs from the recording:\n{problem}\n"
+                           "Re-record the cassette with record=... if the change is intended.")
+            raise error
         self.position += 1
         self.sent.append(sent)
         body = base64.b64decode(recorded["body_b64"]) if "body_b64" in recorded else recorded["body"].encode()
@@ -273,6 +298,26 @@ def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> st
     if not keys:
         return ""
     return "\n".join(f"{k}:\n{_diff(expected.get(k), sent.get(k))}" for k in keys)
+
+
+def merge_branch(main: str | Path, other: str | Path, name: str) -> int:
+    """Add the recording ``other`` (the same session, run with another answer) to the cassette ``main`` as the
+    branch ``name``: its exchanges from the first request that differs, marked so ``Replay`` follows them when a
+    run sends that request. Returns how many exchanges were added (0 when the two recordings agree)."""
+    lines = load_cassette(main)
+    ours = [line for line in lines if "branch" not in line]
+    theirs = load_cassette(other)
+    start = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False))
+                  if mismatch(a, str(b.get("method")), str(b.get("path")), b.get("request"))), None)
+    if start is None:
+        start = min(len(ours), len(theirs))
+    added = [{**line, "branch": name, "from": start} for line in theirs[start:]]
+    kept = [line for line in lines if line.get("branch") != name]
+    target = Path(main)
+    draft = target.with_name(target.name + ".merging")
+    draft.write_text("".join(dumps(line) + "\n" for line in kept + added), encoding="utf-8")
+    os.replace(draft, target)  # the cassette is replaced whole or not at all
+    return len(added)
 
 
 def _diff(expected: JSON, sent: JSON, limit: int = 60) -> str:

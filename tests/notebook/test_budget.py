@@ -21,6 +21,7 @@ from brute_nb.notebook.settings import parse_budget
 from brute_nb.notebook.widget import ChatWidget
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
+from brute_nb.usage import Usage
 
 
 @pytest.fixture
@@ -50,8 +51,9 @@ def assert_clean_stop(env: Env, nb: NotebookAgent, kind: str) -> None:
 
 
 def spent(nb: NotebookAgent) -> int:
-    return sum(m.meta["input_tokens"] + m.meta["output_tokens"]
-               for m in read_session(nb.session_path) if role_of(m) == "assistant")
+    usage = Usage.total(read_session(nb.session_path))
+    assert usage is not None
+    return usage.tokens
 
 
 def test_tokens(budgeted: NotebookAgent, fake: FakeProvider) -> None:

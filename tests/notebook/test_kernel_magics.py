@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from kernel_helpers import html_of, kernel, live_ops, ok, run, shown, text_of, value_of
 
-from brute_nb.message import unanswered_calls
+from brute_nb.message import Message, unanswered_calls
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import API_KEY, FakeProvider, call, reply, slow
+from brute_nb.usage import Usage
 
 pytestmark = pytest.mark.kernel
 
@@ -69,6 +70,8 @@ def test_a_turn_fills_braces_and_its_outputs_name_the_session_lines(bench: Bench
 
     lines = bench.lines("main")
     assert [m["role"] for m in lines] == ["user", "assistant", "tool", "assistant"]
+    used = Usage.total(Message.from_dict(m) for m in lines)
+    assert used is not None and used.input_tokens > sum(m["meta"]["input_tokens"] for m in lines[1::2])
     finals = [c for c in shown(outputs) if c["data"].get("text/plain")]  # all but the emptied live display
     assert len(finals) == 4  # the two texts, the tool block, the footer
     for content in finals:
@@ -76,7 +79,7 @@ def test_a_turn_fills_braces_and_its_outputs_name_the_session_lines(bench: Bench
         assert meta["session"] == "main"
         assert meta["message_ids"] == [m["meta"]["id"] for m in lines]
         assert meta["model"] == MODEL
-        assert meta["usage"]["input_tokens"] == sum(m["meta"]["input_tokens"] for m in lines[1::2])
+        assert meta["usage"]["input_tokens"] == used.input_tokens  # cache reads and writes included, as priced
         assert meta["usage"]["tool_calls"] == 1
     texts = [c["metadata"]["brute"] for c in finals if "message_id" in c["metadata"]["brute"]]
     assert [t["message_id"] for t in texts] == [lines[1]["meta"]["id"], lines[3]["meta"]["id"]]

@@ -353,6 +353,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.render",
         "brute_nb.notebook.chat_input",
         "brute_nb.notebook.transcript_html",
+        "brute_nb.notebook.chat_static",
         "brute_nb.notebook.coalesce",
         "brute_nb.notebook.display",
         "brute_nb.notebook.session",
