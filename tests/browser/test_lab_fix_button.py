@@ -45,9 +45,11 @@ def test_the_button_under_an_error_fixes_the_cell_in_place(page: Any, lab: Lab) 
     shot(page, "lab-fix-button")
     button.click()
 
+    # The chat runs under the error; the run's output replaces the traceback, the chat stays above it.
     panel = page.locator(".jp-NotebookPanel:visible .brute-chat", has_text="Fixed: the cell prints 6.")
-    panel.wait_for()
+    panel.wait_for(timeout=180_000)
     cell = code_cell(page, "print(price * 2)")  # the same cell, its source replaced on the page
     cell.locator(".jp-OutputArea-output", has_text="6").first.wait_for()
+    assert "---->" not in output_of(page, "print(price * 2)").inner_text()  # IPython's traceback is gone
     assert "prise" not in cell.locator(".jp-InputArea-editor").inner_text()
     shot(page, "lab-fix-done")
