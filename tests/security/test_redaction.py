@@ -52,9 +52,10 @@ def test_an_error_body_echoing_the_key_is_redacted(given: str, monkeypatch: pyte
     key = f"sk-fake-ERROR-{given}-7f3a9c"
     echo = Fault("server_error", status=401, message=f"Incorrect API key provided: {key}.")
     with FakeProvider([echo], api_key=key) as fake:
-        if given == "environment":
+        if given == "environment":  # key and server both from the environment: the key goes to the server it names
             monkeypatch.setenv("OPENAI_API_KEY", key)
-            handler = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, max_retries=0)
+            monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+            handler = OpenAIChat("gpt-fake", max_retries=0)
         else:
             handler = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=key, max_retries=0)
         with pytest.raises(ProviderError) as info:
@@ -95,7 +96,8 @@ def test_a_key_read_from_dotenv_reaches_no_model_file_or_output(tmp_path: Path,
     path = tmp_path / "s.jsonl"
     script = [reply("Let me look.", call("read", {"file_path": ".env"})), f"Your key is {key}."]
     with FakeProvider(script, api_key=key) as fake:
-        handler = AnthropicMessages("claude-fake", base_url=fake.base_url, max_retries=0)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)  # the key goes to the server the environment names
+        handler = AnthropicMessages("claude-fake", max_retries=0)
         env = stack(path, handler, [FSRead()]).start("what is in .env?", root=str(tmp_path))
         sent = repr(fake.requests[-1]["json"])
     messages = list(env["messages"])
