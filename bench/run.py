@@ -37,7 +37,7 @@ from bench.pacing import pace  # noqa: E402
 from brute_nb import agent  # noqa: E402
 from brute_nb.message import Message, Role, ToolCall  # noqa: E402
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop  # noqa: E402
-from brute_nb.middleware.session_log import append_lines, replace_atomically  # noqa: E402
+from brute_nb.sessions.file import append_lines, replace_atomically  # noqa: E402
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
 
@@ -437,7 +437,7 @@ def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
     per_call = (statistics.median(s_all) - statistics.median(a_all)) / (LOOP_CALLS + 1) * 1000
     return Row(f"tool loop, {kind}: agent.start() vs astart", "comparison only",
                f"{median_ms(s_all):.1f} ms vs {median_ms(a_all):.1f} ms ({per_call:+.2f} ms a model call)", ratio,
-               None, "start() runs the turn on the process's one long-lived loop thread (sync.py), so the SDK's "
+               None, "start() runs the turn on the process's one long-lived loop thread (event_loop.py), so the SDK's "
                "keep-alive connection carries over between turns; the cost is the hop to that thread and back")
 
 
@@ -524,7 +524,8 @@ def _frame_log(n: int) -> list[Message]:
 def dataframe(reps: int, tmp: Path) -> list[Row]:
     import pandas as pd
 
-    from brute_nb.frames import frame, read_frame
+    from brute_nb.frames import frame
+    from brute_nb.sessions.columns import read_frame
 
     log = _frame_log(100_000)
     ours, naive = [], []
@@ -794,9 +795,9 @@ def peak():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 import pandas, orjson  # imported before the baseline: the row is about the data, not the libraries
-from brute_nb.frames import read_frame
-from brute_nb.middleware.session_log import read_session
-import brute_nb.session_lines
+from brute_nb.sessions.columns import read_frame
+from brute_nb.sessions.file import read_session
+import brute_nb.sessions.lines
 before = peak()
 messages = (read_frame if sys.argv[2] == "frame" else read_session)(sys.argv[1])
 after = peak()

@@ -31,29 +31,33 @@ from brute_nb.notebook import load_ipython_extension, unload_ipython_extension
 if TYPE_CHECKING:
     from brute_nb.agent import Agent, agent
     from brute_nb.events import EVENTS, CallbackWarning
-    from brute_nb.frames import frame, read_frame, tool_calls_frame
+    from brute_nb.frames import frame, tool_calls_frame
     from brute_nb.map import map
     from brute_nb.message import Log, Message, Role, ToolCall, log
     from brute_nb.notebook.api import chat, configure, current
+    from brute_nb.sessions.columns import read_frame
     from brute_nb.tools import Tool, tool
     from brute_nb.transports.base import MessageTransport
+    from brute_nb.usage import Usage
 
 __version__ = "0.1.0"
 
 _EXPORTS = _lazy.exports({
     "brute_nb.agent": ("Agent", "agent"),
     "brute_nb.events": ("EVENTS", "CallbackWarning"),
-    "brute_nb.frames": ("frame", "read_frame", "tool_calls_frame"),
+    "brute_nb.frames": ("frame", "tool_calls_frame"),
+    "brute_nb.sessions.columns": ("read_frame",),
     "brute_nb.map": ("map",),
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
     "brute_nb.notebook.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
     "brute_nb.transports.base": ("MessageTransport",),
+    "brute_nb.usage": ("Usage",),
 })
 
 
-SUBMODULES = ("compaction", "errors", "events", "frames", "message", "middleware", "notebook", "providers",
-              "sync", "testing", "tools", "transports")
+SUBMODULES = ("compaction", "errors", "event_loop", "events", "frames", "message", "middleware", "notebook",
+              "providers", "sessions", "testing", "tools", "transports")
 """Reachable as attributes (``brute_nb.middleware.SessionLog``), imported on first touch. ``agent`` is not here:
 ``brute_nb.agent`` is the builder function; its module is ``import brute_nb.agent``-able as always."""
 
@@ -91,6 +95,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
+    "Usage",
     "agent",
     "chat",
     "configure",

@@ -35,16 +35,29 @@ class ProviderError(BruteError):
         self.provider = provider
 
 
+class RefusedInputError(ProviderError):
+    """The API refused what this turn sent (an attachment it cannot read, a message too long): that input is kept
+    in the session, marked, and never sent again, so the next turn can go on."""
+
+
 class ProviderNotConfiguredError(BruteError):
     """No model provider could be found from options or the environment."""
 
 
 class CassetteMismatchError(BruteError):
-    """A replayed request differs from the recorded one; the message shows a diff."""
+    """A replayed request differs from the recorded one, or the recording ran out: one line saying so and how to
+    reach a real model; ``diff`` (also a note, which ``%tb`` shows) holds what differs."""
+
+    diff: str = ""
 
 
 class CompactionError(BruteError):
     """A compactor could not produce a summary (the summariser returned nothing usable)."""
+
+
+class SettingsError(BruteError, ValueError):
+    """A bad option value (a ``%%brute`` option, ``%brute config``, ``configure()``, a ``map`` argument); the
+    message says what is allowed."""
 
 
 class FrameError(BruteError, ValueError):

@@ -5,12 +5,13 @@ into a ``Log``. The invariant: ``log_from_frame(frame(log)) == log`` for every l
 last column, ``meta``, carries each message's whole meta; the explicit meta columns (``model``, ``input_tokens``...)
 are written back into it only where they were edited; ``attachments`` holds the ``Attachment`` values themselves
 (bytes reachable), so a frame turned back into a session keeps them. Derived columns (``turn``, ``tool_names``,
-``n_tool_calls``, ``chars``) are never read back: ``tool_calls`` and ``content`` are the truth.
+``n_tool_calls``, ``chars``) are never read back: ``tool_calls`` and ``content`` are the truth. A session file is read
+into the same columns by ``brute_nb.sessions.columns.read_frame``.
 
 Frames are built column-wise, one comprehension of plain Python values a field, then numpy arrays and one DataFrame
 constructor (no per-row dict or Series), so 100,000 messages take well under the naive ``pd.DataFrame([m.to_dict()
 ...])``. ``read_frame(path)`` builds the same frame from a session file's lines without making a ``Message`` a line
-(``brute_nb.session_lines``): equal to ``frame(read_session(path))``, the strict reader deciding anything irregular.
+(``brute_nb.sessions.lines``): equal to ``frame(read_session(path))``, the strict reader deciding anything irregular.
 Memory: the frame is its values plus one pointer or number a row and column, and the build adds little to that
 (peak ~2.5x the file for ``read_frame``): sparse fields (tool calls, call ids, meta) are gathered only where present,
 each column's scratch list dies before the next is made, pandas wraps the arrays instead of copying or inferring
@@ -23,14 +24,11 @@ from __future__ import annotations
 import gc
 import json
 import math
-import os
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress, repeat
-from operator import is_not, methodcaller, setitem
-from pathlib import Path
+from operator import is_not
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any
 
 from brute_nb.errors import FrameError
 from brute_nb.message import ROLES, Log, Message, Role, ToolCall, role_of
@@ -77,28 +75,6 @@ def frame(log: Iterable[Any]) -> pd.DataFrame:
     return _frame_of(columns)
 
 
-def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """A session file as ``frame`` shows its messages, the columns built straight from the JSON lines.
-
-    Equal to ``frame(read_session(path))`` without making a ``Message`` a line (about half the time and memory).
-    A file with anything irregular (a torn last line, a damaged line, a field of the wrong type) is read by
-    ``read_session`` itself, so its warnings and its file:line errors are exactly that reader's.
-    """
-    from brute_nb.session_lines import Irregular, paused_gc
-
-    p = Path(path)
-    try:
-        with p.open("rb") as file:
-            columns = paused_gc(lambda: _file_columns(file))
-    except FileNotFoundError:
-        return frame([])
-    except Irregular:
-        from brute_nb.middleware.session_log import read_session
-
-        return frame(read_session(p))
-    return _frame_of(columns)
-
-
 def _frame_of(columns: dict[str, Any]) -> pd.DataFrame:
     """The DataFrame holding the fresh column arrays themselves (``copy=False``: no copy, no consolidation).
 
@@ -112,51 +88,6 @@ def _frame_of(columns: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(values, index=index, dtype=object, copy=False)
                          if isinstance(values, np.ndarray) and values.dtype == object else values
                          for name, values in columns.items()}, index=index, copy=False)
-
-
-def _file_columns(file: BinaryIO) -> dict[str, Any]:
-    """The columns from checked message dicts, a block of lines at a time (each block's dicts die with it).
-
-    What is gathered across blocks is what the frame keeps: a byte a row for the role, the content strings, one
-    meta dict a row, and only the rows that have tool calls or a call id (most have neither). A string that
-    repeats from row to row (model, finish reason, tool name) is kept once (``_share``): the rows hold equal
-    values, and the parser's copies are freed with their block.
-    """
-    import numpy as np
-
-    from brute_nb.session_lines import file_blocks
-
-    codes = bytearray()
-    contents: list[str | None] = []
-    metas: list[dict[str, Any]] = []
-    full: list[dict[str, Any]] = []
-    gathered: dict[str, list[Any]] = {"meta": [], "calls": [], "call_rows": [], "ids": [], "id_rows": []}
-    shared: dict[str, str] = {}
-    for roles, texts, calls_, ids, metas_ in file_blocks(file):
-        n = len(codes)
-        codes += bytes(map(_ROLE_CODE.__getitem__, roles))
-        contents += ["" if t is None else t for t in texts] if None in texts else texts
-        if present := _present(calls_, n):
-            gathered["call_rows"].append(present[0])
-            gathered["calls"] += [[_plain_call(x, shared) for x in c] for c in present[1]]
-        if present := _present(ids, n):
-            gathered["id_rows"].append(present[0])
-            gathered["ids"] += present[1]
-        flags = list(map(bool, metas_))  # None and {} are both 'no meta'
-        if True in flags:
-            some = cast("list[dict[str, Any]]", list(compress(metas_, flags)))
-            _share(some, shared)
-            gathered["meta"].append(np.flatnonzero(flags) + n)
-            full += some
-        metas += [m or {} for m in metas_]  # the parser's own dicts: nothing else holds them
-    del shared
-    content, chars = _texts(contents, checked=True)
-    del contents  # the column holds the strings now; the list's slots need not outlive it
-    meta = _objects(metas)
-    del metas
-    return _assemble(np.frombuffer(codes, dtype=np.int8).copy(), content, chars, meta, full,
-                     _rows(gathered["meta"]), (_rows(gathered["call_rows"]), gathered["calls"]),
-                     (_rows(gathered["id_rows"]), gathered["ids"]))
 
 
 def _present(values: list[Any], offset: int) -> tuple[Any, list[Any]] | None:
@@ -173,35 +104,6 @@ def _rows(parts: list[Any]) -> Any:
     import numpy as np
 
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
-
-
-_SHARED_KEYS = ("provider", "model", "finish_reason", "tool_name")
-"""Meta keys whose text repeats from message to message, so the rows can share one string."""
-
-
-def _share(metas: list[dict[str, Any]], shared: dict[str, str]) -> None:
-    """Make equal texts under ``_SHARED_KEYS`` one object (strings are immutable: the values stay equal).
-
-    Each parsed line has its own copy of, say, the model name; 50,000 copies are ~0.1x a session file's size.
-    """
-    keys = set().union(*metas)
-    for key in _SHARED_KEYS:
-        if key not in keys:
-            continue
-        values = list(map(methodcaller("get", key), metas))
-        if set(map(type, values)) == {str}:  # the usual case: every row has it as text; all at C speed
-            owners: list[dict[str, Any]] = metas
-        else:
-            owners = [m for m, v in zip(metas, values, strict=True) if type(v) is str]
-            values = [m[key] for m in owners]
-        deque(map(setitem, owners, repeat(key), map(shared.setdefault, values, values)), maxlen=0)
-
-
-def _plain_call(call: dict[str, Any], shared: dict[str, str]) -> dict[str, Any]:
-    """A checked tool-call dict as ``_call_dict`` shows a ``ToolCall`` (id defaults to '', arguments to {});
-    the name is shared with every other call of that tool."""
-    name = call["name"]
-    return {"id": call.get("id", ""), "name": shared.setdefault(name, name), "arguments": call.get("arguments") or {}}
 
 
 def _columns(msgs: Sequence[Any]) -> dict[str, Any]:
@@ -473,7 +375,7 @@ def log_from_frame(df: pd.DataFrame) -> Log:
     An edited meta column wins over the ``meta`` dict; a bad row raises ``FrameError`` naming its index label.
     """
     if "role" not in df.columns:
-        raise FrameError("the frame has no 'role' column; make it with brute_nb.frame(log) or log.to_frame()")
+        raise FrameError("the frame has no 'role' column; make it with brute_nb.frame(log)")
     n = len(df)
     column = {name: (df[name].tolist() if name in df.columns else [None] * n)
               for name in ("role", "content", "tool_calls", "tool_call_id", "meta", "attachments")}

@@ -5,6 +5,8 @@ No model API is called: the replies below are scripted and served by brute_nb's 
 cassette holds that traffic; the notebooks replay it through the same SDK client. A cassette is one model
 connection's traffic in order, so a notebook with more than one (a sub-agent's, a second kernel life's) records
 ``cassettes/<name>.<part>.jsonl`` beside ``cassettes/<name>.jsonl``; the script serves them all, in the order asked.
+A notebook that asks the user (an approval) is recorded once more per answer in ``BRANCHES``, in a kernel that
+answers its ``input()``, and each continuation is merged into the cassette as a branch that replay follows.
 
     .venv/bin/python notebooks/record.py            # all demos
     .venv/bin/python notebooks/record.py quickstart # one
@@ -12,10 +14,13 @@ connection's traffic in order, so a notebook with more than one (a sub-agent's, 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
@@ -230,6 +235,24 @@ SCRIPTS = {
 }
 
 
+BRANCHES: dict[str, dict[str, tuple[str, int, list[Any]]]] = {
+    # The last %%brute cell asks before it runs the tests (shell=ask). Headless runs cannot answer (the main
+    # recording); a person in JupyterLab answers, and each answer gets its own recorded continuation.
+    "tools": {
+        "allow": ("y", -1, [
+            reply("The tests ran: `test_mean` and `test_median_odd` pass, and `test_median_even` fails "
+                  "(`median([4, 1, 3, 2])` gives 3.5, not 2.5), so the even-count bug in `median` is still there."),
+        ]),
+        "deny": ("n", -1, [
+            reply("You declined, so I didn't run the tests. Allow shell commands (answer `y`, or use "
+                  "`--approve shell=allow`) and I'll run them."),
+        ]),
+    },
+}
+"""Per notebook, continuations recorded with another answer to its ``input()`` question: (answer, where the
+branch's replies replace the main script's, replies). ``Replay`` follows the one a run's answer leads to."""
+
+
 def openai_env(fake: FakeProvider) -> dict[str, str]:
     """For notebooks that also talk to OpenAI: the openai SDK reads these, as the anthropic SDK reads its own."""
     return {"OPENAI_API_KEY": fake.api_key or "fake", "OPENAI_BASE_URL": fake.openai_base_url}
@@ -257,16 +280,72 @@ def run(name: str, mode: str, env: dict[str, str]) -> nbformat.NotebookNode:
     return nb
 
 
+def run_answering(name: str, env: dict[str, str], answer: str) -> None:
+    """Run every code cell of ``name`` in a new kernel as a person would in JupyterLab: stdin allowed, each
+    ``input()`` answered with ``answer`` (nbclient never allows stdin)."""
+    from jupyter_client.manager import start_new_kernel
+
+    nb = nbformat.read(HERE / f"{name}.ipynb", as_version=4)
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(HERE), env={**os.environ, **env})
+    try:
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            msg_id = kc.execute(cell.source, allow_stdin=True)
+            while True:
+                with contextlib.suppress(queue.Empty):
+                    request = kc.get_stdin_msg(timeout=0.05)
+                    if request["msg_type"] == "input_request":
+                        kc.input(answer)
+                with contextlib.suppress(queue.Empty):
+                    done = kc.get_shell_msg(timeout=0.05)
+                    if done["parent_header"].get("msg_id") == msg_id:
+                        if done["content"]["status"] != "ok" and "raises-exception" not in cell.metadata.get(
+                                "tags", []):
+                            raise SystemExit(f"{name}: a cell failed answering {answer!r}: {done['content']}")
+                        break
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def record_env(name: str, fake: FakeProvider) -> dict[str, str]:
+    extra = EXTRA_ENV[name](fake) if name in EXTRA_ENV else {}
+    return {"BRUTE_NB_DEMO": "record", "ANTHROPIC_API_KEY": fake.api_key or "fake",
+            "ANTHROPIC_BASE_URL": fake.base_url, **extra}
+
+
+def record_branches(name: str, cassette: Path) -> None:
+    """Record each answer's continuation (the notebook writes to the same cassettes) and merge it in as a branch;
+    the main recordings are put back as they were."""
+    from brute_nb.providers.replay import merge_branch
+
+    saved = {p: p.read_bytes() for p in cassette.parent.glob(f"{name}.*jsonl")}
+    for branch, (answer, cut, replies) in BRANCHES.get(name, {}).items():
+        with FakeProvider([*SCRIPTS[name][:cut], *replies]) as fake:
+            run_answering(name, record_env(name, fake), answer)
+            left = len(fake.script)
+        if left:
+            raise SystemExit(f"{name}/{branch}: {left} scripted replies were not used")
+        other = cassette.with_name(f"{name}.{branch}.recording")
+        cassette.replace(other)
+        for path, data in saved.items():
+            path.write_bytes(data)
+        added = merge_branch(cassette, other, branch)
+        other.unlink()
+        saved[cassette] = cassette.read_bytes()
+        print(f"{name}: branch {branch!r} ({answer!r}) adds {added} exchanges")
+
+
 def record(name: str) -> None:
     cassette = HERE / "cassettes" / f"{name}.jsonl"
     cassette.unlink(missing_ok=True)
     with FakeProvider(SCRIPTS[name]) as fake:
-        extra = EXTRA_ENV[name](fake) if name in EXTRA_ENV else {}
-        run(name, "record", {"BRUTE_NB_DEMO": "record", "ANTHROPIC_API_KEY": fake.api_key or "fake",
-                             "ANTHROPIC_BASE_URL": fake.base_url, **extra})
+        run(name, "record", record_env(name, fake))
         left = len(fake.script)
     if left:
         raise SystemExit(f"{name}: {left} scripted replies were not used; the notebook and script disagree")
+    record_branches(name, cassette)
     nb = run(name, "replay", {"BRUTE_NB_DEMO": "replay"})
     nbformat.write(nb, HERE / f"{name}.ipynb")
     print(f"{name}: recorded {cassette.relative_to(HERE.parent)} and stored the replayed outputs")

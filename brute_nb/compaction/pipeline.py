@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from brute_nb.calls import call_maybe_async
 from brute_nb.compaction.tokens import TokenCounter
 from brute_nb.errors import MiddlewareError
+from brute_nb.maybe_async import call_maybe_async
 
 CompactionApp = Callable[["Compaction"], Awaitable[Any]]
 

@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from brute_nb.errors import SettingsError
 from brute_nb.map import schema as schemas
 from brute_nb.map import template as templates
 from brute_nb.map.cache import MapCache, Record
 from brute_nb.map.progress import Progress
 from brute_nb.map.spec import Job, MapSpec, row_key, run_name
-from brute_nb.notebook.settings import SettingsError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,7 +57,9 @@ def map_rows(
                             concurrency=concurrency)
     concurrency = int(concurrency)
     positions, jobs = plan(spec, df)
-    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl")
+    # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
+    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl",
+                     root=Path(spec.folder).parents[2])
     with store:
         results: dict[str, Record] = {}
         cached = {key for key in positions if key in store.records}
@@ -169,8 +171,8 @@ def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, 
     if not jobs:
         return
     if backend == "local":
+        from brute_nb.event_loop import run_sync
         from brute_nb.map.local import run_local
-        from brute_nb.sync import run_sync
 
         run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider))
         return

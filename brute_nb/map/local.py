@@ -35,7 +35,7 @@ async def run_local(spec: MapSpec, jobs: Iterable[Job], done: Done, *, concurren
 
 def run_partition(spec: MapSpec, jobs: list[Job], concurrency: int) -> list[Record]:
     """A Dask task: one partition of rows run on the worker, records in the order of ``jobs``."""
-    from brute_nb.sync import run_sync
+    from brute_nb.event_loop import run_sync
 
     records: dict[str, Record] = {}
     run_sync(lambda: run_local(spec, jobs, lambda job, record: records.__setitem__(job.key, record),

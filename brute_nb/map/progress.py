@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from brute_nb.map.cache import Record
+from brute_nb.usage import Usage
 
 
 class Progress:
@@ -24,7 +25,7 @@ class Progress:
 
     def update(self, record: Record, rows: int = 1) -> None:
         self.failed += record.get("error") is not None
-        self.tokens += int(record.get("input_tokens") or 0) + int(record.get("output_tokens") or 0)
+        self.tokens += Usage(record.get("input_tokens") or 0, record.get("output_tokens") or 0).tokens
         self.cost += float(record.get("cost") or 0.0)
         if self._bar is not None:
             self._bar.set_postfix(failed=self.failed, tokens=self.tokens, cost=f"${self.cost:.4f}", refresh=False)

@@ -27,6 +27,7 @@ from brute_nb.map.limiter import THROTTLE_STATUSES, AdaptiveLimiter, retry_after
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Message, role_of
 from brute_nb.structured import StructuredOutputError
+from brute_nb.usage import Usage
 
 MAX_THROTTLED = 100
 """Rate-limit answers one row takes before it gives up (each one already waited out its retry-after)."""
@@ -93,7 +94,7 @@ def finished(messages: list[Any]) -> bool:
 
 
 async def run_row(ctx: RowContext, job: Job) -> Record:
-    from brute_nb.middleware.session_log import read_session
+    from brute_nb.sessions.file import read_session
 
     spec = ctx.spec
     session = spec.sessions / f"{job.key}.jsonl"
@@ -120,7 +121,7 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
 
 
 async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, history: list[Any]) -> list[Any]:
-    from brute_nb.middleware.session_log import read_session
+    from brute_nb.sessions.file import read_session
 
     agent = build_agent(ctx, session)
     schema = ctx.spec.schema
@@ -166,31 +167,22 @@ async def _workspace(ctx: RowContext, job: Job) -> Path | None:
     return scratch
 
 
-def _summarize(record: Record, messages: list[Any]) -> None:
-    """The reply (the last assistant message's text) and what the row's model calls cost, from its session."""
-    replies = [m for m in messages if role_of(m) == "assistant"]
+def _summarize(record: Record, messages: list[Message]) -> None:
+    """The reply (the last assistant message's text) and what the row's model calls used and cost, from its session.
+
+    Tokens are ``Usage``'s (input includes cache reads and writes), the ones the cost is computed from.
+    """
+    replies = [m for m in messages if m.role == "assistant"]
     if replies and record["error"] is None:
         record["reply"] = replies[-1].content
+    usage = Usage.total(replies) or Usage()
+    record["input_tokens"], record["output_tokens"] = usage.input_tokens, usage.output_tokens
     costs = [price(m) for m in replies]
-    record["input_tokens"] = sum(int(m.meta.get("input_tokens") or 0) for m in replies)
-    record["output_tokens"] = sum(int(m.meta.get("output_tokens") or 0) for m in replies)
     known = [c for c in costs if c is not None]
     record["cost"] = sum(known) if known and len(known) == len(costs) else None
 
 
 def price(message: Message) -> float | None:
-    """The call's price in USD from genai-prices; None for a model it does not know (a local or fake model)."""
-    meta = message.meta
-    if meta.get("replayed"):
-        return 0.0
-    try:
-        from genai_prices import Usage, calc_price
-
-        usage = Usage(input_tokens=int(meta.get("input_tokens") or 0),
-                      output_tokens=int(meta.get("output_tokens") or 0))
-        provider = str(meta.get("provider") or "") or None
-        if provider == "openai-responses":
-            provider = "openai"
-        return float(calc_price(usage, model_ref=str(meta.get("model") or ""), provider_id=provider).total_price)
-    except LookupError:
-        return None
+    """The call's price in USD (``brute_nb.cost``); a replayed call cost nothing; None for a model the price table
+    does not know (a local or fake model)."""
+    return 0.0 if message.meta.get("replayed") else message.cost

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from brute_nb.notebook.settings import SettingsError
+from brute_nb.errors import SettingsError
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*?)\n```\s*$", re.DOTALL)
 

@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from brute_nb.notebook.settings import SettingsError
+from brute_nb.errors import SettingsError
 
 ROW = "row"
 

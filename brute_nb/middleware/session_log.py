@@ -56,7 +56,7 @@ from brute_nb.message import (
     unanswered_calls,
     with_id,
 )
-from brute_nb.middleware.session_file import (
+from brute_nb.sessions.file import (
     SessionFile,
     SessionFileWarning,
     Signature,

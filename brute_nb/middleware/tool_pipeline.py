@@ -28,11 +28,12 @@ from typing import Any
 import anyio
 
 from brute_nb.agent import App, Env
-from brute_nb.calls import call_maybe_async
 from brute_nb.events import emit
+from brute_nb.maybe_async import call_maybe_async
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of
-from brute_nb.middleware.loop import should_exit
+from brute_nb.middleware.tool_result_loop import should_exit
 from brute_nb.redact import redact
+from brute_nb.sendable import redacted_call
 from brute_nb.tools.adapter import Adapter, wrap_all
 from brute_nb.tools.context import use_env
 from brute_nb.tools.results import error_text, finish
@@ -51,7 +52,8 @@ def pending_calls(messages: list[Any]) -> list[ToolCall]:
     last = messages[-1]
     if role_of(last) != "assistant" or not last.tool_calls:
         return []
-    return [c if isinstance(c, ToolCall) else ToolCall.coerce(c) for c in last.tool_calls]
+    # Keys out of the arguments before any tool, approval or view sees them (a handler's reply may echo one).
+    return [redacted_call(ToolCall.coerce(c)) for c in last.tool_calls]
 
 
 class DefaultToolPipeline:

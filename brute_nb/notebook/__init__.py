@@ -7,15 +7,19 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
 1. leaves         ``paths`` (where sessions live), ``render`` (pure MIME bundles), ``coalesce``, ``thumbnails``,
                   ``chat_input``, ``prompt`` ({expr} filling, value summaries), ``short_errors``, ``warm`` (the
                   SDK's imports in the background after ``%load_ext``), ``live`` (the streaming view's widget),
-                  ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons)
+                  ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
+                  (the panel's static copy, shown where the widget cannot render)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
-3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``: what the stack adds to the agent
+3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
+                  run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
+                  document in JupyterLab), ``environment`` (the system prompt's <env> and project rules): what
+                  the stack adds
 4. stack          ``stack``: the agent's middleware stack, built from settings and values
 5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
-                  ``chat_log`` (messages as the chat transcript shows them, HTML and plain text)
+                  ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
-7. cell commands  ``aware`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
+7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
 8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
 9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), this package's hooks
 

@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, magic_arguments
 
-from brute_nb.errors import BruteError
+from brute_nb.errors import BruteError, SettingsError
 from brute_nb.notebook import settings as st
 from brute_nb.notebook.prompt import expand
 
@@ -35,6 +35,7 @@ SUBCOMMANDS = """\
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
+%brute system            the system prompt as the next turn sends it (environment and project rules included)
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -65,7 +66,7 @@ class BruteMagics(Magics):
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
-                                "network, python, mcp; modes: allow, ask, deny)")
+                                "network, python, mcp, notebook; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
@@ -89,13 +90,14 @@ class BruteMagics(Magics):
     @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
                                 "(default: %%brute config context=N, else 0)")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, fix, usage, "
-                                            "config, widget, help")
+                                            "system, config, widget, help")
     @line_cell_magic
     def brute(self, line: str, cell: str | None = None) -> Any:
         """Talk to the agent that lives in this kernel. The cell body is the prompt; ``{expr}`` is filled in.
 
         As a line magic, ``%brute SUBCOMMAND`` inspects and steers it; see ``%brute help``.
         """
+        __tracebackhide__ = True  # an interrupted turn's traceback is the user's cell, not brute_nb's frames
         from brute_nb.notebook import warm
 
         warm.settled()  # the SDK may still be importing on the warm-up thread: one importer at a time
@@ -116,20 +118,20 @@ class BruteMagics(Magics):
         if args.attach:
             files += self._attach(args.attach)
         context = nb.settings.context if args.context is None else _parse_context(args.context)
-        from brute_nb.notebook import aware
+        from brute_nb.notebook import cell_turn
         from brute_nb.structured import StructuredOutputError
 
         if args.fix:
-            fix = aware.fix_prompt(self.shell.user_ns if self.shell else {}, prompt)
+            fix = cell_turn.fix_prompt(self.shell.user_ns if self.shell else {}, prompt)
             if fix is None:
-                print(aware.NO_ERROR)
+                print(cell_turn.NO_ERROR)
                 return None
             prompt = fix
         extra: dict[str, Any] = {"schema": self._schema(args.schema)} if args.schema else {}
         if files:
             extra["attachments"] = files
         try:
-            aware.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code, **extra)
+            cell_turn.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code, **extra)
         except StructuredOutputError as exc:
             raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
         return None
@@ -189,13 +191,14 @@ class BruteMagics(Magics):
                    "options": args.option, "base_url": args.base_url}
         try:
             nb = reg.configure(options)
-        except (st.SettingsError, ValueError) as exc:
+        except (SettingsError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         if args.new:
             nb.reset()
         return nb
 
     def _line(self, line: str) -> Any:
+        __tracebackhide__ = True
         try:
             words = shlex.split(line)  # quotes keep a value with spaces whole: config system="be brief"
         except ValueError as exc:
@@ -249,14 +252,23 @@ class BruteMagics(Magics):
             raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
     def _cmd_fix(self, rest: list[str]) -> None:
-        from brute_nb.notebook import aware
+        __tracebackhide__ = True
+        from brute_nb.notebook import cell_turn
 
         nb = self.registry.current()
-        prompt = aware.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
+        prompt = cell_turn.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
         if prompt is None:
-            print(aware.NO_ERROR)
+            print(cell_turn.NO_ERROR)
             return
-        aware.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+        cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+
+    def _cmd_system(self, rest: list[str]) -> None:
+        """The system prompt as the next turn sends it (rebuilt each turn: date, frames and rules are current)."""
+        from brute_nb.notebook.stack import select_tools, system_prompt
+
+        nb = self.registry.current()
+        skills = any(t.name == "skill" for t in select_tools(nb.settings.tools, notebook=True))
+        print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
@@ -287,7 +299,7 @@ class BruteMagics(Magics):
         if rest:
             try:
                 nb = reg.configure(config_pairs(rest))
-            except (st.SettingsError, ValueError) as exc:
+            except (SettingsError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
         loc = reg.location
         s = nb.settings
@@ -300,6 +312,8 @@ class BruteMagics(Magics):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
+        if not s.final_answer:
+            print(f"{'final_answer:':<15} False  (a turn stopped by a limit ends without the model's answer)")
         for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
@@ -312,7 +326,7 @@ def _parse_context(value: str) -> int:
     """``--context N`` is this cell's only (``%brute config context=N`` keeps it), checked as the setting is."""
     try:
         return int(st.parse_settings({"context": value})["context"])
-    except st.SettingsError as exc:
+    except SettingsError as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -331,7 +345,7 @@ def config_pairs(words: list[str]) -> dict[str, str]:
     for word in words:
         key, sep, value = word.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise st.SettingsError(f"%brute config takes key=value words; {word!r} is not one "
+            raise SettingsError(f"%brute config takes key=value words; {word!r} is not one "
                                    "(quote a value with spaces: system=\"be brief\")")
         pairs[key.strip()] = value.strip()
     return pairs

@@ -21,7 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from brute_nb.notebook.cells import ERR, CellError, clip, executed_cells
+from brute_nb.notebook.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL
+from brute_nb.notebook.cells import ERR, CellError, clip, executed_cells, raw_sources, recorder_of
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import current_env
 
@@ -298,13 +299,48 @@ class ProposeCell(Tool):
         shell = self._shell()
         if shell is None:
             return "Error: no IPython kernel here, so no cell can be proposed; show the code in your reply instead"
-        insert_cell(shell, code)
+        notebook = current_env().get("notebook")
+        if not insert_cell(shell, code, Path(notebook) if notebook else None):
+            return "The cell just below the current one already holds this code (not run), so nothing was inserted."
         return "Proposed as a new cell below the current one. It is not run: the user reviews and runs it."
 
 
-def insert_cell(shell: Any, code: str) -> None:
-    """The front end puts ``code`` in a new cell below, unrun (a ``set_next_input`` payload in a kernel)."""
-    shell.set_next_input(code.rstrip("\n"), replace=False)
+def insert_cell(shell: Any, code: str, notebook: Path | None = None) -> bool:
+    """The front end puts ``code`` in a new cell below, unrun (a ``set_next_input`` payload in a kernel); False
+    when the saved cell just below already holds it: a notebook run again (Run All) must not gain a copy each
+    time."""
+    code = code.rstrip("\n")
+    if code.strip() and (cell_below(shell, notebook) or "").strip() == code.strip():
+        return False
+    shell.set_next_input(code, replace=False)
+    return True
+
+
+def cell_below(shell: Any, notebook: Path | None) -> str | None:
+    """The source of the saved code cell just below the running one, or None when that is unknown.
+
+    The running cell is found by the id JupyterLab sends with the request (``cellId``), else, where no id comes
+    (nbclient, nbval), as the one saved cell whose source is the running cell's."""
+    if notebook is None:
+        return None
+    try:
+        data = json.loads(notebook.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    cells = [c for c in (data.get("cells") if isinstance(data, dict) else None) or [] if isinstance(c, dict)]
+    parent = getattr(shell, "parent_header", None)
+    meta = parent.get("metadata") if isinstance(parent, dict) else None
+    cell_id = meta.get("cellId") if isinstance(meta, dict) else None
+    index = next((i for i, c in enumerate(cells) if cell_id and c.get("id") == cell_id), None)
+    if index is None:
+        recorder = recorder_of(shell)  # knows the source also of a cell run without history (nbval)
+        raw = raw_sources(shell)
+        running = (recorder.source if recorder is not None and recorder.running else raw[-1] if raw else "").strip()
+        same = [i for i, c in enumerate(cells) if running and _text(c.get("source")).strip() == running]
+        index = same[0] if len(same) == 1 else None
+    if index is None or index + 1 >= len(cells) or cells[index + 1].get("cell_type") != "code":
+        return None
+    return _text(cells[index + 1].get("source"))
 
 
 CODE_BLOCK = re.compile(r"```[ \t]*(?:python|py|ipython|python3)?[ \t]*\n(.*?)```", re.DOTALL)
@@ -320,6 +356,8 @@ NOTEBOOK = Notebook()
 VARIABLES = Variables()
 PROPOSE_CELL = ProposeCell()
 # One instance each, named so the brute_nb.tools entry points reach the very objects "all" holds.
-NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": NOTEBOOK, "variables": VARIABLES, "propose_cell": PROPOSE_CELL}
-"""On by default in a notebook (``--tools all``); ``read-only`` keeps ``notebook`` and ``variables``."""
+NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": NOTEBOOK, "variables": VARIABLES, "propose_cell": PROPOSE_CELL,
+                                   "edit_cell": EDIT_CELL, "insert_cell": INSERT_CELL, "run_cell": RUN_CELL}
+"""On by default in a notebook (``--tools all``; the cell tools ask first, class ``notebook``); ``read-only`` keeps
+``notebook`` and ``variables``."""
 READ_ONLY_NAMES = ("notebook", "variables")

@@ -3,7 +3,7 @@
 It lives as long as the extension is loaded (``%unload_ext`` drops it). It is the only module-level state the
 notebook layer keeps; the core keeps a few more, each process-wide on purpose: ``tools/context.py`` (the env a
 tool call runs in, and the default one for direct calls), ``tools/stores.py`` (one file-mutation queue),
-``sync.py`` (the shared event-loop thread) and ``tools/mcp_tools.py`` (running MCP servers by owner). Importing
+``event_loop.py`` (the shared event-loop thread) and ``tools/mcp_tools.py`` (running MCP servers by owner). Importing
 it is cheap (``%load_ext`` installs it): the kernel agent, and with it the whole
 agent stack, is imported when the first session is asked for.
 """

@@ -101,7 +101,7 @@ class TerminalView(CellView):
             self._end_region()
 
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
-               extra_stats: Mapping[str, Any] | None = None) -> None:
+               extra_stats: Mapping[str, Any] | None = None, failed: bool = False) -> None:
         with self._print_lock:
             self._end_region()
         tool_calls = sum(isinstance(item, ToolView) for item in self.final_segments())
@@ -114,7 +114,7 @@ class TerminalView(CellView):
             self._line(self.stopped, "yellow")
         if notice:
             self._line(notice, "red" if kind == "error" else "yellow")
-        if not self.quiet:
+        if self.wants_footer(failed):
             self._line(render.footer_text(stats), "dim")
 
     def _markdown(self) -> Any:

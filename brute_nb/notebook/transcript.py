@@ -23,6 +23,7 @@ import anywidget
 import traitlets
 
 from brute_nb.notebook import render
+from brute_nb.notebook.chat_static import ENDED
 from brute_nb.notebook.render import ToolView
 
 CODE_BLOCKS = ".brute-text pre"
@@ -38,6 +39,7 @@ PROPOSE_CELL = "propose_cell"
 ESM = """
 const CODE_BLOCKS = %(selector)s;
 const LABEL = %(label)s;
+const ENDED = %(ended)s;
 const VIEW = "application/vnd.jupyter.widget-view+json";
 
 function codeOf(pre) {
@@ -105,8 +107,28 @@ async function insert(model, el, code, button) {
   say(button, (await copy(code)) ? "copied" : "copy failed: select the code");
 }
 
+// After a kernel restart the panel is dead (its model is gone from the kernel): its output area is marked ended,
+// and the static copy beside it (chat_static.STYLE) takes its place instead of a Send button that does nothing.
+function watchKernel(model, el) {
+  let session = null;
+  try {
+    session = model.widget_manager && model.widget_manager.context && model.widget_manager.context.sessionContext;
+  } catch (error) {
+    session = null;
+  }
+  if (!session || !session.statusChanged) return () => {};
+  const onStatus = (_, status) => {
+    if (status !== "restarting" && status !== "autorestarting" && status !== "dead") return;
+    const area = el.closest(".jp-OutputArea");
+    if (area) area.classList.add(ENDED);
+  };
+  session.statusChanged.connect(onStatus);
+  return () => session.statusChanged.disconnect(onStatus);
+}
+
 function render({ model, el }) {
   el.classList.add("brute-transcript");
+  const unwatch = watchKernel(model, el);
   const content = document.createElement("div");
   content.className = "brute-transcript-content";
   el.appendChild(content);
@@ -136,6 +158,7 @@ function render({ model, el }) {
   model.on("change:value", drawFinished);
   model.on("change:live", drawRunning);
   return () => {
+    unwatch();
     model.off("change:value", drawFinished);
     model.off("change:live", drawRunning);
   };
@@ -160,7 +183,7 @@ CSS = """
 
 
 def esm() -> str:
-    return ESM % {"selector": json.dumps(CODE_BLOCKS), "label": json.dumps(BUTTON)}
+    return ESM % {"selector": json.dumps(CODE_BLOCKS), "label": json.dumps(BUTTON), "ended": json.dumps(ENDED)}
 
 
 class Transcript(anywidget.AnyWidget):

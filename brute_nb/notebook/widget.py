@@ -33,9 +33,15 @@ import ipywidgets
 
 from brute_nb.cost import format_usd
 from brute_nb.errors import BruteError
+from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
 from brute_nb.notebook import render
-from brute_nb.notebook.chat_log import (
+from brute_nb.notebook.chat_static import StaticCopy, static_bundle
+from brute_nb.notebook.coalesce import Coalescer
+from brute_nb.notebook.display import WAITING, CellView
+from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.transcript import Transcript, proposed
+from brute_nb.notebook.transcript_html import (
     error_details_html,
     log_html,
     log_text,
@@ -44,11 +50,6 @@ from brute_nb.notebook.chat_log import (
     totals,
     user_html,
 )
-from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import WAITING, CellView
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.transcript import Transcript, proposed
-from brute_nb.sync import Worker
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -84,6 +85,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
         self._out = Coalescer(self._write)
+        self.static_copy = StaticCopy()
         self._sync_history()
         self._render(force=True)
 
@@ -119,13 +121,28 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         return self
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget view, with the transcript so far as a static fallback beside it."""
+        """The widget view, with the transcript so far as a static fallback beside it (a panel nested in a layout;
+        displayed alone, it shows ``_ipython_display_``'s two outputs)."""
         bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        copy = self._static()
         bundle["text/html"] = self.transcript_html + self.status_html
+        bundle["text/plain"] = copy["text/plain"]
+        return bundle
+
+    def _ipython_display_(self) -> None:
+        """The static copy (``chat_static``: what JupyterLab shows after a restart instead of "model not found",
+        and what exports show), then the live panel."""
+        from IPython.display import display
+
+        self.static_copy.show(self._static())
+        view = dict(super()._repr_mimebundle_() or {})
+        display({**view, "text/plain": ""}, raw=True)  # type: ignore[no-untyped-call]  # the copy has the text
+
+    def _static(self) -> dict[str, str]:
         conversation = log_text(self._conversation())
         status = render.plain(self._status_text(None))
-        bundle["text/plain"] = f"{conversation}\n\n{status}" if conversation else status
-        return bundle
+        text = f"{conversation}\n\n{status}" if conversation else status
+        return static_bundle(self.transcript_html, self.status_html, text)
 
     # Input and queue: these run in the kernel's main thread and return at once.
 
@@ -255,6 +272,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             self._view = None
             self._mark_seen()
         self._render(force=True)  # before going idle, so a waiter sees the finished transcript
+        self.static_copy.update(self._static())  # exports show the conversation, not the panel as first shown
         with self._lock:
             self._start_next()
 

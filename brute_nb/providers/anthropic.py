@@ -8,12 +8,12 @@ that stops with ``pause_turn`` (a long server-tool turn) is continued at once an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from brute_nb import structured
-from brute_nb.caching import anthropic_breakpoints
 from brute_nb.events import emit
 from brute_nb.message import Message
+from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.providers.anthropic_stream import Reply
 from brute_nb.providers.base import Provider, incomplete, tool_specs
 from brute_nb.transports.anthropic import Anthropic
@@ -28,11 +28,17 @@ class AnthropicMessages(Provider):
 
     provider = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
+    sdk = "anthropic"
+    base_url_variable: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
+    home_url = "https://api.anthropic.com"
     native_schema = True
 
     def __init__(self, model: str, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any) -> None:
         super().__init__(model, **options)
         self.max_tokens = max_tokens
+
+    def key_variables(self) -> tuple[str, ...]:
+        return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the SDK reads either
 
     def _build(self, **options: Any) -> Any:
         import anthropic

@@ -41,7 +41,7 @@ async def _list(provider: Any) -> list[str]:
 
 def list_models(provider: Any) -> tuple[list[str], str | None]:
     """The models ``provider`` offers, or ``([], why not)``."""
-    from brute_nb.sync import run_sync
+    from brute_nb.event_loop import run_sync
 
     try:
         return run_sync(lambda: _list(provider)), None

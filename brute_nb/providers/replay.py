@@ -7,16 +7,23 @@ exactly as it parsed the live ones, streaming included, so a replayed turn runs 
 
 Invariants: a cassette never holds a secret (request headers are not stored at all, only a few response headers
 are, and every key ``brute_nb.redact`` knows of is redacted from the line); a replayed request must match the
-recorded one in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` shows a
-diff.
+recorded one in order (method, path, model, messages/input, system, tools) or ``CassetteMismatchError`` says so in
+one line (with how to reach a real model instead) and carries the diff for ``%tb``.
+
+Branches: where a turn depends on a person's answer (an approval asked with ``input()``), a cassette may hold one
+continuation per answer. A branch's lines carry ``"branch": name`` and ``"from": n`` (the 0-based exchange where
+it leaves the main line), in order, after the main line; a request that matches no main exchange at ``n`` but
+matches a branch's first line continues on that branch. ``merge_branch`` adds a recording made with another answer.
 """
 
 from __future__ import annotations
 
 import base64
 import difflib
+import itertools
 import json
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
@@ -24,11 +31,11 @@ from typing import Any
 
 import httpx2
 
-from brute_nb.caching import without_marks
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
+from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, dumps
+from brute_nb.prompt_cache import without_marks
 from brute_nb.redact import redact, redact_fragments, redact_value
-from brute_nb.sync import loop_local
 
 KEPT_HEADERS = ("content-type", "content-encoding", "retry-after", "retry-after-ms", "x-request-id", "request-id")
 CHECKED_FIELDS = ("model", "messages", "input", "system", "instructions", "tools")
@@ -196,29 +203,48 @@ def load_cassette(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+GO_LIVE = ("To talk to a real model instead, set ANTHROPIC_API_KEY (or OPENAI_API_KEY) and run without replay= "
+           "(the demo notebooks: set BRUTE_LIVE=1 as well and restart the kernel).")
+
+
 class Replay(httpx2.AsyncBaseTransport):
     """An httpx2 transport serving a cassette's exchanges in order, checking each request against the recording."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.exchanges = load_cassette(path)
+        lines = load_cassette(path)
+        self.exchanges = [line for line in lines if "branch" not in line]
+        self.branches: dict[int, list[list[dict[str, Any]]]] = {}
+        for _, group in itertools.groupby((line for line in lines if "branch" in line),
+                                          key=lambda line: (line["branch"], line.get("from"))):
+            branch = list(group)
+            self.branches.setdefault(int(branch[0].get("from", 0)), []).append(branch)
         self.position = 0
         self.sent: list[JSON] = []
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         sent = redact_value(portable(_request_json(request)))  # as the recorder wrote it
         path = request.url.raw_path.decode()
-        if self.position >= len(self.exchanges):
+        recorded = self.exchanges[self.position] if self.position < len(self.exchanges) else None
+        problem = "" if recorded is None else mismatch(recorded, request.method, path, sent)
+        if recorded is None or problem:
+            branch = next((b for b in self.branches.get(self.position, ())
+                           if not mismatch(b[0], request.method, path, sent)), None)
+            if branch is not None:  # the answer this run gave was recorded too: go on along its branch
+                self.exchanges = self.exchanges[:self.position] + branch
+                recorded, problem = branch[0], ""
+        if recorded is None:
             raise CassetteMismatchError(
-                f"the cassette {self.path} holds {len(self.exchanges)} exchanges, but request "
-                f"{self.position + 1} was sent ({request.method} {path}). The session went further than the "
-                "recording: record it again with record=...")
-        recorded = self.exchanges[self.position]
-        problem = mismatch(recorded, request.method, path, sent)
+                f"this replays recorded model replies ({self.path}), and the recording ends after "
+                f"{len(self.exchanges)} requests, so request {self.position + 1} has no reply. {GO_LIVE}")
         if problem:
-            raise CassetteMismatchError(
-                f"request {self.position + 1} differs from the cassette {self.path}:\n{problem}\n"
-                "Re-record the cassette with record=... if the change is intended.")
+            error = CassetteMismatchError(
+                f"request {self.position + 1} is not the one recorded in {self.path} (a changed prompt, answer or "
+                f"setting), and a replay has only the recorded replies. {GO_LIVE} (The difference: %tb.)")
+            error.diff = problem
+            error.add_note(f"what differs from the recording:\n{problem}\n"
+                           "Re-record the cassette with record=... if the change is intended.")
+            raise error
         self.position += 1
         self.sent.append(sent)
         body = base64.b64decode(recorded["body_b64"]) if "body_b64" in recorded else recorded["body"].encode()
@@ -246,6 +272,18 @@ class _ReplayStream(httpx2.AsyncByteStream):
         pass
 
 
+ENV_BLOCK = re.compile(r"<env>.*?</env>")
+
+
+def without_env(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` with every ``<env>...</env>`` block of the system prompt emptied (``notebook.environment``)."""
+    text = json.dumps(request, ensure_ascii=False)
+    if "<env>" not in text:
+        return request
+    cleaned: dict[str, Any] = json.loads(ENV_BLOCK.sub("<env></env>", text))
+    return cleaned
+
+
 def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> str:
     """A readable diff of what the cassette expected and what was sent ('' when they match)."""
     if (recorded.get("method"), recorded.get("path")) != (method, path):
@@ -253,12 +291,33 @@ def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> st
     expected = recorded.get("request")
     if not isinstance(expected, dict) or not isinstance(sent, dict):
         return "" if expected == sent else _diff(expected, sent)
-    # Cache marks change the bill, not the conversation: a cassette recorded without them still matches.
-    expected, sent = without_marks(expected), without_marks(sent)
+    # Cache marks change the bill, not the conversation: a cassette recorded without them still matches. The system
+    # prompt's <env> block (date, versions, the kernel's frames) differs from run to run and machine to machine.
+    expected, sent = without_env(without_marks(expected)), without_env(without_marks(sent))
     keys = [k for k in CHECKED_FIELDS if expected.get(k) != sent.get(k)]
     if not keys:
         return ""
     return "\n".join(f"{k}:\n{_diff(expected.get(k), sent.get(k))}" for k in keys)
+
+
+def merge_branch(main: str | Path, other: str | Path, name: str) -> int:
+    """Add the recording ``other`` (the same session, run with another answer) to the cassette ``main`` as the
+    branch ``name``: its exchanges from the first request that differs, marked so ``Replay`` follows them when a
+    run sends that request. Returns how many exchanges were added (0 when the two recordings agree)."""
+    lines = load_cassette(main)
+    ours = [line for line in lines if "branch" not in line]
+    theirs = load_cassette(other)
+    start = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False))
+                  if mismatch(a, str(b.get("method")), str(b.get("path")), b.get("request"))), None)
+    if start is None:
+        start = min(len(ours), len(theirs))
+    added = [{**line, "branch": name, "from": start} for line in theirs[start:]]
+    kept = [line for line in lines if line.get("branch") != name]
+    target = Path(main)
+    draft = target.with_name(target.name + ".merging")
+    draft.write_text("".join(dumps(line) + "\n" for line in kept + added), encoding="utf-8")
+    os.replace(draft, target)  # the cassette is replaced whole or not at all
+    return len(added)
 
 
 def _diff(expected: JSON, sent: JSON, limit: int = 60) -> str:

@@ -16,8 +16,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from brute_nb.calls import call_maybe_async
 from brute_nb.errors import ToolDefinitionError
+from brute_nb.maybe_async import call_maybe_async
 from brute_nb.tools.base import FunctionTool, Tool, definition_problems, tool
 from brute_nb.tools.docstring import typed
 from brute_nb.tools.schema import split_params, to_flat, to_schema, validate

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from brute_nb.calls import call_maybe_async
 from brute_nb.errors import MiddlewareError, ToolDefinitionError
+from brute_nb.maybe_async import call_maybe_async
 from brute_nb.tools.adapter import Adapter
 from brute_nb.tools.base import definition_problems
 from brute_nb.tools.context import _current

@@ -165,6 +165,20 @@ def wait_ran(cell: Any, timeout: float = WAIT_MS) -> None:
 
 
 
+def read_saving(path: Path) -> Any:
+    """The notebook at ``path``, or None while Jupyter Server is still writing it.
+
+    The server's save is not atomic for a reader (it writes the file in place), so a poll that reads during a save
+    can see an empty or half-written file; the caller polls again.
+    """
+    import nbformat
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError):
+        return None
+
+
 def write_notebook(path: Path, cells: tuple[str, ...]) -> None:
     """A notebook of code cells (unrun) with the default Python kernel, as a user would have saved it."""
     import nbformat

@@ -40,10 +40,10 @@ WHERE_CELL = "print(brute_nb.__file__)"
 
 def record_chat_cassette(cassette: Path, scratch: Path) -> None:
     """Record the widget's one exchange against the fake provider, with the settings the widget cell uses."""
+    from brute_nb.event_loop import run_sync
     from brute_nb.notebook.session import NotebookAgent, final_text
     from brute_nb.notebook.settings import Settings
     from brute_nb.providers.anthropic import AnthropicMessages
-    from brute_nb.sync import run_sync
     from brute_nb.testing import FakeProvider
 
     with FakeProvider([CHAT_REPLY]) as fake:

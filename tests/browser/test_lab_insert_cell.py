@@ -20,6 +20,7 @@ from lab_helpers import (
     notebook_page,
     output_of,
     prompt_of,
+    read_saving,
     run_cell,
     select_cell,
     shot,
@@ -79,11 +80,12 @@ def saved(page: Any, lab: Lab, count: int) -> nbformat.NotebookNode:
     page.keyboard.press("Escape")
     page.keyboard.press("Control+s")
     for _ in range(120):
-        notebook = nbformat.read(lab.root / NOTEBOOK, as_version=4)
-        if len(notebook.cells) == count:
+        notebook = read_saving(lab.root / NOTEBOOK)
+        if notebook is not None and len(notebook.cells) == count:
             return notebook
         page.wait_for_timeout(500)
-    raise AssertionError(f"the saved notebook never had {count} cells: {[c.source for c in notebook.cells]}")
+    cells = [c.source for c in notebook.cells] if notebook is not None else "(being written)"
+    raise AssertionError(f"the saved notebook never had {count} cells: {cells}")
 
 
 def check_inserted(page: Any, lab: Lab, expected: list[str], new: list[str]) -> None:

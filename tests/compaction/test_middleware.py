@@ -14,7 +14,7 @@ from brute_nb.compaction.tokens import TokenCounter
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import Log, Message, Role, ToolCall
 from brute_nb.middleware import DefaultCompactionPipeline, SessionLog, SystemPrompt, ToolResultLoop
-from brute_nb.middleware.session_log import archive_path, read_session
+from brute_nb.sessions.file import archive_path, read_session
 from brute_nb.testing.scripted import Scripted, call, reply
 
 

@@ -1,4 +1,4 @@
-"""The fast session reader (brute_nb.session_lines, frames.read_frame) is the strict reader, only faster.
+"""The fast session reader (brute_nb.sessions.lines, sessions.columns.read_frame) is the strict reader, only faster.
 
 Every input either gives exactly what ``read_session`` / ``frame(read_session(...))`` give, or goes to them, so
 warnings and file:line errors are theirs.
@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brute_nb.errors import SessionLogError
-from brute_nb.frames import frame, read_frame
+from brute_nb.frames import frame
 from brute_nb.message import Message, Role, ToolCall
-from brute_nb.middleware.session_log import SessionFileWarning, read_session
-from brute_nb.session_lines import blocks, file_blocks, parse_messages
+from brute_nb.sessions.columns import read_frame
+from brute_nb.sessions.file import SessionFileWarning, read_session
+from brute_nb.sessions.lines import blocks, file_blocks, parse_messages
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(
     max_size=6)

@@ -9,7 +9,7 @@ from pathlib import Path
 import filelock
 import pytest
 
-from brute_nb.middleware.session_lock import SessionLock
+from brute_nb.sessions.lock import SessionLock
 
 
 def test_one_holder_at_a_time_and_release_frees_it(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import brute_nb
 from brute_nb import Message, SessionLockedError, SessionLogError
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware import SessionLog, SystemPrompt, ToolResultLoop
-from brute_nb.middleware.session_log import read_session
+from brute_nb.sessions.file import read_session
 from brute_nb.testing.scripted import Scripted, call, reply
 
 

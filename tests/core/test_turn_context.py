@@ -7,8 +7,8 @@ from typing import Any
 
 import brute_nb
 from brute_nb.middleware import SessionLog
-from brute_nb.middleware.session_log import read_session
 from brute_nb.middleware.turn_context import TurnContext, with_context
+from brute_nb.sessions.file import read_session
 
 
 def test_context_goes_before_the_prompt_on_a_copy() -> None:

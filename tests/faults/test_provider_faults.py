@@ -10,9 +10,9 @@ import pytest
 from brute_nb import ProviderError, agent
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop
-from brute_nb.middleware.session_log import read_session
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import (
     FakeProvider,
     call,

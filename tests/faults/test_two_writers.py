@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from brute_nb.middleware.session_log import read_session
+from brute_nb.sessions.file import read_session
 
 ROOT = Path(__file__).resolve().parents[2]
 TURNS = 20

@@ -17,9 +17,9 @@ import pytest
 from pydantic import BaseModel
 
 import brute_nb
+from brute_nb.errors import SettingsError
 from brute_nb.map.limiter import AdaptiveLimiter
-from brute_nb.middleware.session_log import read_session
-from brute_nb.notebook.settings import SettingsError
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, slow
 from brute_nb.testing.fake_server import RateLimit
 from tests.map.conftest import MODEL, paid, prompt_of, respond

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from brute_nb.errors import MiddlewareError
+from brute_nb.errors import MiddlewareError, SettingsError
+from brute_nb.event_loop import run_sync
 from brute_nb.message import ToolCall, role_of, unanswered_calls
 from brute_nb.middleware.approvals import DEFAULT_POLICY, Approver, full_policy, risk_of
-from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import approvals
 from brute_nb.notebook.approvals import input_asker
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.notebook.settings import SettingsError, parse_approve
-from brute_nb.sync import run_sync
+from brute_nb.notebook.settings import parse_approve
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 
 
@@ -29,7 +29,7 @@ CALL = ToolCall(id="c1", name="shell", arguments={"command": "ls"})
 
 def test_defaults_match_the_issue() -> None:
     assert DEFAULT_POLICY == {"read": "allow", "write": "allow", "shell": "ask", "network": "allow", "python": "ask",
-                              "mcp": "ask"}
+                              "mcp": "ask", "notebook": "ask"}  # issue 28: editing and running cells is asked
 
 
 def test_risk_from_adapter_or_its_tool_else_read() -> None:

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from kernel_helpers import kernel, ok
 
+from brute_nb.event_loop import run_sync
 from brute_nb.message import role_of
-from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.sync import run_sync
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import API_KEY, FakeProvider, call, reply
 
 ANSWER_AFTER = 1.5

@@ -174,3 +174,32 @@ def test_cells_run_without_history_are_numbered_in_order(shell: InteractiveShell
     assert sorted(shell.user_ns["Err"]) == [3, 4]
     assert "In [4], line 1, in <module>" in str(shell.user_ns["Err"][4])
     assert [(c.count, c.output) for c in cells.executed_cells(shell)][:2] == [(1, ""), (2, "42")]
+
+
+def test_a_proposal_the_cell_below_already_holds_is_not_inserted_again(shell: InteractiveShell,
+                                                                       tmp_path: Path) -> None:
+    """Run All twice (issue 32 item 7): ``%brute fix`` and ``--code`` must not add a copy of the cell below."""
+    import nbformat
+
+    from brute_nb.notebook.notebook_tools import insert_cell
+
+    notebook = tmp_path / "demo.ipynb"
+    doc = nbformat.v4.new_notebook()
+    doc.cells = [nbformat.v4.new_code_cell("%brute fix"), nbformat.v4.new_code_cell("print(1)"),
+                 nbformat.v4.new_markdown_cell("print(2)")]
+    nbformat.write(doc, notebook)
+    seen: list[tuple[str, bool]] = []
+    shell.set_next_input = lambda text, replace=False: seen.append((text, replace))  # type: ignore[method-assign]
+    shell.parent_header = {"metadata": {"cellId": doc.cells[0].id}}  # type: ignore[attr-defined]  # as Lab sends
+    assert insert_cell(shell, "print(1)\n", notebook) is False and seen == []
+    assert insert_cell(shell, "print(3)", notebook) is True and seen == [("print(3)", False)]
+    shell.parent_header = {"metadata": {"cellId": doc.cells[1].id}}  # type: ignore[attr-defined]
+    assert insert_cell(shell, "print(2)", notebook) is True  # a Markdown cell below holds no code
+
+    shell.parent_header = {}  # type: ignore[attr-defined]  # nbclient and nbval send no id: found by source
+    shell.history_manager.input_hist_raw.append("%brute fix")
+    assert insert_cell(shell, "print(1)", notebook) is False
+    shell.history_manager.input_hist_raw.append("a cell the saved file lacks")
+    assert insert_cell(shell, "print(1)", notebook) is True
+    notebook.write_text("{not json")
+    assert insert_cell(shell, "print(1)", notebook) is True  # unknown: insert, as before

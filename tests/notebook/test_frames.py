@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import brute_nb
 from brute_nb.errors import BruteError, FrameError
-from brute_nb.frames import COLUMNS, TOOL_CALL_COLUMNS, log_from_frame
+from brute_nb.frames import COLUMNS, TOOL_CALL_COLUMNS, frame, log_from_frame
 from brute_nb.message import Log, Message, Role, ToolCall
 
 
@@ -100,7 +100,7 @@ def test_empty_log_gives_the_same_columns() -> None:
 
 def test_round_trip_and_log_methods() -> None:
     log = sample_log()
-    rebuilt = Log.from_frame(log.to_frame())
+    rebuilt = log_from_frame(frame(log))
     assert isinstance(rebuilt, Log)
     assert rebuilt == log
     assert [m.meta for m in rebuilt] == [m.meta for m in log]

@@ -98,7 +98,7 @@ touched = {
 }
 print(touched == {"middleware": "SessionLog", "tools": "Adapter", "providers": "auto", "compaction": "Summary",
                   "transports": "OpenAI", "frames": "frame", "testing": "FakeProvider"},
-      callable(brute_nb.agent), "middleware" in dir(brute_nb), "sync" in dir(brute_nb))
+      callable(brute_nb.agent), "middleware" in dir(brute_nb), "event_loop" in dir(brute_nb))
 """
 
 

@@ -6,7 +6,6 @@ import json
 import threading
 from collections.abc import Iterator
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from jupyter_server import serverapp
 
 from brute_nb.errors import BruteError, SessionNameError
 from brute_nb.message import Message, ToolCall
-from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import paths
 from brute_nb.notebook.paths import (
     NotebookLocation,
@@ -29,6 +27,8 @@ from brute_nb.notebook.paths import (
     session_path,
     timestamped_backup,
 )
+from brute_nb.sessions.file import read_session
+from tests.loopback import Handler, Loopback
 
 KERNEL = "5f0c7a2e-1111-4bcd-9abc-0123456789ab"
 
@@ -114,28 +114,19 @@ class FakeServer:
         self.requests: list[tuple[str, str | None]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Sessions(Handler):
             def do_GET(self) -> None:
                 outer.requests.append((self.path, self.headers.get("Authorization")))
                 if outer.stall:
                     outer.release.wait(10)
                     return
                 if self.headers.get("Authorization") != f"token {outer.token}":
-                    self.send_response(403)
-                    self.end_headers()
+                    self.send(403)
                     return
                 body = (outer.sessions if isinstance(outer.sessions, bytes) else json.dumps(outer.sessions).encode())
-                self.send_response(200 if self.path == "/lab/api/sessions" else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send(200 if self.path == "/lab/api/sessions" else 404, body, {"Content-Type": "application/json"})
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = Loopback(Sessions)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 

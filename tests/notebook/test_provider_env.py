@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from brute_nb.errors import ProviderError
+from brute_nb.event_loop import run_sync
 from brute_nb.message import role_of
 from brute_nb.notebook.session import NotebookAgent, environment_fingerprint
 from brute_nb.notebook.settings import Settings
-from brute_nb.sync import run_sync
 from brute_nb.testing import FakeProvider
 
 

@@ -9,10 +9,10 @@ import pytest
 
 import brute_nb.providers
 from brute_nb import Tool, tool
-from brute_nb.errors import BruteError
+from brute_nb.errors import BruteError, SettingsError
 from brute_nb.notebook.registry import Registry
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.notebook.settings import SettingsError, describe_tools, parse_tools
+from brute_nb.notebook.settings import describe_tools, parse_tools
 from brute_nb.notebook.stack import select_tools
 from brute_nb.testing import FakeProvider
 from brute_nb.testing import call as fake_call

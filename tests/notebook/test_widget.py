@@ -14,15 +14,15 @@ import pytest
 from notebook_helpers import HOLD, WAIT, wait_for
 
 from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
-from brute_nb.middleware.session_log import read_session
 from brute_nb.notebook import widget as widget_module
-from brute_nb.notebook.chat_log import markdown_html
 from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.transcript import proposed
+from brute_nb.notebook.transcript_html import markdown_html
 from brute_nb.notebook.widget import ChatWidget
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 
 
@@ -348,11 +348,12 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.cost",
         "brute_nb.errors",
         "brute_nb.message",
-        "brute_nb.sync",
+        "brute_nb.event_loop",
         "brute_nb.notebook",
         "brute_nb.notebook.render",
         "brute_nb.notebook.chat_input",
-        "brute_nb.notebook.chat_log",
+        "brute_nb.notebook.transcript_html",
+        "brute_nb.notebook.chat_static",
         "brute_nb.notebook.coalesce",
         "brute_nb.notebook.display",
         "brute_nb.notebook.session",
@@ -381,8 +382,8 @@ def test_coalescer_limits_writes_and_keeps_the_last() -> None:
 
 
 def test_chat_entry_point_and_display(nb: NotebookAgent, monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.errors import SettingsError
     from brute_nb.notebook import registry as registry_module
-    from brute_nb.notebook.settings import SettingsError
 
     reg = registry_module.Registry()
     monkeypatch.setattr(registry_module, "_registry", reg)

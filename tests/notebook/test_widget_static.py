@@ -55,14 +55,18 @@ def test_nbconvert_html_of_a_saved_notebook_shows_the_conversation(tmp_path: Pat
         fake.add("The answer is **42**.")
         notebook = nbformat.v4.new_notebook(cells=[
             nbformat.v4.new_code_cell("%load_ext brute_nb\nimport brute_nb"),
-            nbformat.v4.new_code_cell("panel = brute_nb.chat()\npanel.send('What is the answer?')\n"
-                                      "assert panel.wait_idle(60)\npanel"),
+            nbformat.v4.new_code_cell("panel = brute_nb.chat()\npanel"),
+            # The turn runs after the panel was shown (issue 32 item 5): its static copy must follow it.
+            nbformat.v4.new_code_cell("panel.send('What is the answer?')\nassert panel.wait_idle(60)"),
         ])
         # Saved as JupyterLab saves by default: without the widget state, as after a kernel restart.
         NotebookClient(notebook, timeout=120, resources={"metadata": {"path": str(tmp_path)}},
                        store_widget_state=False).execute()
-    [output] = notebook.cells[1].outputs
-    assert VIEW in output["data"] and "VBox(" not in output["data"]["text/plain"]
+    copy, view = notebook.cells[1].outputs  # the static copy first (shown where the widget cannot be), the panel
+    assert VIEW in view["data"] and "text/html" not in view["data"] and not view["data"]["text/plain"]
+    assert VIEW not in copy["data"] and '<div class="brute-chat-static">' in copy["data"]["text/html"]
+    assert "0 in / 0 out" not in copy["data"]["text/plain"] and "1 tool call" not in copy["data"]["text/plain"]
+    assert "What is the answer?" in copy["data"]["text/plain"] and "42" in copy["data"]["text/plain"]
     html, _ = HTMLExporter().from_notebook_node(notebook)
-    assert "What is the answer?" in html and "<strong>42</strong>" in html
+    assert "What is the answer?" in html and "<strong>42</strong>" in html and " · idle · " in html
     assert "model not found" not in html and "VBox(" not in html

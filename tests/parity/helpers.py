@@ -7,7 +7,7 @@ from typing import Any
 
 from brute_nb import agent
 from brute_nb.agent import Agent
-from brute_nb.middleware.loop import ToolResultLoop
+from brute_nb.middleware.tool_result_loop import ToolResultLoop
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.base import Provider
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from brute_nb import agent
-from brute_nb.caching import MAX_BREAKPOINTS, session_key, without_marks
 from brute_nb.message import Message
 from brute_nb.middleware import ToolResultLoop
 from brute_nb.middleware.system_prompt import SystemPrompt
+from brute_nb.prompt_cache import MAX_BREAKPOINTS, session_key, without_marks
 from brute_nb.providers.replay import mismatch
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.rules import request_problems

@@ -12,11 +12,11 @@ import pytest
 from brute_nb import agent
 from brute_nb.compaction.tokens import TokenCounter
 from brute_nb.errors import ProviderError, ProviderNotConfiguredError
+from brute_nb.event_loop import run_sync
 from brute_nb.message import Log, Message, Role, ToolCall
 from brute_nb.middleware import DefaultCompactionPipeline, DefaultToolPipeline
-from brute_nb.middleware.loop import ToolResultLoop
+from brute_nb.middleware.tool_result_loop import ToolResultLoop
 from brute_nb.providers.base import STALL_TIMEOUT
-from brute_nb.sync import run_sync
 from brute_nb.testing import FakeProvider, call, reply, stall
 from brute_nb.tools.subagent import SubAgent
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import brute_nb
-from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.errors import ProviderNotConfiguredError, SettingsError
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
-from brute_nb.notebook.settings import SettingsError, parse_model
+from brute_nb.notebook.settings import parse_model
 from brute_nb.providers import LLMModel, auto
 from brute_nb.testing import FakeProvider, call, reply
 

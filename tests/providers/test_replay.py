@@ -10,6 +10,7 @@ import pytest
 
 from brute_nb import CassetteMismatchError
 from brute_nb.errors import CassetteNotFoundError
+from brute_nb.providers.replay import merge_branch
 from brute_nb.testing import FakeProvider, call, rate_limit, reply
 
 from .helpers import FACTORIES, shape, tool_agent
@@ -81,9 +82,11 @@ async def test_a_changed_request_raises_a_readable_diff(tmp_path: Path) -> None:
     with pytest.raises(CassetteMismatchError) as info:
         await tool_agent(anthropic(None, replay=str(cassette))).astart("read b instead")
     text = str(info.value)
-    assert "request 1 differs" in text and "messages:" in text
-    assert '-      "text": "read a"' in text or '"read a"' in text
-    assert "+" in text and "read b instead" in text
+    assert "\n" not in text  # one line: what happened and how to reach a real model
+    assert "request 1 is not the one recorded" in text and "BRUTE_LIVE=1" in text and "ANTHROPIC_API_KEY" in text
+    diff = info.value.diff  # the diff stays one step away (a note, which %tb shows)
+    assert "messages:" in diff and '"read a"' in diff and "read b instead" in diff
+    assert any("read b instead" in note for note in info.value.__notes__)
 
 
 async def test_a_longer_session_than_recorded_says_so(tmp_path: Path) -> None:
@@ -94,8 +97,43 @@ async def test_a_longer_session_than_recorded_says_so(tmp_path: Path) -> None:
         await tool_agent(openai_chat(fake, record=str(cassette))).astart("x")
     a = tool_agent(openai_chat(None, replay=str(cassette)))
     await a.astart("x")
-    with pytest.raises(CassetteMismatchError, match="holds 1 exchanges, but request 2"):
+    with pytest.raises(CassetteMismatchError) as info:
         await a.astart("x")
+    text = str(info.value)
+    assert "\n" not in text
+    assert "the recording ends after 1 requests, so request 2 has no reply" in text
+    assert "BRUTE_LIVE=1" in text and "OPENAI_API_KEY" in text
+
+
+async def test_a_branch_recorded_with_another_answer_is_followed(tmp_path: Path) -> None:
+    """A cassette holding one continuation per answer: each run goes on along the one its requests match."""
+    from .helpers import openai_chat
+
+    main, other = tmp_path / "main.jsonl", tmp_path / "other.jsonl"
+    with FakeProvider(["first", "said no"]) as fake:
+        agent = tool_agent(openai_chat(fake, record=str(main)))
+        await agent.astart("x")
+        await agent.astart("no")
+    with FakeProvider(["first", "said yes", "and more"]) as fake:
+        agent = tool_agent(openai_chat(fake, record=str(other)))
+        await agent.astart("x")
+        await agent.astart("yes")
+        await agent.astart("more")
+    assert merge_branch(main, other, "yes") == 2
+    assert merge_branch(main, other, "yes") == 2  # merging again replaces the branch, never doubles it
+    lines = [json.loads(line) for line in main.read_text().splitlines()]
+    assert [line.get("branch") for line in lines] == [None, None, "yes", "yes"]
+    assert [line.get("from") for line in lines[2:]] == [1, 1]
+
+    for answers, last in ((["x", "no"], "said no"), (["x", "yes", "more"], "and more")):
+        agent = tool_agent(openai_chat(None, replay=str(main)))
+        for text in answers:
+            env = await agent.astart(text)
+        assert env["messages"][-1].content == last
+    agent = tool_agent(openai_chat(None, replay=str(main)))
+    await agent.astart("x")
+    with pytest.raises(CassetteMismatchError, match="request 2 is not the one recorded"):
+        await agent.astart("maybe")  # neither recorded answer
 
 
 async def test_recorded_errors_replay_as_errors(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from brute_nb import agent
 from brute_nb.middleware import DefaultToolPipeline, MaxIterations, SessionLog, ToolResultLoop
-from brute_nb.middleware.session_log import read_session
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, Reply, call
 from brute_nb.tools import tool
 

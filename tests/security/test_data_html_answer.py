@@ -2,47 +2,34 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
 from brute_nb import ProviderError, agent
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
+from tests.loopback import Handler, serve
 
 PAGE = (b"<!DOCTYPE html>\n<html><head><title>Sign in - Corporate SSO</title></head>"
         b"<body><form method=post action=/login><input name=user></form></body></html>\n")
 
 
-class LoginPage(BaseHTTPRequestHandler):
+class LoginPage(Handler):
     """Answers every request as a captive portal does: 200, text/html, a login form, then closes the connection
     (HTTP/1.0: no pooled connection outlives the turn's event loop)."""
 
+    protocol_version = "HTTP/1.0"
+
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length") or 0))
-        self.send_response(200)
-        self.send_header("content-type", "text/html; charset=utf-8")
-        self.send_header("content-length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+        self.send(200, PAGE, {"content-type": "text/html; charset=utf-8"})
 
 
 @pytest.fixture
 def portal() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), LoginPage)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(LoginPage) as server:
+        yield server.url
 
 
 PROVIDERS = {

@@ -24,34 +24,41 @@ ticks = 0
 brute_nb.current().provider = Scripted([reply("Counting.", call("python", {"code": CODE})), "ok", "ok"])
 """
 
-COUNTING = "import time\nfor _ in range(600):\n    ticks += 1\n    time.sleep(0.05)\n"
-BLOCKED = "import time\ntime.sleep(6)\nticks = -1\n"
+STARTED = "started.mark"
+"""The tool's code makes this file (in the kernel's folder) as its first act, so the test interrupts code that runs."""
+COUNTING = ("import time\nfor i in range(600):\n    ticks += 1\n    if i == 0:\n"
+            f"        open({STARTED!r}, 'w').close()\n    time.sleep(0.05)\n")
+BLOCKED = f"open({STARTED!r}, 'w').close()\nimport time\ntime.sleep(6)\nticks = -1\n"
 
 
 @pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any, Path]]:
     with start_kernel(tmp_path) as (km, kc):
-        yield km, kc
+        yield km, kc, tmp_path
 
 
-def interrupt_when_python_runs(km: Any) -> tuple[list[bool], Any]:
+def interrupt_when_python_runs(km: Any, folder: Path) -> tuple[list[bool], Any]:
+    """Interrupt once the tool shows as running and its code has started (its marker file exists)."""
     done: list[bool] = []
 
     def on_output(msg: dict[str, Any]) -> None:
         html = on_screen(msg)
         if not done and "running" in html and "python" in html:
             done.append(True)
-            time.sleep(0.5)  # let the code get going
+            deadline = time.monotonic() + 30
+            while not (folder / STARTED).exists():
+                assert time.monotonic() < deadline, "the python tool showed as running but its code never started"
+                time.sleep(0.01)
             km.interrupt_kernel()
 
     return done, on_output
 
 
-def test_an_interrupt_stops_the_python_tools_code(kernel: tuple[Any, Any]) -> None:
-    km, kc = kernel
+def test_an_interrupt_stops_the_python_tools_code(kernel: tuple[Any, Any, Path]) -> None:
+    km, kc, folder = kernel
     assert run(kc, "%load_ext brute_nb")[0]["status"] == "ok"
     assert run(kc, f"CODE = {COUNTING!r}\n" + SETUP)[0]["status"] == "ok"
-    interrupted, on_output = interrupt_when_python_runs(km)
+    interrupted, on_output = interrupt_when_python_runs(km, folder)
     reply, outputs = run(kc, "%%brute\ncount for a while", on_output=on_output)
     assert interrupted, "the python tool never showed as running"
     assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
@@ -63,11 +70,11 @@ def test_an_interrupt_stops_the_python_tools_code(kernel: tuple[Any, Any]) -> No
     assert "still running" not in text_of(outputs)
 
 
-def test_code_blocked_in_c_is_reported_as_still_running(kernel: tuple[Any, Any]) -> None:
-    km, kc = kernel
+def test_code_blocked_in_c_is_reported_as_still_running(kernel: tuple[Any, Any, Path]) -> None:
+    km, kc, folder = kernel
     assert run(kc, "%load_ext brute_nb")[0]["status"] == "ok"
     assert run(kc, f"CODE = {BLOCKED!r}\n" + SETUP)[0]["status"] == "ok"
-    interrupted, on_output = interrupt_when_python_runs(km)
+    interrupted, on_output = interrupt_when_python_runs(km, folder)
     reply, outputs = run(kc, "%%brute\nwait", on_output=on_output)
     assert interrupted and reply["status"] == "error"
     said = text_of(outputs)

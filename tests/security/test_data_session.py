@@ -18,7 +18,7 @@ from brute_nb import agent
 from brute_nb.errors import SessionLogError
 from brute_nb.message import Message, unanswered_calls
 from brute_nb.middleware import SessionLog
-from brute_nb.middleware.session_log import SessionFileWarning, read_session
+from brute_nb.sessions.file import SessionFileWarning, read_session
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,7 +139,7 @@ def test_a_full_disk_rolls_the_append_back_and_the_next_turn_works(tmp_path: Pat
 
 def test_a_failed_write_fails_the_turn_even_when_a_layer_swallows_it(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from brute_nb.middleware import session_file
+    from brute_nb.sessions import file as session_file
 
     path = tmp_path / "s.jsonl"
     real = session_file._write_all

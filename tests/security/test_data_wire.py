@@ -14,9 +14,9 @@ import pytest
 from brute_nb import agent
 from brute_nb.message import Message, ToolCall
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop
-from brute_nb.middleware.session_log import read_session
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
+from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.rules import request_problems
 from brute_nb.tools import tool

@@ -7,10 +7,9 @@ name, at the connection), so no test reaches the network.
 from __future__ import annotations
 
 import gzip
-import http.server
-import threading
 import tracemalloc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx2
@@ -18,25 +17,24 @@ import pytest
 
 from brute_nb.tools import Fetch, use_env
 from brute_nb.tools.builtin.fetch_guard import BlockedDestinationError, Guard
+from tests.loopback import Handler, serve
 
 pytestmark = pytest.mark.anyio
 
 
 class Server:
-    """A loopback HTTP server that counts requests; ``routes`` maps a path to (status, headers, body)."""
+    """A loopback HTTP server (``tests.loopback``) whose ``routes`` map a path to (status, headers, body)."""
 
     def __init__(self) -> None:
-        self.hits: list[str] = []
         self.routes: dict[str, tuple[int, dict[str, str], bytes]] = {}
-        self.endless = False
         server = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Routes(Handler):
             def do_GET(self) -> None:
-                server.hits.append(self.path)
                 if self.path == "/endless":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/plain")
+                    self.send_header("Connection", "close")  # no length: the body ends when the connection does
                     self.end_headers()
                     try:
                         while True:  # a body with no end: only a reader that stops survives it
@@ -44,31 +42,33 @@ class Server:
                     except OSError:
                         return
                 status, headers, body = server.routes.get(self.path, (200, {}, b"local secret"))
-                self.send_response(status)
-                for key, value in {"Content-Length": str(len(body)), **headers}.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(body)
+                self.send(status, body, headers)
 
-            def log_message(self, *args: Any) -> None:
-                pass
+        self.handler = Routes
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+    @contextmanager
+    def running(self) -> Iterator[Server]:
+        with serve(self.handler) as loopback:
+            self.loopback = loopback
+            yield self
+
+    @property
+    def hits(self) -> list[str]:
+        return self.loopback.paths
+
+    @property
+    def port(self) -> int:
+        return self.loopback.port
+
+    @property
+    def url(self) -> str:
+        return self.loopback.url
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
-    s = Server()
-    thread = threading.Thread(target=s.httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with Server().running() as s:
         yield s
-    finally:
-        s.httpd.shutdown()
-        s.httpd.server_close()
 
 
 async def call(tool: Fetch, url: str) -> Any:
@@ -133,17 +133,11 @@ async def test_every_redirect_hop_is_checked(server: Server) -> None:
 
 
 async def test_a_redirect_to_another_local_port_is_refused_at_the_connection(server: Server) -> None:
-    jupyter = Server()  # stands in for the Jupyter server on the same machine
-    thread = threading.Thread(target=jupyter.httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with Server().running() as jupyter:  # stands in for the Jupyter server on the same machine
         server.routes["/hop"] = (302, {"Location": f"http://localhost:{jupyter.port}/api/kernels"}, b"")
         with pytest.raises(BlockedDestinationError, match="loopback"):
             await call(Fetch(allow=[f"127.0.0.1:{server.port}"]), server.url + "/hop")
         assert server.hits == ["/hop"] and jupyter.hits == []
-    finally:
-        jupyter.httpd.shutdown()
-        jupyter.httpd.server_close()
 
 
 async def test_an_endless_body_is_read_only_up_to_the_cap(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +11,7 @@ import pytest
 
 from brute_nb.errors import ToolArgumentError
 from brute_nb.tools import Fetch, SkillLoad, SkillWarning, TodoRead, TodoWrite, discover_skills, skills_prompt
+from tests.loopback import Handler, serve
 
 pytestmark = pytest.mark.anyio
 
@@ -59,28 +58,15 @@ async def test_fetch_refuses_other_schemes(run: Any) -> None:
         await run(Fetch, url="file:///etc/passwd")
 
 
+class PlainText(Handler):
+    def do_GET(self) -> None:
+        self.send(200, b"plain local text", {"Content-Type": "text/plain"})
+
+
 @pytest.fixture
 def local_server() -> Iterator[str]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = b"plain local text"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(PlainText) as server:
+        yield server.url + "/"
 
 
 async def test_fetch_against_a_local_server(run: Any, local_server: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from brute_nb.calls import call_maybe_async
 from brute_nb.errors import QuestionUnavailableError
+from brute_nb.maybe_async import call_maybe_async
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import current_env
 

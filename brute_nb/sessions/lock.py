@@ -56,7 +56,11 @@ class SessionLock:
         from filelock import lock_descriptor, unlock_descriptor
 
         for _ in range(_RETRIES):
-            fd = os.open(self._name, _FLAGS, 0o644)
+            try:
+                fd = os.open(self._name, _FLAGS, 0o644)
+            except FileNotFoundError:  # the folder was removed under a live agent (a demo's setup cell re-run)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self._name, _FLAGS, 0o644)
             try:
                 if not lock_descriptor(fd, blocking=False):
                     os.close(fd)

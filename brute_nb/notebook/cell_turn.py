@@ -9,14 +9,14 @@ below, unrun.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
 from brute_nb.agent import Env
-from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.errors import ProviderNotConfiguredError, SettingsError
 from brute_nb.notebook import cells
-from brute_nb.notebook.settings import SettingsError
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -60,9 +60,13 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
     """One turn for a cell: context cells go with it, tool errors go into ``Err``, ``code`` inserts a cell.
 
     ``extra`` goes to the turn's env as given (``schema``, ``attachments``)."""
+    __tracebackhide__ = True
     from brute_nb.notebook.runner import run_turn
 
     ensure_agent(nb)
+    recorder = cells.recorder_of(shell) if shell is not None else None
+    if recorder is not None and recorder.cell_id:
+        extra.setdefault("cell_id", recorder.cell_id)  # the cell tools insert below this cell
     if context and shell is not None:
         text = cells.context_text(cells.context_cells(shell, context))
         if text:
@@ -88,5 +92,8 @@ def insert_reply_code(shell: Any, env: Env) -> None:
     if block is None:
         print("--code: the reply has no code block, so no cell was inserted")
         return
-    insert_cell(shell, block)
-    print("--code: the reply's code block is in a new cell below (not run)")
+    notebook = env.get("notebook")
+    if insert_cell(shell, block, Path(notebook) if notebook else None):
+        print("--code: the reply's code block is in a new cell below (not run)")
+    else:
+        print("--code: the cell below already holds the reply's code block (not run)")

@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from brute_nb.sync import Worker, loop_local, run_sync, shared_loop
+from brute_nb.event_loop import Worker, loop_local, run_sync, shared_loop
 
 ROUTE: contextvars.ContextVar[str] = contextvars.ContextVar("route", default="none")
 """Stands in for ipykernel's parent_header, which routes a thread's output by context."""

@@ -1,4 +1,4 @@
-"""The one way brute_nb calls user code that may be sync or async (brute_nb/calls.py), and its cancel policy."""
+"""The one way brute_nb calls user code that may be sync or async (brute_nb/maybe_async.py), and its cancel policy."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 import brute_nb
-from brute_nb.calls import call_maybe_async, is_async
+from brute_nb.maybe_async import call_maybe_async, is_async
 from brute_nb.message import Message, Role
 from brute_nb.middleware import SessionLog
 from brute_nb.tools import Adapter, tool

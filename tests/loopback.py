@@ -1,0 +1,84 @@
+"""The one loopback HTTP server the tests start when they need a web server that is not a model API.
+
+(A model API is ``brute_nb.testing.FakeProvider``.) Honest about the wire as real servers are: HTTP/1.1 keep-alive
+unless a handler says otherwise, a ``Content-Length`` on every reply (``send``), every request counted with its
+headers, one thread a connection, and shut down and closed when the test ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: Mapping[str, str]
+
+
+class Loopback(ThreadingHTTPServer):
+    """A started server on 127.0.0.1 and a free port; ``requests`` lists every request it read, in order."""
+
+    daemon_threads = True
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+        self.requests: list[Request] = []
+        self.lock = threading.Lock()
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+
+class Handler(BaseHTTPRequestHandler):
+    """A handler that speaks HTTP/1.1 keep-alive; subclasses write ``do_GET``/``do_POST`` with ``send``."""
+
+    protocol_version = "HTTP/1.1"
+    server: Loopback
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()
+        if ok:
+            with self.server.lock:
+                self.server.requests.append(Request(self.command, self.path, dict(self.headers)))
+        return ok
+
+    def send(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None) -> None:
+        """One whole reply: status, headers (a ``Content-Length`` always, so a kept-alive connection stays usable)."""
+        self.send_response(status)
+        for key, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: pytest shows a failing test's own output, not the server's access log."""
+
+
+@contextmanager
+def serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[Loopback]:
+    """A ``Loopback`` serving ``handler`` on a thread for the ``with`` block."""
+    server = Loopback(handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

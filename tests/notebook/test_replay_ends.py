@@ -1,0 +1,64 @@
+"""A replayed notebook given a prompt it never recorded (issue 32 item 4): the cell fails with one line that says
+the recording has no reply and how to reach a real model, with no footer above it and the diff one ``%tb`` away.
+In a real kernel, replaying through the real anthropic SDK a cassette recorded here against the fake provider."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_helpers import kernel, ok, run
+
+from brute_nb.event_loop import run_sync
+from brute_nb.notebook.session import NotebookAgent, final_text
+from brute_nb.notebook.settings import Settings
+from brute_nb.providers.anthropic import AnthropicMessages
+from brute_nb.testing import FakeProvider
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+SYSTEM = "You are terse."
+PROMPT = "What is two and two?"
+
+
+def record(folder: Path) -> Path:
+    cassette = folder / "demo.jsonl"
+    with FakeProvider(["Four."]) as fake:
+        nb = NotebookAgent("default", folder / "rec" / "default.jsonl", notebook=folder / "rec.ipynb",
+                           settings=Settings(tools="none", system=SYSTEM))
+        nb.provider = AnthropicMessages("claude-sonnet-4-20250514", base_url=fake.base_url, api_key=fake.api_key,
+                                        max_retries=0, record=str(cassette))
+        assert final_text(run_sync(lambda: nb.aask(PROMPT))["messages"]) == "Four."
+    return cassette
+
+
+def error_lines(outputs: list[dict[str, Any]]) -> list[str]:
+    [error] = [o["content"] for o in outputs if o["msg_type"] == "error"]
+    return [ANSI.sub("", line) for line in error["traceback"]]
+
+
+@pytest.mark.kernel
+def test_a_prompt_past_the_recording_says_how_to_go_live(tmp_path: Path) -> None:
+    cassette = record(tmp_path)
+    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "BRUTE_MODEL": "", "BRUTE_NB_NOTEBOOK": "demo.ipynb"}
+    with kernel(tmp_path, **env) as (_, kc):
+        ok(kc, "%load_ext brute_nb")
+        ok(kc, f"import brute_nb; brute_nb.configure(replay={str(cassette)!r}, tools='none', system={SYSTEM!r})")
+        ok(kc, f"%%brute\n{PROMPT}")
+
+        reply, outputs = run(kc, "%%brute\nAnd three and three?")  # the user's own prompt, after the recording
+        assert reply["status"] == "error" and reply["ename"] == "CassetteMismatchError"  # Run All stops here
+        lines = error_lines(outputs)
+        assert len(lines) == 2 and "recording ends after 1 requests" in lines[0]
+        assert "BRUTE_LIVE=1" in lines[0] and "ANTHROPIC_API_KEY" in lines[0]
+        shown = [o for o in outputs if o["msg_type"] in ("display_data", "execute_result")]
+        assert not any("brute-footer" in str(o["content"]["data"].get("text/html", "")) for o in shown)
+
+        reply, outputs = run(kc, f"%%brute -s fresh --replay {cassette} --tools none --system '{SYSTEM}'\n"
+                                     "What is two and three?")  # a changed prompt where one was recorded
+        lines = error_lines(outputs)
+        assert len(lines) == 2 and "request 1 is not the one recorded" in lines[0] and "BRUTE_LIVE=1" in lines[0]
+        _, tb = run(kc, "%tb")
+        full = "".join(ANSI.sub("", line) for o in tb if o["msg_type"] == "error" for line in o["content"]["traceback"])
+        assert "two and three" in full and "two and two" in full  # the diff, one step away
