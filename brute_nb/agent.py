@@ -24,6 +24,8 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``schema``         None, or a pydantic model / JSON-schema dict: the reply is structured output (``start(text,
                    schema=Person)``), validated by the provider, ``message.parsed``
 ``context``        optional text TurnContext sends with each model request of the turn, never logged
+``session``        the session's name, ``<folder>/<stem>`` of its file (SessionLog sets it; traces carry it)
+``map_row``        the row of ``brute_nb.map`` this turn answers (traces carry it)
 =================  ==========================================================================================
 
 Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.
@@ -37,6 +39,7 @@ from typing import Any
 
 import anyio
 
+from brute_nb import tracing
 from brute_nb.attachments import attachments
 from brute_nb.errors import MiddlewareError, ProviderError
 from brute_nb.event_loop import run_sync
@@ -69,7 +72,8 @@ class _Terminal:
     async def __call__(self, env: Env) -> Any:
         log: Log = env["messages"]
         try:
-            return await self._call(env, log)
+            with tracing.model_call(env, self.handler):
+                return await self._call(env, log)
         except ProviderError as exc:
             refused = mark_refused(log, exc)
             if refused is None:
@@ -228,7 +232,8 @@ class Agent:
                 events.emit("message", m)
             messages.observe(on_change)
             try:
-                await app(env)
+                with tracing.turn(env):
+                    await app(env)
             except Exception as exc:
                 # Kept out of the task group so callers see the error itself, not an ExceptionGroup.
                 error = exc

@@ -129,7 +129,8 @@ async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, his
     # A provider with structured output gets the schema as its API's own option (the reply is constrained, then
     # validated); any other is asked in the prompt, and the reply validated the same way afterwards.
     prompt: str | None = job.prompt + (schemas.instruction(schema) if schema is not None and not native else "")
-    extra = {"schema": schema} if native else {}
+    extra: dict[str, Any] = {"schema": schema} if native else {}
+    extra["map_row"] = job.position  # traced spans name the row (brute_nb.tracing)
     throttled = transient = 0
     while True:
         if history:

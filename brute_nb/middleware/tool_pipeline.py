@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 
+from brute_nb import tracing
 from brute_nb.agent import App, Env
 from brute_nb.events import emit
 from brute_nb.maybe_async import call_maybe_async
@@ -120,8 +121,10 @@ class DefaultToolPipeline:
     async def run_call(self, env: Env, index: int, call: ToolCall) -> Message:
         emit(env, "tool_call", {"call": call, "index": index})
         start = time.perf_counter()
-        with use_env(env):
+        adapter = self.adapters.get(call.name)
+        with use_env(env), tracing.tool_call(env, call, getattr(adapter, "description", None)) as traced:
             output = await self._output(env, call)
+            traced(redact(output.text), output.is_error)
         # The time a person took to answer an approval question is not the tool's (the approver records it).
         waited = env.get("metadata", {}).get("approval_waits", {}).get(call.id, 0.0)
         return self._message(env, index, call, output, max(0.0, (time.perf_counter() - start) * 1000 - waited))

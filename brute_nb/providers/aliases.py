@@ -56,7 +56,8 @@ def save(name: str, target: str | None) -> dict[str, str]:
         del aliases[name]
     else:
         aliases[name] = target
-    confine.write_atomic(path(), (json.dumps(aliases, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    file = Path(confine.real(path()))  # the user's own config: a link to their dotfiles is followed
+    confine.write_atomic(file, (json.dumps(aliases, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     return aliases
 
 

@@ -4,7 +4,8 @@ to it. Every operation is all or nothing, so the file only ever holds whole line
 * ``append`` writes whole lines with one ``write``; one that fails part-way (a full disk) is cut back to the size
   before it and raises ``SessionLogError`` saying the file is as it was.
 * ``rewrite`` first appends the messages that leave the file to ``<stem>.archive.jsonl`` (fsynced), then writes
-  the new version beside the file, fsyncs it and swaps it in with ``os.replace``: shorter, never lost.
+  the new version beside the file, fsyncs it and renames it over the file (``confine.write_atomic``): shorter,
+  never lost.
 * ``load`` is strict: a bad line raises ``SessionLogError`` naming file:line and the problem. A last line cut
   off mid-write (no newline, not JSON) is never dropped: under the lock it is moved to ``<stem>.torn.txt`` with a
   warning naming file:line; without it (another writer may be mid-line) it is skipped with the same warning.

@@ -41,9 +41,10 @@ PNG_SHA = hashlib.sha256(PNG).hexdigest()
 class Entry:
     """An entry point: where it opens (relative to the root), what it must refuse, and how to run it.
 
-    ``run(root, where)`` returns the text it produced (what it returned, or would send); ``prepare`` sets up what
-    must exist before the case is planted (a session line naming an attachment, say); ``arm(outside)`` then makes
-    what the case put outside tempting to read (a valid skill, say).
+    ``refuses`` and ``takes`` hold tags or case ids. ``run(root, where)`` returns the text it produced (what it
+    returned, or would send); ``prepare`` sets up what must exist before the case is planted (a session line
+    naming an attachment, say); ``arm(outside)`` then makes what the case put outside tempting to read (a valid
+    skill, say).
     """
 
     name: str
@@ -175,13 +176,15 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("mcp-config", "servers.json", SPECIAL | {"huge"}, SPECIAL | {"huge"},
           lambda root, where: repr(load_mcp(where))),
     Entry("map-cache", "nb.brute/map/run.jsonl", ESCAPE | SPECIAL, ESCAPE | SPECIAL | {"write"}, _map_cache),
-    Entry("aliases", "cfg/brute_nb/aliases.json", SPECIAL | {"huge"}, SPECIAL | {"huge", "write"}, _aliases),
+    # The user's own config folder, which no repository plants into: a link there is the user's (dotfiles).
+    Entry("aliases", "cfg/brute_nb/aliases.json", SPECIAL | {"huge"}, SPECIAL | {"huge", "hard-link-out"},
+          _aliases),
     Entry("read-frame", "chat.jsonl", SPECIAL, SPECIAL, _read_frame),
 )
 
 
 def applies(entry: Entry, case: Case) -> bool:
-    return bool(case.tags & entry.takes)
+    return bool((case.tags | {case.id}) & entry.takes)
 
 
 def must_refuse(entry: Entry, case: Case) -> bool:
