@@ -18,6 +18,7 @@ class Progress:
         self.tokens = 0
         self.cost = 0.0
         self._bar: Any = None
+        self.name = name
         if enabled and total > cached:
             from tqdm.auto import tqdm
 
@@ -30,6 +31,11 @@ class Progress:
         if self._bar is not None:
             self._bar.set_postfix(failed=self.failed, tokens=self.tokens, cost=f"${self.cost:.4f}", refresh=False)
             self._bar.update(rows)
+
+    def status(self, text: str) -> None:
+        """What the run is waiting for (a batch's status while it is polled), beside the run's name."""
+        if self._bar is not None:
+            self._bar.set_description(f"{self.name} ({text})", refresh=True)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -43,7 +43,10 @@ STATUS_STYLE = {
     "error": "color:#cf222e",
     "denied": "color:#cf222e",
     "interrupted": "color:#8a6d00",
+    "server": "color:#0550ae",
 }
+STATUS_TEXT = {"server": "run by the provider"}
+"""A status whose words differ from its key: a server tool ran at the provider, not in this kernel."""
 
 Bundle = dict[str, str]
 
@@ -176,7 +179,7 @@ def human_ms(ms: float | None) -> str:
 
 
 def _summary_bits(view: ToolView) -> list[str]:
-    bits = [view.status]
+    bits = [STATUS_TEXT.get(view.status, view.status)]
     if view.duration_ms is not None:
         bits.append(human_ms(view.duration_ms))
     if view.result is not None:
@@ -237,6 +240,27 @@ def _md_escape(text: str) -> str:
 
 def tool_bundle(view: ToolView) -> Bundle:
     return {"text/html": tool_html(view), "text/markdown": tool_markdown(view), "text/plain": tool_plain(view)}
+
+
+def sources_text(citations: Any) -> str:
+    """A reply's citations as a Markdown list of links (each source once), for under the reply; empty if none.
+
+    Titles and cited text come from the web: Markdown-escaped here, and the list is rendered like any reply text
+    (raw HTML escaped, links other than http(s) dropped)."""
+    seen: dict[str, list[str]] = {}
+    for c in citations or ():
+        url = str(c.get("url") or "") if isinstance(c, Mapping) else ""
+        if not url.startswith(("http://", "https://")) or any(ch in url for ch in " <>\n"):
+            continue
+        quote = str(c.get("cited_text") or "").strip()
+        entry = seen.setdefault(url, [plain(str(c.get("title") or url))])
+        if quote and len(entry) < 3:
+            entry.append(quote)
+    lines = []
+    for n, (url, (title, *quotes)) in enumerate(seen.items(), 1):
+        said = "".join(f" — “{_md_escape(plain(q[:200]))}”" for q in quotes)
+        lines.append(f"{n}. [{_md_escape(title)}](<{url}>){said}")
+    return "Sources:\n\n" + "\n".join(lines) if lines else ""
 
 
 def text_bundle(text: str) -> Bundle:
