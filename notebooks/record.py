@@ -231,6 +231,12 @@ SCRIPTS = {
         # %%brute --context 2 --code
         reply("Each region's revenue divided by the total, from the `revenue` column of `sales`:\n\n```python\n"
               "revenue = sales.groupby(\"region\")[\"revenue\"].sum()\n(revenue / revenue.sum()).round(3)\n```"),
+        # edit_cell and run_cell on a notebook in the workspace
+        reply("Cell [1] of `analysis.ipynb` divides by `len(price)`, a name that does not exist; it means `prices`.",
+              call("edit_cell", {"cell": "1", "source": "average = sum(prices) / len(prices)\naverage",
+                                 "notebook": "analysis.ipynb"})),
+        reply("Running the fixed cell:", call("run_cell", {"cell": "1", "notebook": "analysis.ipynb"})),
+        reply("Fixed and run: cell [1] now divides by `len(prices)`, and the average price is 100.0."),
     ],
 }
 

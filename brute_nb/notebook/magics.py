@@ -32,10 +32,13 @@ SUBCOMMANDS = """\
 %brute sessions          the sessions saved beside this notebook
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
-%brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
+%brute undo [PATH]       revert the agent's last change: a cell it edited, or a file (or the last change to PATH)
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
 %brute system            the system prompt as the next turn sends it (environment and project rules included)
+%brute export [--format md|html|ipynb] [PATH]
+                         the session as a readable transcript (default: html, beside the session file)
+%brute search TEXT       the messages that mention TEXT, in every session under this notebook's folder
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -275,6 +278,35 @@ class BruteMagics(Magics):
         nb = self.registry.current()
         skills = any(t.name == "skill" for t in select_tools(nb.settings.tools, notebook=True))
         print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
+
+    def _cmd_export(self, rest: list[str]) -> None:
+        from brute_nb.notebook.export import default_path, export, preview, write
+
+        fmt, paths = "html", []
+        words = iter(rest)
+        for word in words:
+            if word.startswith("--format"):
+                fmt = word.partition("=")[2] or next(words, "")
+            else:
+                paths.append(word)
+        if len(paths) > 1:
+            raise UsageError("usage: %brute export [--format md|html|ipynb] [PATH] (quote a path with spaces)")
+        nb = self.registry.current()
+        messages = list(nb.log)
+        if not messages:
+            raise UsageError(f"session {nb.name} has no messages yet: nothing to export")
+        data = export(messages, fmt, f"{nb.name}: {preview(messages)}")
+        folder = nb.session_path.parent.parent  # the notebook's folder: <folder>/<stem>.brute/<session>.jsonl
+        target = Path(paths[0]).expanduser() if paths else default_path(nb.session_path, fmt)
+        written = write(data, target if target.is_absolute() else folder / target, folder, replace=not paths)
+        print(f"session {nb.name} ({len(messages)} messages) exported as {fmt}: {written}")
+
+    def _cmd_search(self, rest: list[str]) -> Any:
+        from brute_nb.sessions.index import search
+
+        if not rest:
+            raise UsageError("usage: %brute search TEXT (the messages of this notebook's sessions that mention it)")
+        return search(" ".join(rest), self.registry.current().session_path.parent.parent)
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage

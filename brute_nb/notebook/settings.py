@@ -277,13 +277,13 @@ def parse_base_url(value: str) -> str:
 def parse_api_key(value: str) -> str:
     """A key for the base URL: the key, ``env:NAME`` (a variable read when the client is built), ``none`` for a
     server that takes no key; nothing (``api_key=``) clears it. A key typed here is redacted from then on."""
-    from brute_nb.providers.credentials import is_secret
+    from brute_nb.providers.credentials import is_key
     from brute_nb.redact import remember
 
     text = str(value).strip()
     if text.startswith("env:") and not text[4:].strip().isidentifier():
         raise SettingsError(f"api_key={text!r}: name an environment variable after env:, like env:MY_PROXY_KEY")
-    if is_secret(text):
+    if is_key(text):
         remember(text)
     return text
 

@@ -30,7 +30,7 @@ from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, Message
-from brute_nb.providers.credentials import client_key, is_secret, strip_keys_off_origin
+from brute_nb.providers.credentials import client_key, is_key, strip_keys_off_origin
 from brute_nb.redact import redact, redact_exception, redact_value, remember
 from brute_nb.retry_after import seconds as retry_seconds
 from brute_nb.sendable import redacted
@@ -140,7 +140,7 @@ class Provider:
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
-        if is_secret(api_key):
+        if is_key(api_key):
             remember(api_key)
         self.stream = stream
         self.record = str(record) if record else None
@@ -206,7 +206,7 @@ class Provider:
             options["timeout"] = timeout
         if self._transport is None:  # one cassette position (or one recording) shared by every loop's client
             self._transport = http_transport(self._given_client, record=self.record, replay=self.replay,
-                                             secrets=[self.api_key] if is_secret(self.api_key) else [])
+                                             secrets=[self.api_key])
         http = httpx2.AsyncClient(transport=self._transport) if self._transport is not None else None
         if self._given_client is not None:
             remember(getattr(self._given_client, "api_key", None))

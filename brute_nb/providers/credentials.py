@@ -46,12 +46,12 @@ def origin(url: str | None) -> tuple[str, str, int | None] | None:
     return scheme, parts.hostname.lower(), port or {"https": 443, "http": 80}.get(scheme)
 
 
-def is_secret(api_key: str | None) -> bool:
-    """Whether ``api_key`` is a key itself, not ``none`` or ``env:NAME`` (which name no secret, and must not be
-    redacted from text like one)."""
+def is_key(api_key: str | None) -> bool:
+    """Whether ``api_key`` is a key itself (to redact from then on), not ``none`` or an ``env:NAME`` reference:
+    remembering those as keys hid the words (and, in a stream, any trailing "e" or "n") wherever they appeared."""
     if not api_key:
         return False
-    return not (api_key.strip().lower() == NO_KEY or api_key.startswith(ENV_PREFIX))
+    return api_key.strip().lower() != NO_KEY and not api_key.startswith(ENV_PREFIX)
 
 
 def given_key(api_key: str) -> str:

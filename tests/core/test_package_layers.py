@@ -19,7 +19,8 @@ from tests.import_graph import find_cycle
 
 ROOT = Path(brute_nb.__file__).parent
 
-NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "brute_nb.notebook.api")
+NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "brute_nb.notebook.api",
+                       "brute_nb.notebook.fix_button")
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",

@@ -50,6 +50,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook.settings",
     "brute_nb.notebook.short_errors",  # the one-line error handler, installed at load (stdlib only)
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
+    "brute_nb.confine",  # stdlib only; the overflow cleanup at load opens only what confinement allows
     "brute_nb.notebook.warm",
     "brute_nb.tools",
     "brute_nb.tools.context",

@@ -3,30 +3,22 @@ agent, what ``%%brute?`` and ``%brute help`` say, and the ``summarize`` setting 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.compaction.summary import COMPACTION_PROMPT
 from brute_nb.testing.scripted import Scripted
 
 
 @pytest.fixture
-def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.chdir(tmp_path)
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell: Any) -> Any:
+    """The shared ``shell`` fixture, with this test's notebook and overflow folder in the environment."""
     monkeypatch.setenv("BRUTE_NB_NOTEBOOK", str(tmp_path / "nb.ipynb"))
     monkeypatch.setenv("BRUTE_NB_OVERFLOW_DIR", str(tmp_path / "overflow"))
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "brute_nb")
-    try:
-        yield shell
-    finally:
-        shell.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
+    return shell
 
 
 def _model(ip: Any, replies: list[Any]) -> Scripted:

@@ -123,3 +123,18 @@ def test_a_key_set_or_changed_after_a_redaction_is_redacted_at_once(monkeypatch:
     module.remember("given-key-abcdefgh")
     assert "abcdefgh" not in redact("and given-key-abcdefgh")
     assert "xyz-extra-12345678" not in redact("an extra xyz-extra-12345678", extra=["xyz-extra-12345678"])
+
+
+def test_a_reference_to_a_key_is_not_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``api_key=env:NAME`` and ``api_key=none`` name no secret: remembering them as keys hid those words, and a
+    stream's trailing "e" or "n" (the start of one), wherever they appeared."""
+    from brute_nb.notebook.settings import parse_api_key
+
+    monkeypatch.setenv("MY_PROXY_KEY", "sk-proxy-0123456789abcdef")
+    for given in ("env:MY_PROXY_KEY", "none", "NONE"):
+        assert parse_api_key(given) == given
+        OpenAIChat("gpt-fake", base_url="http://127.0.0.1:9/v1", api_key=given)
+    assert redact_stream("read the env:MY_PROXY_KEY variable, or none") == "read the env:MY_PROXY_KEY variable, or none"
+    assert redact_stream("and more") == "and more"
+    assert parse_api_key("sk-typed-0123456789abcdef") == "sk-typed-0123456789abcdef"  # a key typed in is one
+    assert "0123456789abcdef" not in redact("it is sk-typed-0123456789abcdef")
