@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from kernel_helpers import kernel, ok, run
 
+from brute_nb.event_loop import run_sync
 from brute_nb.notebook.session import NotebookAgent, final_text
 from brute_nb.notebook.settings import Settings
 from brute_nb.providers.anthropic import AnthropicMessages
-from brute_nb.event_loop import run_sync
 from brute_nb.testing import FakeProvider
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
