@@ -64,7 +64,7 @@ def test_a_demo_runs_twice_in_one_kernel(tmp_path: Path, demo: str) -> None:
     session folder comes back, no error, and no cell gains a copy."""
     root = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns("scratch*", "*.brute", ".ipynb_checkpoints"))
-    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "BRUTE_MODEL": "", "BRUTE_NB_DEMO": "replay"}
+    env = {"BRUTE_MODEL": "", "BRUTE_NB_DEMO": "replay"}  # keys as the test run has them (none)
     with kernel(root, **env) as (_, kc):
         kc.allow_stdin = False  # as nbclient: the approval question becomes deny (the browser test answers it)
         assert run_notebook(kc, root / f"{demo}.ipynb") == {}
