@@ -22,13 +22,13 @@ sys.path.insert(0, str(ROOT))
 from genai_prices import Usage, calc_price  # noqa: E402
 
 from brute_nb import agent  # noqa: E402
-from brute_nb.cost import billed_usage  # noqa: E402
 from brute_nb.middleware import ToolResultLoop  # noqa: E402
 from brute_nb.middleware.system_prompt import SystemPrompt  # noqa: E402
 from brute_nb.notebook.stack import default_system_prompt, select_tools  # noqa: E402
 from brute_nb.providers.anthropic import AnthropicMessages  # noqa: E402
 from brute_nb.testing import AnswerCalls, FakeProvider, call, reply  # noqa: E402
 from brute_nb.tools.adapter import wrap_all  # noqa: E402
+from brute_nb.usage import Usage as Tokens  # noqa: E402
 
 STEPS = 30
 MODEL = "claude-sonnet-4-20250514"
@@ -37,8 +37,8 @@ RESULT = "".join(f"{i:4d}\tdef function_{i}(value):  # a line of the file the to
 
 
 def input_price(meta: dict[str, Any]) -> float:
-    usage = billed_usage({**meta, "output_tokens": 0}) or {}
-    return float(calc_price(Usage(**usage), MODEL, provider_id="anthropic").input_price)
+    usage = Tokens.of_meta({**meta, "output_tokens": 0}) or Tokens()
+    return float(calc_price(Usage(**usage.to_dict()), MODEL, provider_id="anthropic").input_price)
 
 
 async def loop(cache: bool) -> tuple[float, int, int]:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from brute_nb.sessions.columns import read_frame
     from brute_nb.tools import Tool, tool
     from brute_nb.transports.base import MessageTransport
+    from brute_nb.usage import Usage
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.notebook.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
     "brute_nb.transports.base": ("MessageTransport",),
+    "brute_nb.usage": ("Usage",),
 })
 
 
@@ -93,6 +95,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolCall",
     "ToolDefinitionError",
+    "Usage",
     "agent",
     "chat",
     "configure",

@@ -24,6 +24,8 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``schema``         None, or a pydantic model / JSON-schema dict: the reply is structured output (``start(text,
                    schema=Person)``), validated by the provider, ``message.parsed``
 ``context``        optional text TurnContext sends with each model request of the turn, never logged
+``session``        the session's name, ``<folder>/<stem>`` of its file (SessionLog sets it; traces carry it)
+``map_row``        the row of ``brute_nb.map`` this turn answers (traces carry it)
 =================  ==========================================================================================
 
 Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.
@@ -37,13 +39,15 @@ from typing import Any
 
 import anyio
 
+from brute_nb import tracing
 from brute_nb.attachments import attachments
-from brute_nb.errors import MiddlewareError
+from brute_nb.errors import MiddlewareError, ProviderError
 from brute_nb.event_loop import run_sync
 from brute_nb.events import Callback, Events, emit
 from brute_nb.maybe_async import call_maybe_async, is_async
 from brute_nb.message import Log, Message
-from brute_nb.sendable import Repair, sendable, valid
+from brute_nb.refused import mark_refused
+from brute_nb.sendable import Repair, sendable
 
 Env = dict[str, Any]
 App = Callable[[Env], Awaitable[Any]]
@@ -51,7 +55,9 @@ Handler = Callable[[Env], Any]
 
 
 class _Terminal:
-    """Adapts the user's handler, sync or async, to the stack's ``await app(env)``.
+    """Adapts the user's handler, sync or async, to the stack's ``await app(env)``; every handler is sent what
+    ``brute_nb.sendable`` makes of the log (valid for the API, keys redacted), and input the API refused is marked
+    (``brute_nb.refused``) so that it is never sent again.
 
     A sync handler runs on a worker thread (``calls.call_maybe_async``) so a blocking SDK call never blocks the
     loop (and the events, and cancellation) of the turn. It is abandoned on cancel, so it appends to a view of
@@ -65,14 +71,21 @@ class _Terminal:
 
     async def __call__(self, env: Env) -> Any:
         log: Log = env["messages"]
-        if valid(log):  # the common case, checked from where the last call left off: no copy for an async handler
-            if self._is_async:
-                return await self.handler(env)
-            sent = list(log)
-        else:
-            sent, repair = sendable(log)
-            if repair:
-                _report(env, repair)
+        try:
+            with tracing.model_call(env, self.handler):
+                return await self._call(env, log)
+        except ProviderError as exc:
+            refused = mark_refused(log, exc)
+            if refused is None:
+                raise
+            raise refused from exc
+
+    async def _call(self, env: Env, log: Log) -> Any:
+        sent, repair = sendable(log)
+        if sent is log and self._is_async:  # the common case, checked from where the last call left off: no copy
+            return await self.handler(env)
+        if repair:
+            _report(env, repair)
         # The handler reads the view and appends its reply there; the reply then goes to the real log.
         view = Log(sent)
         env["messages"] = view
@@ -88,12 +101,13 @@ def _report(env: Env, repair: Repair) -> None:
     ``brute_nb`` logger (Python prints it to stderr, so a cell shows it, when no logging is set up)."""
     state = env.get("state")
     seen: set[Any] = state.setdefault("repairs_reported", set()) if isinstance(state, dict) else set()
-    ids = {m.tool_call_id for m in repair.dropped} | {c.id for c in repair.closed}  # the calls concerned
+    ids = repair.call_ids
     if ids <= seen:
         return
     seen |= ids
     text = repair.describe()
-    emit(env, "repaired", {"dropped": list(repair.dropped), "closed": list(repair.closed), "message": text})
+    emit(env, "repaired", {"dropped": list(repair.dropped), "closed": list(repair.closed),
+                           "renamed": list(repair.renamed), "message": text})
     logging.getLogger("brute_nb").warning("brute_nb: %s", text)
 
 
@@ -218,7 +232,8 @@ class Agent:
                 events.emit("message", m)
             messages.observe(on_change)
             try:
-                await app(env)
+                with tracing.turn(env):
+                    await app(env)
             except Exception as exc:
                 # Kept out of the task group so callers see the error itself, not an ExceptionGroup.
                 error = exc

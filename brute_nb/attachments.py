@@ -4,7 +4,13 @@ An attachment is its media type, the sha256 of its bytes, a name, and where the 
 until a session stores them) or in a file (``path``). Two attachments with the same bytes are equal whatever
 their name's spelling on disk, and the session line names an attachment by hash only, so sessions stay small and
 greppable. The invariant ``store`` keeps: the bytes of an attachment are written once, atomically, into
-``<folder>/<sha256>.<ext>`` before any session line names them; an existing file is never rewritten.
+``<folder>/<sha256>.<ext>`` before any session line names them; an existing file that holds them is never rewritten.
+
+Paths go through ``confine``, since a session line may come from anyone (a cloned repository): a ``sha256`` is 64
+hex digits or the line is refused (so it is never a path), the folder is never written or read through a link out
+of the session's root, and bytes read back must hash to their name (a file planted under a hash is not sent). A
+file the user attaches is refused before it is read when it is not a regular file (a FIFO never blocks the cell)
+or larger than any API takes (``MAX_BYTES``; images ``MAX_IMAGE_BYTES``), and the error says whose limit it is.
 
 ``attachment(value)`` takes what a notebook user has at hand: a path, bytes, a PIL image or a matplotlib figure
 (rendered to PNG). Pillow and matplotlib are only touched when such a value is given (never imported here).
@@ -13,16 +19,16 @@ greppable. The invariant ``store`` keeps: the bytes of an attachment are written
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import mimetypes
 import os
-import tempfile
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from brute_nb import confine
 from brute_nb.errors import BruteError
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -31,6 +37,13 @@ EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "i
               "text/plain": ".txt", "text/csv": ".csv", "text/markdown": ".md", "application/json": ".json"}
 SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
               (b"%PDF-", PDF))
+MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]*/[A-Za-z0-9][A-Za-z0-9.+_-]*")
+MAX_BYTES = 32 << 20
+"""The most any supported API takes in one request: Anthropic's 32 MB request limit (PDFs, text)."""
+MAX_IMAGE_BYTES = 20 << 20
+"""The most an API takes for one image: OpenAI's 20 MB (Anthropic's is 5 MB; its 400 then says so)."""
+LIMIT_WHY = "the model APIs take at most 32 MB in one request (Anthropic's limit; PDFs and text files)"
+IMAGE_WHY = "the model APIs take images of at most 20 MB (OpenAI's limit; Anthropic's is 5 MB)"
 
 
 class AttachmentError(BruteError, ValueError):
@@ -46,6 +59,16 @@ class Attachment:
     """Where the bytes are on disk (the user's file, or the session's attachments folder); not saved."""
     data: bytes | None = field(default=None, compare=False, repr=False)
     """The bytes while they live only in memory (a figure, a pasted image)."""
+    root: str | None = field(default=None, compare=False, repr=False)
+    """The folder ``path`` must stay inside when the bytes are read back (the session's root); not saved."""
+
+    def __post_init__(self) -> None:
+        # Checked on every construction (a session line, a frame, a caller): the hash becomes a file name.
+        if not isinstance(self.sha256, str) or not confine.DIGEST.fullmatch(self.sha256):
+            raise AttachmentError(f"an attachment's sha256 must be 64 lowercase hex digits, got {self.sha256!r:.80}")
+        if not isinstance(self.media_type, str) or not MEDIA_TYPE.fullmatch(self.media_type):
+            raise AttachmentError(f"an attachment's media_type must look like 'image/png', got "
+                                  f"{self.media_type!r:.80}")
 
     @property
     def kind(self) -> str:
@@ -74,9 +97,11 @@ class Attachment:
             raise AttachmentError(f"attachment {self.label} ({self.media_type}) has no bytes: it was loaded from a "
                                   "session without its attachments folder")
         try:
-            return Path(self.path).read_bytes()
-        except OSError as exc:
-            raise AttachmentError(f"attachment {self.label}: cannot read {self.path} ({exc.strerror})") from None
+            return confine.read_hashed(self.path, self.sha256, root=self.root or os.path.dirname(self.path),
+                                       limit=MAX_BYTES, why=LIMIT_WHY)
+        except (OSError, ValueError) as exc:
+            raise AttachmentError(f"attachment {self.label}: cannot read {self.path}: "
+                                  f"{exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}") from None
 
     def text(self) -> str:
         return self.read_bytes().decode("utf-8", errors="replace")
@@ -90,9 +115,10 @@ class Attachment:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Attachment:
         unknown = set(data) - {"media_type", "sha256", "name"}
-        if unknown or not isinstance(data.get("media_type"), str) or not isinstance(data.get("sha256"), str):
-            raise ValueError(f"an attachment is {{media_type, sha256, name}}, got {dict(data)!r}")
-        return cls(data["media_type"], data["sha256"], str(data.get("name") or ""))
+        if unknown or not isinstance(data.get("media_type"), str) or not isinstance(data.get("sha256"), str) \
+                or not isinstance(data.get("name", ""), str):
+            raise ValueError(f"an attachment is {{media_type, sha256, name}} (strings), got {dict(data)!r:.200}")
+        return cls(data["media_type"], data["sha256"], data.get("name") or "")
 
     @classmethod
     def coerce(cls, value: Any) -> Attachment:
@@ -105,7 +131,13 @@ def from_bytes(data: bytes, media_type: str | None = None, name: str = "") -> At
     if kind is None:
         raise AttachmentError(f"cannot tell what {name or 'these bytes'} are (not PNG, JPEG, GIF, WebP or PDF); "
                               "pass a file path with an extension, or Attachment bytes with media_type=")
-    return Attachment(kind, hashlib.sha256(data).hexdigest(), name, data=bytes(data))
+    image = kind in IMAGE_TYPES
+    limit = MAX_IMAGE_BYTES if image else MAX_BYTES
+    if len(data) > limit:
+        raise AttachmentError(f"cannot attach {name or 'these bytes'}: {confine.size_text(len(data))} is more than "
+                              f"{confine.size_text(limit)}; {IMAGE_WHY if image else LIMIT_WHY}. Make it smaller "
+                              "(a lower resolution, fewer pages) or leave it out")
+    return Attachment(kind, confine.digest_of(data), name, data=bytes(data))
 
 
 def sniff(data: bytes) -> str | None:
@@ -124,7 +156,7 @@ def attachment(value: Any, name: str | None = None) -> Attachment:
     if isinstance(value, str | os.PathLike):
         path = Path(value).expanduser()
         try:
-            data = path.read_bytes()
+            data = confine.read_file(path, limit=MAX_BYTES, why=LIMIT_WHY)
         except OSError as exc:
             raise AttachmentError(f"cannot attach {str(value)!r}: {exc.strerror or exc}") from None
         found = from_bytes(data, sniff(data) or mimetypes.guess_type(path.name)[0], name or path.name)
@@ -179,35 +211,38 @@ def folder_of(session: Path) -> Path:
     return session.parent / "attachments"
 
 
-def store(item: Attachment, folder: Path) -> Attachment:
-    """The attachment with its bytes in ``folder`` (written once, atomically; an existing file is kept)."""
+def store(item: Attachment, folder: Path, root: str | os.PathLike[str] | None = None) -> Attachment:
+    """The attachment with its bytes in ``folder`` (written once, atomically): a file already there that holds
+    them is kept, one that does not (planted, or cut short) is replaced. ``root`` (default: ``folder``'s parent,
+    the session's folder) is what the folder may not leave through a link."""
+    base = os.fspath(root if root is not None else folder.parent)
     target = folder / item.filename
-    if not target.exists():
-        data = item.read_bytes()
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{item.filename}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    return replace(item, path=str(target), data=None)
+    stored = replace(item, path=str(target), data=None, root=confine.real(base))
+    try:
+        stored.read_bytes()
+        return stored
+    except AttachmentError:
+        pass
+    data = item.read_bytes()
+    try:
+        confine.write_atomic(target, data, root=base)
+    except OSError as exc:
+        raise AttachmentError(f"cannot store the attachment {item.label} in {folder}: {exc}") from None
+    return stored
 
 
-def store_all(messages: Iterable[Any], folder: Path) -> None:
+def store_all(messages: Iterable[Any], folder: Path, root: str | os.PathLike[str] | None = None) -> None:
     """Write the bytes of every attachment the messages carry (before their lines are written)."""
     for m in messages:
         for item in getattr(m, "attachments", None) or ():
-            store(item, folder)
+            store(item, folder, root)
 
 
-def located(message: Any, folder: Path) -> Any:
-    """A message read from a session, its attachments pointing at the bytes in ``folder``."""
+def located(message: Any, folder: Path, root: str | os.PathLike[str] | None = None) -> Any:
+    """A message read from a session, its attachments pointing at the bytes in ``folder``, to be read back only
+    from inside ``root`` (default: ``folder``'s parent, the session's folder)."""
     items = getattr(message, "attachments", None)
     if not items:
         return message
-    return message.replace(attachments=tuple(replace(a, path=str(folder / a.filename)) for a in items))
+    base = confine.real(root if root is not None else folder.parent)
+    return message.replace(attachments=tuple(replace(a, path=str(folder / a.filename), root=base) for a in items))

@@ -4,9 +4,9 @@ The invariant: a price comes only from a model the table knows, served by a prov
 model, a provider we cannot name (a local OpenAI-compatible server) or a reply with no token counts is ``None``,
 never a guess. Cache reads and writes are priced at their own rates.
 
-Token conventions differ: OpenAI's ``input_tokens`` already include the cached ones, Anthropic's exclude both
-cache reads and writes. ``billed_usage`` turns a message's ``meta`` into genai-prices' convention (total input).
-genai-prices is imported on first use, so ``import brute_nb`` stays light; this module imports nothing of ours,
+Tokens are read as a ``Usage`` (``brute_nb.usage``: input includes cache reads and writes, whatever the
+provider), the shape genai-prices reads, so a price and a token budget count the same tokens. genai-prices is
+imported on first use, so ``import brute_nb`` stays light; this module imports only values below ``message``,
 so ``Message.cost`` can use it without a cycle.
 """
 
@@ -17,41 +17,20 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from brute_nb.usage import Usage
+
 PROVIDER_IDS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic"}
 """``meta["provider"]`` → genai-prices provider id; a provider missing here is never priced."""
-
-INPUT_EXCLUDES_CACHE = frozenset({"anthropic"})
-"""Providers whose reported ``input_tokens`` leave out cache reads and writes."""
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def billed_usage(meta: Mapping[str, Any]) -> dict[str, int] | None:
-    """Token counts as genai-prices reads them (input includes the cached part), or None without counts."""
-    if not isinstance(meta.get("input_tokens"), int) and not isinstance(meta.get("output_tokens"), int):
-        return None
-    reads, writes = _int(meta.get("cached_tokens")), _int(meta.get("cache_write_tokens"))
-    total = _int(meta.get("input_tokens"))
-    if meta.get("provider") in INPUT_EXCLUDES_CACHE:
-        total += reads + writes
-    usage = {"input_tokens": total, "output_tokens": _int(meta.get("output_tokens"))}
-    if reads:
-        usage["cache_read_tokens"] = reads
-    if writes:
-        usage["cache_write_tokens"] = writes
-    return usage
 
 
 def price(meta: Mapping[str, Any], *, model: str | None = None, provider: str | None = None) -> float | None:
     """USD for one reply's ``meta``; ``model=``/``provider=`` reprice it as another model would have cost."""
-    usage = billed_usage(meta)
+    usage = Usage.of_meta(meta)
     provider_id = PROVIDER_IDS.get(str(provider or meta.get("provider") or ""))
     name = model or meta.get("model")
     if usage is None or provider_id is None or not isinstance(name, str) or not name:
         return None
-    return _price(name, provider_id, tuple(sorted(usage.items())), _when(meta.get("created_at")))
+    return _price(name, provider_id, usage, _when(meta.get("created_at")))
 
 
 _UNPRICED: set[tuple[str, str]] = set()
@@ -60,13 +39,14 @@ and caches only hits, so each such model is looked up once a process, not once a
 
 
 @functools.lru_cache(maxsize=4096)
-def _price(model: str, provider_id: str, usage: tuple[tuple[str, int], ...], when: datetime | None) -> float | None:
-    from genai_prices import Usage, calc_price
+def _price(model: str, provider_id: str, usage: Usage, when: datetime | None) -> float | None:
+    import genai_prices
 
     if (model, provider_id) in _UNPRICED:
         return None
     try:
-        result = calc_price(Usage(**dict(usage)), model, provider_id=provider_id, genai_request_timestamp=when)
+        result = genai_prices.calc_price(genai_prices.Usage(**usage.to_dict()), model, provider_id=provider_id,
+                                         genai_request_timestamp=when)
     except LookupError:
         _UNPRICED.add((model, provider_id))
         return None
@@ -87,14 +67,14 @@ def total(messages: Iterable[Any]) -> float | None:
 
     A mix of priced and unpriced replies sums the priced ones (the frame and the footer say which are missing).
     """
-    costs = [message_cost(m) for m in messages if str(getattr(m, "role", "")).lower() == "assistant"]
+    costs = [message_cost(m) for m in messages if m.role == "assistant"]
     known = [c for c in costs if c is not None]
     return sum(known) if known else None
 
 
 def message_cost(message: Any) -> float | None:
     """A message's recorded ``meta["cost"]``, else its price from the table now."""
-    meta = getattr(message, "meta", None) or {}
+    meta: Mapping[str, Any] = message.meta
     if "cost" in meta:
         value = meta["cost"]
         return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -35,6 +35,11 @@ class ProviderError(BruteError):
         self.provider = provider
 
 
+class RefusedInputError(ProviderError):
+    """The API refused what this turn sent (an attachment it cannot read, a message too long): that input is kept
+    in the session, marked, and never sent again, so the next turn can go on."""
+
+
 class ProviderNotConfiguredError(BruteError):
     """No model provider could be found from options or the environment."""
 

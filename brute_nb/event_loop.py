@@ -191,6 +191,7 @@ class Worker:
 
     def wait(self, poll: float = 0.1) -> Any:
         """Block until done; on KeyboardInterrupt cancel, wait for cleanup and re-raise."""
+        __tracebackhide__ = True  # an interrupted cell's traceback shows the user's cell, not brute_nb's plumbing
         try:
             while not self.done.wait(poll):
                 pass

@@ -25,7 +25,7 @@ EVENTS: tuple[str, ...] = (
     "tool_result",      # {"call", "message", "duration_ms", "is_error", "index"}: a tool finished
     "compacted",        # {"layer", "tokens_before", "tokens_after", "removed", "rewritten", ...}
     "should_exit",      # the should_exit dict, when a guard stops the loop
-    "repaired",         # {"dropped", "closed", "message"}: what was sent differs from an invalid log (sendable)
+    "repaired",         # {"dropped", "closed", "renamed", "message"}: what was sent differs from an invalid log
     "turn_end",         # {"cancelled": bool, "error": BaseException | None}
     "error",            # {"error": BaseException, "message": str, "source": str}
 )

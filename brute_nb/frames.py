@@ -211,10 +211,18 @@ def _strings(values: list[Any] | Any, text_only: bool = False) -> Any:
     ``np.nan`` (the missing value of pandas' ``str`` dtype), so the array is wrapped as it is; otherwise pandas
     converts the values (None becomes NaN, other values text) into a second array.
     """
+    import numpy as np
     import pandas as pd
 
     values = _objects(values) if isinstance(values, list) else values
     dtype = pd.api.types.pandas_dtype("str")
+    if not isinstance(dtype, pd.StringDtype):
+        # pandas 2 (without future.infer_string): "str" is numpy's fixed-width unicode, n times the longest text
+        # (146 MB to build a 22 MB frame), and it turns a missing value into the text "nan". pandas 2's own text
+        # columns are object arrays of the strings, NaN where missing, as these are.
+        return values if text_only else np.fromiter(
+            (v if type(v) is str else np.nan if _missing(v) else str(v) for v in values), dtype=object,
+            count=len(values))
     if text_only and isinstance(dtype, pd.StringDtype) and dtype.storage == "python":
         return pd.arrays.StringArray(values, dtype=dtype)  # type: ignore[call-arg]  # the stubs lack dtype
     return pd.array(values, dtype=dtype, copy=False)
@@ -284,14 +292,15 @@ def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
     import numpy as np
     import pandas as pd
 
-    if not any(stamps):
-        return pd.DatetimeIndex(np.full(n, np.datetime64("NaT"), dtype="datetime64[s]")).tz_localize("UTC")
+    if stamps.count(None) == len(stamps):  # an empty text is still parsed: its unit is what pandas makes of it
+        return pd.DatetimeIndex(np.full(n, np.datetime64("NaT", "s"))).tz_localize("UTC")
     # Only the texts are parsed (what pandas infers, the unit, depends on them alone, not on the missing rows), then
     # scattered into a full column: parsing the whole column costs ~8 scratch arrays of n.
     flags = list(map(is_not, stamps, repeat(None)))
     parsed = pd.DatetimeIndex(pd.to_datetime(pd.Series(list(compress(stamps, flags)), dtype=object), utc=True,
                                              errors="coerce", format="ISO8601"))
-    out = np.full(n, np.datetime64("NaT"), dtype=f"datetime64[{parsed.unit}]")
+    # NaT with its unit: a unitless NaT is numpy's deprecated 'generic' unit (a warning on numpy 2.5, an error later).
+    out = np.full(n, np.datetime64("NaT", parsed.unit))
     out[rows[np.array(flags, dtype=bool)]] = parsed.tz_localize(None).to_numpy()
     return pd.DatetimeIndex(out).tz_localize(parsed.tz)
 
@@ -349,10 +358,10 @@ def tool_calls_frame(log: Iterable[Any]) -> pd.DataFrame:
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(TOOL_CALL_COLUMNS)
     return pd.DataFrame({
         "turn": pd.array(cols[0], dtype="int64"),
-        "call_id": pd.array(cols[1], dtype="str"),
-        "name": pd.array(cols[2], dtype="str"),
+        "call_id": _strings(list(cols[1])),
+        "name": _strings(list(cols[2])),
         "arguments": _objects(list(cols[3])),
-        "result": pd.array(cols[4], dtype="str"),
+        "result": _strings(list(cols[4])),
         "is_error": pd.array(cols[5], dtype="boolean"),
         "result_chars": pd.array(cols[6], dtype="Int64"),
         "duration_ms": pd.array(cols[7], dtype="Float64"),

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Literal, SupportsIndex, overload
 
@@ -28,6 +29,7 @@ from brute_nb.attachments import attachments as as_attachments
 from brute_nb.cost import message_cost
 from brute_nb.structured import parsed_frame as structured_frame
 from brute_nb.structured import parsed_value as structured_value
+from brute_nb.usage import Usage
 
 JSON = Any
 """A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
@@ -47,14 +49,16 @@ class Role(StrEnum):
 ROLES: tuple[str, ...] = tuple(r.value for r in Role)
 
 
+_ROLE_NAMED: dict[str, Role] = {r.value: r for r in Role}
+
+
 def _role(value: object) -> Role:
     if isinstance(value, Role):
         return value
     if isinstance(value, str):
-        try:
-            return Role(value.lower())
-        except ValueError:
-            pass
+        found = _ROLE_NAMED.get(value.lower())
+        if found is not None:
+            return found
     raise ValueError(f"unknown message role {value!r}; allowed roles are {', '.join(ROLES)}")
 
 
@@ -120,17 +124,67 @@ class ToolCall:
 _EMPTY_META: Mapping[str, JSON] = MappingProxyType({})
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class MessageField:
+    """How one ``Message`` field is written, checked, shown and copied.
+
+    Every method that goes over a message's fields (``to_dict``, ``from_dict``'s checks, ``repr``, ``replace``,
+    pickle and deepcopy) loops over ``FIELDS``, so none can leave a field out (the pickle that dropped
+    ``attachments`` was such a hand-kept list). The constructor alone names each field, for speed; a test checks
+    its parameters are ``FIELDS``.
+    """
+
+    name: str
+    json: tuple[type, ...]
+    """The JSON types a session line may hold for it (anything else is a damaged line, refused by name)."""
+    dump: Callable[[Any], JSON] = _same
+    show: Callable[[Any], Any] = _same
+    """Its value in ``repr``."""
+    portable: Callable[[Any], Any] = _same
+    """Its value as pickle carries it (a read-only mapping view cannot be pickled)."""
+    always: bool = False
+    """Written by ``to_dict`` even when it holds its default (the seed's lines always have role and content)."""
+    default: Any = None
+
+
+_NULL = type(None)
+FIELDS: tuple[MessageField, ...] = (
+    MessageField("role", (str,), dump=lambda r: r.value, show=lambda r: r.value, always=True),
+    MessageField("content", (str, _NULL), always=True, default=""),
+    MessageField("tool_calls", (list, _NULL), dump=lambda cs: [c.to_dict() for c in cs], show=list),
+    MessageField("tool_call_id", (str, _NULL)),
+    MessageField("attachments", (list, _NULL), dump=lambda a: [x.to_dict() for x in a],
+                 show=lambda a: [x.label for x in a], default=()),
+    MessageField("meta", (dict, _NULL), dump=dict, show=dict, portable=dict, default=_EMPTY_META),
+)
+"""Message's fields in the order a session line writes them; the one list every method derives from."""
+
+FIELD_NAMES = frozenset(f.name for f in FIELDS)
+_NAMES = tuple(f.name for f in FIELDS)
+_values = attrgetter(*_NAMES)
+_WRITE = tuple((f.name, None if f.dump is _same else f.dump, f.always, f.default) for f in FIELDS)
+"""FIELDS as ``to_dict`` walks them, once per line written."""
+_set = object.__setattr__
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Message:
-    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing)."""
+    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing).
+
+    Its fields are declared in ``FIELDS``; the annotations below are what mypy and readers see of them.
+    """
 
     role: Role
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] | None = None
-    tool_call_id: str | None = None
-    meta: Mapping[str, JSON] = field(default_factory=lambda: _EMPTY_META)
-    attachments: tuple[Attachment, ...] = ()
+    content: str
+    tool_calls: tuple[ToolCall, ...] | None
+    tool_call_id: str | None
+    attachments: tuple[Attachment, ...]
     """Files sent with the message (images, plots, PDFs); see ``brute_nb.attachments``."""
+    meta: Mapping[str, JSON]
 
     def __init__(
         self,
@@ -141,52 +195,36 @@ class Message:
         meta: Mapping[str, JSON] | None = None,
         attachments: Iterable[Any] | None = None,
     ) -> None:
-        object.__setattr__(self, "role", _role(role))
-        if content is None:
-            content = ""
-        elif not isinstance(content, str):
-            raise TypeError(f"message content must be a string, not {type(content).__name__}")
-        object.__setattr__(self, "content", content)
-        calls = None if tool_calls is None else tuple(ToolCall.coerce(c) for c in tool_calls)
-        object.__setattr__(self, "tool_calls", calls)
+        # One line a field rather than a loop over FIELDS: a session loads tens of thousands of messages at once.
+        _set(self, "role", role if role.__class__ is Role else _role(role))
+        if content.__class__ is not str:
+            if content is not None and not isinstance(content, str):
+                raise TypeError(f"message content must be a string, not {type(content).__name__}")
+            content = content or ""
+        _set(self, "content", content)
+        _set(self, "tool_calls", None if tool_calls is None else tuple(ToolCall.coerce(c) for c in tool_calls))
         if tool_call_id is not None and not isinstance(tool_call_id, str):
             raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
-        object.__setattr__(self, "tool_call_id", tool_call_id)
-        object.__setattr__(self, "attachments", as_attachments(attachments) if attachments else ())
-        if not meta:
-            object.__setattr__(self, "meta", _EMPTY_META)
-        elif isinstance(meta, MappingProxyType):
-            object.__setattr__(self, "meta", meta)
-        else:
-            object.__setattr__(self, "meta", MappingProxyType(dict(meta)))
+        _set(self, "tool_call_id", tool_call_id)
+        _set(self, "attachments", as_attachments(attachments) if attachments else ())
+        _set(self, "meta", _EMPTY_META if not meta else meta if meta.__class__ is MappingProxyType
+             else MappingProxyType(dict(meta)))
 
     @property
     def has_tool_calls(self) -> bool:
         return bool(self.tool_calls)
 
     def __repr__(self) -> str:
-        parts = [f"role={self.role.value!r}", f"content={self.content!r}"]
-        if self.tool_calls is not None:
-            parts.append(f"tool_calls={list(self.tool_calls)!r}")
-        if self.tool_call_id is not None:
-            parts.append(f"tool_call_id={self.tool_call_id!r}")
-        if self.attachments:
-            parts.append(f"attachments={[a.label for a in self.attachments]!r}")
-        if self.meta:
-            parts.append(f"meta={dict(self.meta)!r}")
-        return f"Message({', '.join(parts)})"
+        written = self.to_dict()  # repr shows the fields a session line would hold
+        shown = (f"{f.name}={f.show(getattr(self, f.name))!r}" for f in FIELDS if f.name in written)
+        return f"Message({', '.join(shown)})"
 
     def to_dict(self) -> dict[str, JSON]:
         """A plain, JSON-ready dict in field order, with None fields and empty meta dropped."""
-        out: dict[str, JSON] = {"role": self.role.value, "content": self.content}
-        if self.tool_calls is not None:
-            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        if self.attachments:
-            out["attachments"] = [a.to_dict() for a in self.attachments]
-        if self.meta:
-            out["meta"] = dict(self.meta)
+        out: dict[str, JSON] = {}
+        for (name, dump, always, default), value in zip(_WRITE, _values(self), strict=True):
+            if always or (value is not default and value != default):
+                out[name] = value if dump is None else dump(value)
         return out
 
     def to_json(self) -> str:
@@ -200,7 +238,7 @@ class Message:
         The constructor is lenient with Python callers (any iterable of calls, any mapping as meta); a session
         line is not: ``tool_calls={}`` or ``meta`` as a list of pairs is a damaged line, refused by name.
         """
-        unknown = set(data) - {"role", "content", "tool_calls", "tool_call_id", "meta", "attachments"}
+        unknown = set(data) - FIELD_NAMES
         if unknown:
             raise ValueError(f"unknown message fields {sorted(unknown)}")
         if "role" not in data:
@@ -217,16 +255,30 @@ class Message:
             raise ValueError(f"a message line must be a JSON object, not {type(data).__name__}")
         return cls.from_dict(data)
 
+    @classmethod
+    def coerce(cls, value: object) -> Message:
+        """A ``Message`` from what a log may be handed: a message, its dict form, or another library's message
+        object with ``role`` and ``content`` (and ``tool_calls``/``tool_call_id``/``meta`` if it has them)."""
+        if isinstance(value, Message):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_dict(value)
+        if hasattr(value, "role") and hasattr(value, "content"):
+            found = {f.name: getattr(value, f.name, None) for f in FIELDS}
+            return cls(**{name: v for name, v in found.items() if v is not None})
+        raise TypeError(f"a log holds messages: got a {type(value).__name__} (give a brute_nb.Message, its dict "
+                        "form, or an object with role and content)")
+
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle and ``copy.deepcopy`` rebuild through ``__init__``: ``meta`` is a read-only view, which neither
-        can copy, so it travels as a plain dict and comes back read-only."""
-        return (Message, (self.role, self.content, self.tool_calls, self.tool_call_id, dict(self.meta)))
+        """Pickle and ``copy.deepcopy`` rebuild through the constructor, every field in ``FIELDS`` carried."""
+        return (_rebuild_message, tuple(f.portable(v) for f, v in zip(FIELDS, _values(self), strict=True)))
 
     def replace(self, **changes: Any) -> Message:
         """A copy with some fields changed (the value itself never changes)."""
-        fields: dict[str, Any] = {"role": self.role, "content": self.content, "tool_calls": self.tool_calls,
-                                  "tool_call_id": self.tool_call_id, "meta": self.meta,
-                                  "attachments": self.attachments}
+        if not changes.keys() <= FIELD_NAMES:
+            unknown = sorted(changes.keys() - FIELD_NAMES)
+            raise TypeError(f"Message has no field(s) {unknown}; its fields are {list(_NAMES)}")
+        fields = dict(zip(_NAMES, _values(self), strict=True))
         fields.update(changes)
         return Message(**fields)
 
@@ -240,6 +292,12 @@ class Message:
         """stop, tool_calls, max_tokens, content_filter, or the provider's own spelling (``pause_turn``)."""
         value = self.meta.get("finish_reason")
         return value if isinstance(value, str) else None
+
+    @property
+    def usage(self) -> Usage | None:
+        """The reply's tokens in the one convention (input includes cache reads and writes; see
+        ``brute_nb.usage``); None when its provider reported no counts."""
+        return Usage.of_meta(self.meta)
 
     @property
     def cost(self) -> float | None:
@@ -292,10 +350,10 @@ class Message:
     def tool_result(self) -> bool:
         return bool(self.tool_call_id)
 
-    def tool_results(self, messages: Iterable[Any]) -> list[Any]:
+    def tool_results(self, messages: Iterable[Message]) -> list[Message]:
         """The results in ``messages`` that answer this message's calls, in log order."""
         ids = {c.id for c in self.tool_calls or ()}
-        return [m for m in messages if ids and getattr(m, "tool_call_id", None) in ids]
+        return [m for m in messages if ids and m.tool_call_id in ids]
 
     def cache_until_here(self) -> Message:
         """A copy marked as a prompt-cache boundary: the conversation up to here is the prefix to cache."""
@@ -306,17 +364,18 @@ class Message:
         return bool(self.meta.get("cache_until_here"))
 
 
+def _rebuild_message(*values: Any) -> Message:
+    return Message(**dict(zip(_NAMES, values, strict=True)))
+
+
 def _json_type_problems(data: Mapping[str, Any]) -> list[str]:
     """Fields of a message's JSON form whose type is not the one ``to_dict`` writes."""
     problems = []
-    expected: dict[str, tuple[type, ...]] = {"role": (str,), "content": (str, type(None)),
-                                             "tool_calls": (list, type(None)), "tool_call_id": (str, type(None)),
-                                             "meta": (dict, type(None)), "attachments": (list, type(None))}
-    names = {str: "a string", list: "a list", dict: "an object", type(None): "null"}
-    for key, types in expected.items():
-        if key in data and not isinstance(data[key], types):
-            want = " or ".join(names[t] for t in types)
-            problems.append(f"{key!r} must be {want}, not {_json_name(data[key])}")
+    names = {str: "a string", list: "a list", dict: "an object", _NULL: "null"}
+    for f in FIELDS:
+        if f.name in data and not isinstance(data[f.name], f.json):
+            want = " or ".join(names[t] for t in f.json)
+            problems.append(f"{f.name!r} must be {want}, not {_json_name(data[f.name])}")
     for i, c in enumerate(data.get("tool_calls") or () if isinstance(data.get("tool_calls"), list) else ()):
         if not isinstance(c, dict):
             problems.append(f"tool_calls[{i}] must be an object with id, name and arguments, not {_json_name(c)}")
@@ -349,12 +408,10 @@ def new_message_id() -> str:
     return f"{time.time_ns() // 1_000_000:012x}{next(_sequence) % 0x10000:04x}{_random.getrandbits(32):08x}"
 
 
-def with_id(message: Any) -> Any:
-    """``message`` with a stable ``meta["id"]`` (kept if it has one).
-
-    System messages (rebuilt every turn, never saved) and duck-typed messages pass through unchanged.
-    """
-    if isinstance(message, Message) and message.role is not Role.SYSTEM and "id" not in message.meta:
+def with_id(message: Message) -> Message:
+    """``message`` with a stable ``meta["id"]`` (kept if it has one); system messages (rebuilt every turn, never
+    saved) pass through unchanged."""
+    if message.role is not Role.SYSTEM and "id" not in message.meta:
         return message.with_meta(id=new_message_id())
     return message
 
@@ -370,10 +427,20 @@ def dumps(value: JSON) -> str:
 
 ChangeKind = Literal["append", "insert", "rewrite"]
 Observer = Callable[[ChangeKind, Any], None]
+MessageLike = Any
+"""What a log accepts: a ``Message``, its dict form, or another library's message object (``Message.coerce``)."""
 
 
-class Log(list[Any]):
-    """The conversation: a list of messages with role sugar and change observers.
+def _coerce(message: MessageLike) -> Message:
+    return message if type(message) is Message else Message.coerce(message)
+
+
+class Log(list[Message]):
+    """The conversation: a list of ``Message``s with role sugar and change observers.
+
+    Whatever is added (appended, inserted, assigned, given to the constructor) becomes a ``Message`` first
+    (``Message.coerce``: its dict form, or another library's message object), so everything reading a log reads
+    values, and a thing that is not a message is refused where it is added, not where it is sent.
 
     Observers get ``("append", message)`` for each message added at the end, ``("insert", (index, message))``
     for ``insert``, and ``("rewrite", None)`` for any other change (slice assignment, deletion, sort...).
@@ -388,7 +455,13 @@ class Log(list[Any]):
 
     __slots__ = ("_observers", "ids", "prefix_memo")
 
-    def __init__(self, messages: Iterable[Any] = (), *, ids: bool = False) -> None:
+    def __init__(self, messages: Iterable[MessageLike] = (), *, ids: bool = False) -> None:
+        # Copying messages (every turn's env keeps a copy; a session's history becomes its log) stays C-level work:
+        # another Log holds only Messages, and a list of them needs one type check for all.
+        if not isinstance(messages, Log):
+            messages = list(messages)
+            if set(map(type, messages)) != {Message}:
+                messages = [_coerce(m) for m in messages]
         super().__init__(messages)
         self._observers: list[Observer] = []
         self.ids = ids
@@ -427,18 +500,19 @@ class Log(list[Any]):
         if self._observers:
             self._notify("rewrite", None)
 
-    def append(self, message: Any) -> None:
+    def append(self, message: MessageLike) -> None:
+        message = _coerce(message)
         if self.ids:
             message = with_id(message)
         super().append(message)
         if self._observers:
             self._notify("append", message)
 
-    def extend(self, messages: Iterable[Any]) -> None:
+    def extend(self, messages: Iterable[MessageLike]) -> None:
         for m in messages:
             self.append(m)
 
-    def __iadd__(self, messages: Iterable[Any]) -> Log:  # type: ignore[misc]
+    def __iadd__(self, messages: Iterable[MessageLike]) -> Log:  # type: ignore[misc, override]
         self.extend(messages)
         return self
 
@@ -447,11 +521,12 @@ class Log(list[Any]):
         self._rewritten()
         return self
 
-    def insert(self, index: SupportsIndex, message: Any) -> None:
+    def insert(self, index: SupportsIndex, message: MessageLike) -> None:
         at = index.__index__()
         if at >= len(self):
             self.append(message)
             return
+        message = _coerce(message)
         if self.ids:
             message = with_id(message)
         super().insert(index, message)
@@ -460,23 +535,26 @@ class Log(list[Any]):
             self._notify("insert", (at if at >= 0 else max(len(self) - 1 + at, 0), message))
 
     @overload
-    def __setitem__(self, index: SupportsIndex, value: Any) -> None: ...
+    def __setitem__(self, index: SupportsIndex, value: MessageLike) -> None: ...
     @overload
-    def __setitem__(self, index: slice, value: Iterable[Any]) -> None: ...
-    def __setitem__(self, index: Any, value: Any) -> None:
-        super().__setitem__(index, value)
+    def __setitem__(self, index: slice, value: Iterable[MessageLike]) -> None: ...
+    def __setitem__(self, index: SupportsIndex | slice, value: Any) -> None:
+        if isinstance(index, slice):
+            super().__setitem__(index, [_coerce(m) for m in value])
+        else:
+            super().__setitem__(index, _coerce(value))
         self._rewritten()
 
     def __delitem__(self, index: SupportsIndex | slice) -> None:
         super().__delitem__(index)
         self._rewritten()
 
-    def pop(self, index: SupportsIndex = -1) -> Any:
+    def pop(self, index: SupportsIndex = -1) -> Message:
         value = super().pop(index)
         self._rewritten()
         return value
 
-    def remove(self, value: Any) -> None:
+    def remove(self, value: Message) -> None:
         super().remove(value)
         self._rewritten()
 
@@ -502,8 +580,7 @@ class Log(list[Any]):
 
     def _add(self, message: Message) -> Message:
         self.append(message)
-        added: Message = self[-1]
-        return added
+        return self[-1]
 
     def user(self, text: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
         """A user message; ``attachments`` take paths, bytes, PIL images and matplotlib figures."""
@@ -524,11 +601,11 @@ class Log(list[Any]):
         return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta, attachments=attachments))
 
 
-def _rebuild_log(messages: list[Any], ids: bool) -> Log:
+def _rebuild_log(messages: list[Message], ids: bool) -> Log:
     return Log(messages, ids=ids)
 
 
-def log(messages: Iterable[Any] = ()) -> Log:
+def log(messages: Iterable[MessageLike] = ()) -> Log:
     """A new conversation log (Brute's ``Brute.log``)."""
     return Log(messages)
 

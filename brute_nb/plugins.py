@@ -9,9 +9,9 @@ A package registers in its own ``pyproject.toml``::
     weather = "myco_brute:weather"  # a Tool class or instance, or an @tool function, named "weather"
 
 and once it is installed, ``%%brute -m myco:MODEL`` and ``--tools +weather`` find it. brute_nb's own providers
-and tools are declared the same way in its ``pyproject.toml``; ``BUILTIN`` repeats those declarations (a test
-checks that the two agree) so the built-ins resolve even when the installed metadata is stale, as it is after an
-editable install made before a declaration was added.
+and tools are declared the same way in its ``pyproject.toml``, the one table of built-ins: read from the file itself
+in a checkout (so an editable install made before a declaration was added still finds it) and from the installed
+metadata otherwise.
 
 Invariants: a built-in name always means the built-in (another package's entry point with the same name is
 listed as shadowed and never loaded); nothing is imported until a name is looked up; the entry points are read
@@ -24,6 +24,7 @@ import importlib
 import re
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from brute_nb.errors import BruteError
@@ -32,38 +33,54 @@ PROVIDERS = "brute_nb.providers"
 TOOLS = "brute_nb.tools"
 DISTRIBUTION = "brute_nb"
 
-BUILTIN: dict[str, dict[str, str]] = {
-    PROVIDERS: {
-        "anthropic": "brute_nb.providers.builtin:anthropic",
-        "openai": "brute_nb.providers.builtin:openai",
-        "openai-responses": "brute_nb.providers.builtin:openai_responses",
-        "ollama": "brute_nb.providers.builtin:ollama",
-        "llm": "brute_nb.providers.builtin:llm",
-        "gemini": "brute_nb.providers.builtin:gemini",
-        "openrouter": "brute_nb.providers.builtin:openrouter",
-        "deepseek": "brute_nb.providers.builtin:deepseek",
-        "mistral": "brute_nb.providers.builtin:mistral",
-    },
-    TOOLS: {
-        "read": "brute_nb.tools.builtin.fs_read:FSRead",
-        "write": "brute_nb.tools.builtin.fs_edit:FSWrite",
-        "patch": "brute_nb.tools.builtin.fs_edit:FSPatch",
-        "remove": "brute_nb.tools.builtin.fs_edit:FSRemove",
-        "fs_search": "brute_nb.tools.builtin.fs_search:FSSearch",
-        "undo": "brute_nb.tools.builtin.fs_edit:FSUndo",
-        "shell": "brute_nb.tools.builtin.shell:Shell",
-        "fetch": "brute_nb.tools.builtin.fetch:Fetch",
-        "todo_write": "brute_nb.tools.builtin.todo:TodoWrite",
-        "todo_read": "brute_nb.tools.builtin.todo:TodoRead",
-        "question": "brute_nb.tools.builtin.question:Question",
-        "skill": "brute_nb.tools.builtin.skill:SkillLoad",
-        "python": "brute_nb.notebook.python_tool:PYTHON",
-        "notebook": "brute_nb.notebook.notebook_tools:NOTEBOOK",
-        "variables": "brute_nb.notebook.notebook_tools:VARIABLES",
-        "propose_cell": "brute_nb.notebook.notebook_tools:PROPOSE_CELL",
-    },
-}
-"""Group -> name -> ``module:attribute``: exactly the ``[project.entry-points]`` of brute_nb's pyproject.toml."""
+SOURCE = Path(__file__).resolve().parent.parent / "pyproject.toml"
+"""brute_nb's own ``pyproject.toml`` when it runs from a checkout (an editable install): read first, so a built-in
+declared there is found even when the installed metadata predates it."""
+
+
+def builtin(group: str) -> dict[str, str]:
+    """brute_nb's own registrations in ``group`` (name -> ``module:attribute``), from the one table: the
+    ``[project.entry-points]`` of its ``pyproject.toml`` (in a checkout) or of its installed metadata (a wheel)."""
+    return dict(_builtin_table().get(group, {}))
+
+
+def _builtin_table() -> dict[str, dict[str, str]]:
+    try:
+        stamp = SOURCE.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    if _cache and _cache[0][0] == stamp:
+        return _cache[0][1]
+    table = _from_source() if stamp is not None else None
+    if table is None:
+        table = _from_metadata()
+    _cache[:] = [(stamp, table)]
+    return table
+
+
+_cache: list[tuple[int | None, dict[str, dict[str, str]]]] = []
+"""The table read last and the pyproject.toml's mtime it was read at (None: read from the metadata)."""
+
+
+def _from_source() -> dict[str, dict[str, str]] | None:
+    import tomllib
+
+    try:
+        project = tomllib.loads(SOURCE.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, ValueError):
+        return None
+    if project.get("name") != DISTRIBUTION:  # a pyproject.toml that is not ours (brute_nb installed inside a project)
+        return None
+    points = project.get("entry-points", {})
+    return {group: dict(points.get(group, {})) for group in (PROVIDERS, TOOLS)}
+
+
+def _from_metadata() -> dict[str, dict[str, str]]:
+    try:
+        points = metadata.distribution(DISTRIBUTION).entry_points
+    except metadata.PackageNotFoundError:
+        points = metadata.EntryPoints([])
+    return {group: {ep.name: ep.value for ep in points.select(group=group)} for group in (PROVIDERS, TOOLS)}
 
 
 class PluginError(BruteError):
@@ -92,9 +109,9 @@ def _distribution(ep: metadata.EntryPoint) -> str:
 
 def installed(group: str) -> list[Plugin]:
     """Every plugin in ``group``: brute_nb's built-ins first, then each other package's, in install order."""
-    builtin = BUILTIN[group]
-    found = [Plugin(name, value, DISTRIBUTION) for name, value in builtin.items()]
-    seen = set(builtin)
+    own = builtin(group)
+    found = [Plugin(name, value, DISTRIBUTION) for name, value in own.items()]
+    seen = set(own)
     for ep in _entry_points(group):
         found.append(Plugin(ep.name, ep.value, _distribution(ep), shadowed=ep.name in seen))
         seen.add(ep.name)
@@ -108,7 +125,7 @@ def names(group: str) -> list[str]:
 
 def load(group: str, name: str) -> Any | None:
     """What ``name`` is registered as in ``group`` (its module imported now), or None when nothing is."""
-    value = BUILTIN[group].get(name)
+    value = builtin(group).get(name)
     if value is not None:
         module, _, attribute = value.partition(":")
         target: Any = importlib.import_module(module)

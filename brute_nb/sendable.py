@@ -1,36 +1,61 @@
-"""What a model may be sent: the log with every tool result next to its call, and every call answered.
+"""What a model may be sent: ``sendable`` turns any log into a history every API accepts, and is the one place that
+does (the agent calls it before every handler, and every transport's ``dump_all`` before it translates).
 
-Both APIs refuse (HTTP 400) a request holding a tool result with no matching call before it, or a call with no
-result after it; one such pair in a session file would fail every later turn. The invariant kept here: no request
-ever carries an orphan result or an unanswered call. ``sendable`` repairs what is *sent* (orphan results left out,
-a synthetic error result put after each unanswered call) and reports what it did; the log itself, and the file
-behind it, are never changed. Every model call asks, and a valid log (the common case) is answered by ``valid``,
-a walk with no copy and no call per message, before any repaired list is built.
+Both APIs refuse (HTTP 400) a request holding an empty or repeated tool-call id, a tool result with no matching
+call before it, or a call with no result after it; one such line in a session file would fail every later turn.
+The rules, applied in this order, since each relies on the one before:
+
+1. a message the API refused before (``meta["refused"]``, set by ``brute_nb.refused``) is left out, and a call
+   whose result it was is answered with an error saying so;
+2. every empty or repeated tool-call id is renamed (a stable name from its position), and the results that answer
+   it follow the new name: results pair with the calls of the assistant message before them, in order, so two
+   calls sharing an id keep their own results;
+3. a result counts only in the run of tool messages right after the assistant message that made its call, and
+   only once: the others are left out, and a call left without one is answered with an error;
+4. every known key (``brute_nb.redact``) is redacted from the text and the tool-call arguments sent: this is the
+   redaction point of every request, ``%brute fix`` reports and ``--context`` cells included.
+
+The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
+is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
+from brute_nb.message import ROLES, Message, Role, ToolCall, dumps, role_of
+from brute_nb.redact import key_search, known, redact, redact_value
 
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
+REFUSED_RESULT = "Error: the API refused this tool's result, so it is not sent again ({reason})"
 
 
 @dataclass(frozen=True)
 class Repair:
-    """What ``sendable`` changed: results it left out, calls it answered with an error."""
+    """What ``sendable`` changed: results it left out, calls it answered with an error, ids it renamed, and the
+    messages it left out because the API refused them before (expected, so not a repair to report)."""
 
     dropped: list[Any] = field(default_factory=list)
     closed: list[ToolCall] = field(default_factory=list)
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    refused: list[Any] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.dropped or self.closed)
+        return bool(self.dropped or self.closed or self.renamed)
+
+    @property
+    def call_ids(self) -> set[str]:
+        """The calls concerned (the agent reports a repair once per set of calls)."""
+        return ({str(m.tool_call_id) for m in self.dropped} | {c.id for c in self.closed}
+                | {new for _, new in self.renamed})
 
     def describe(self) -> str:
         parts = []
+        if self.renamed:
+            pairs = ", ".join(f"{old!r} -> {new!r}" for old, new in self.renamed)
+            parts.append(f"renamed {len(self.renamed)} empty or repeated tool-call id(s) ({pairs})")
         if self.dropped:
             ids = ", ".join(repr(m.tool_call_id) for m in self.dropped)
             parts.append(f"left out {len(self.dropped)} tool result(s) with no matching call ({ids})")
@@ -41,31 +66,61 @@ class Repair:
                 + "; ".join(parts) + ". The session file is unchanged.")
 
 
-def sendable(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
-    """The messages to send and what was repaired. A result counts only in the run of tool messages right after
-    the assistant message that made its call (where both APIs require it), and only once."""
-    if valid(messages):  # every model call of a turn asks, so the common answer is a plain copy
-        return list(messages), Repair()
-    return repaired(messages)
+def sendable(messages: Iterable[Any]) -> tuple[Sequence[Any], Repair]:
+    """The messages to send (``messages`` itself when nothing needs changing) and what was repaired."""
+    seq = messages if isinstance(messages, Sequence) else list(messages)
+    if valid(seq):  # every model call of a turn asks, so the common answer is the log as it is
+        return seq, Repair()
+    return repaired(seq)
+
+
+def history(messages: Iterable[Any]) -> Sequence[Any]:
+    """``sendable`` without the report: what a transport translates."""
+    return sendable(messages)[0]
+
+
+def refusal(message: Any) -> str | None:
+    """Why the API refused ``message`` before (``meta["refused"]``), or None when it did not."""
+    meta = getattr(message, "meta", None)
+    mark = meta.get("refused") if isinstance(meta, Mapping) else None
+    if not mark:
+        return None
+    return str(mark.get("reason") or "refused") if isinstance(mark, Mapping) else str(mark)
 
 
 def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
     """``sendable`` without its fast check: the walk that builds the repaired list (tests compare the two)."""
     out: list[Any] = []
     repair = Repair()
+    ids = CallIds()
+    search = _key_search()
     open_calls: dict[str, ToolCall] = {}  # the calls of the last assistant message, not yet answered
+    refused_results: dict[str, str] = {}  # new call id -> why the API refused its result
 
     def close_open() -> None:
         for call in open_calls.values():
-            out.append(Message(Role.TOOL, UNANSWERED_RESULT, tool_call_id=call.id,
+            reason = refused_results.get(call.id)
+            text = REFUSED_RESULT.format(reason=reason) if reason else UNANSWERED_RESULT
+            out.append(Message(Role.TOOL, text, tool_call_id=call.id,
                                meta={"synthetic": True, "tool_name": call.name, "is_error": True}))
-            repair.closed.append(call)
+            if reason is None:
+                repair.closed.append(call)
         open_calls.clear()
 
-    for m in messages:
+    for i, m in enumerate(messages):
+        fixed = ids.fix(i, m)  # first, so a refused result still takes its call's new id
+        if fixed is not m and role_of(m) == "assistant":
+            repair.renamed.extend((a.id, b.id) for a, b in zip(_calls(m), _calls(fixed), strict=True) if a.id != b.id)
+        reason = refusal(m)
+        if reason is not None:
+            repair.refused.append(m)
+            if role_of(m) == "tool":
+                refused_results[str(fixed.tool_call_id)] = reason
+            continue
+        m = _redacted(fixed, search) if search is not None else fixed
         role = role_of(m)
         if role == "tool":
-            if m.tool_call_id in open_calls:
+            if m.tool_call_id in open_calls and m.tool_call_id not in refused_results:
                 del open_calls[m.tool_call_id]
                 out.append(m)
             else:
@@ -74,28 +129,38 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
         close_open()
         out.append(m)
         if role == "assistant" and m.tool_calls:
-            open_calls = {c.id: c for c in (ToolCall.coerce(c) for c in m.tool_calls)}
+            open_calls = {c.id: c for c in _calls(m)}
     close_open()
     return out, repair
 
 
 def valid(messages: Sequence[Any]) -> bool:
-    """True when ``sendable`` has nothing to repair: the same walk, with no copy and no call per message.
+    """True when ``sendable`` has nothing to change: the same rules, checked by a walk with no copy.
 
     On a ``Log`` the walk resumes where the last one ended (``Log.prefix_memo``): a long session's history was
-    checked by earlier model calls and can only have grown since, so each call checks only the new messages.
+    checked by earlier model calls and can only have grown since, so each call checks only the new messages (all
+    of them again when the keys to redact changed).
     """
     tool, assistant = Role.TOOL, Role.ASSISTANT
+    keys = known()
+    search = key_search(keys)
     memo = getattr(messages, "prefix_memo", None)
-    start, open_ids = 0, set()
-    if isinstance(memo, dict) and "sendable" in memo and memo["sendable"][0] <= len(messages):
-        start, ids = memo["sendable"]
-        open_ids = set(ids)
+    start, open_ids, seen = 0, set[str](), frozenset[str]()
+    if isinstance(memo, dict) and "sendable" in memo:
+        at, ids, seen_before, keys_before = memo["sendable"]
+        if at <= len(messages) and keys_before == keys:
+            start, open_ids, seen = at, set(ids), seen_before
+    added: set[str] = set()  # ids first seen in this walk; kept only if the walk finds the log valid
     for i in range(start, len(messages)):
         m = messages[i]
         role = m.role
         if role.__class__ is not Role:
             role = _role_or_none(m)
+        meta = getattr(m, "meta", None)
+        if meta and "refused" in meta:
+            return False
+        if search is not None and m.__class__ is Message and _holds_key(m, search):
+            return False
         if role is tool:
             if m.tool_call_id not in open_ids:
                 return False
@@ -104,10 +169,102 @@ def valid(messages: Sequence[Any]) -> bool:
         if open_ids:
             return False
         if role is assistant and m.tool_calls:
-            open_ids = {ToolCall.coerce(c).id for c in m.tool_calls}
+            renames = m.__class__ is Message  # what CallIds renames; another message-like goes as it is
+            for c in m.tool_calls:
+                call_id = ToolCall.coerce(c).id
+                if renames and (not call_id or call_id in seen or call_id in added):
+                    return False
+                if renames:
+                    added.add(call_id)
+                open_ids.add(call_id)
     if isinstance(memo, dict):
-        memo["sendable"] = (len(messages), frozenset(open_ids))  # valid so far, with these calls still open
+        # valid so far, with these calls still open and these ids taken, for these keys
+        memo["sendable"] = (len(messages), frozenset(open_ids), seen | added if added else seen, keys)
     return not open_ids
+
+
+def unique_call_ids(messages: Iterable[Any]) -> list[Any]:
+    """The log with every empty or repeated tool-call id replaced, and its results following the new id (rule 2
+    alone; ``sendable`` applies it with the others)."""
+    ids = CallIds()
+    return [ids.fix(i, m) for i, m in enumerate(messages)]
+
+
+class CallIds:
+    """Rule 2 one message at a time. ``fix(i, m)`` must see, in log order, every message that has tool calls or a
+    ``tool_call_id``; ``i`` is the message's position in the log (the new id is a stable function of it, so a
+    replayed cassette still matches)."""
+
+    __slots__ = ("renamed", "seen")
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.renamed: dict[str, list[str]] = {}  # an original id -> new ids of the last assistant message, in order
+
+    def fix(self, i: int, m: Any) -> Any:
+        if not isinstance(m, Message):
+            return m
+        calls = m.tool_calls
+        if calls:
+            seen = self.seen
+            renamed: dict[str, list[str]] = {}
+            self.renamed = renamed
+            fixed = []
+            for j, call in enumerate(calls):
+                new = call.id
+                if not call.id or call.id in seen:
+                    new = f"call_{i}_{j}_renamed"
+                    while new in seen:
+                        new += "_"
+                renamed.setdefault(call.id, []).append(new)
+                seen.add(new)
+                fixed.append(call if new == call.id else ToolCall(new, call.name, call.arguments))
+            return m.replace(tool_calls=fixed) if any(a is not b for a, b in zip(fixed, calls, strict=True)) else m
+        if m.tool_call_id is not None:
+            queue = self.renamed.get(m.tool_call_id)
+            if queue:
+                new = queue.pop(0)
+                if new != m.tool_call_id:
+                    return m.replace(tool_call_id=new)
+        return m
+
+
+def _calls(m: Any) -> list[ToolCall]:
+    return [ToolCall.coerce(c) for c in m.tool_calls or ()]
+
+
+Search = Callable[[str], Any]
+
+
+def _key_search() -> Search | None:
+    return key_search(known())
+
+
+def _holds_key(m: Message, search: Search) -> bool:
+    if search(m.content):
+        return True
+    return any(search(dumps(c.arguments)) for c in m.tool_calls or ())
+
+
+def _redacted(m: Any, search: Search) -> Any:
+    """``m`` with every known key out of its text and its calls' arguments (other message-likes as they are)."""
+    if m.__class__ is not Message or not _holds_key(m, search):
+        return m
+    calls = [redacted_call(c) for c in m.tool_calls] if m.tool_calls else None
+    return m.replace(content=redact(m.content), tool_calls=calls)
+
+
+def redacted(message: Any) -> Any:
+    """``message`` with no known key in its text or its calls' arguments (a reply echoing a key is kept so)."""
+    search = _key_search()
+    return message if search is None else _redacted(message, search)
+
+
+def redacted_call(call: ToolCall) -> ToolCall:
+    """``call`` with no known key in its arguments: what a tool runs with (a reply may echo a key into
+    ``write(content=...)``, which would put it in a workspace file)."""
+    arguments = redact_value(call.arguments)
+    return call if arguments == call.arguments else ToolCall(call.id, call.name, arguments)
 
 
 def _role_or_none(m: Any) -> Role | None:

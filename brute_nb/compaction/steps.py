@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from brute_nb.message import role_of
+from brute_nb.message import Message, role_of
 
 Kind = Literal["pinned", "summary", "user", "step"]
 _RANK: dict[str, int] = {"step": 0, "user": 1, "summary": 2, "pinned": 3}
@@ -29,9 +29,8 @@ class Unit:
         return self.indices[0]
 
 
-def is_summary(message: Any) -> bool:
-    meta = getattr(message, "meta", None) or {}
-    return bool(meta.get("summary"))
+def is_summary(message: Message) -> bool:
+    return bool(message.meta.get("summary"))
 
 
 def pinned_indices(messages: Sequence[Any]) -> set[int]:

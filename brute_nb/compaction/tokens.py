@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from brute_nb.cost import billed_usage
-from brute_nb.message import dumps, role_of
+from brute_nb.message import Message, dumps, role_of
 
 Tokenizer = Callable[[str], int]
 
@@ -90,16 +89,11 @@ class TokenCounter:
         return Measurement(reported + self.estimate(messages[index:]), overhead)
 
 
-def reported_input(message: Any) -> int | None:
-    """The prompt size a provider reported on an assistant reply, cache reads included; None if absent."""
-    meta = getattr(message, "meta", None) or {}
-    value = meta.get("input_tokens")
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        return None
-    # Anthropic's input_tokens leaves out prompt-cache reads and writes (the transports keep them as cached_tokens and
-    # cache_write_tokens); OpenAI's prompt_tokens already includes its cached part. The billing rule says which.
-    usage = billed_usage(meta)
-    return usage["input_tokens"] if usage is not None else value
+def reported_input(message: Message) -> int | None:
+    """The prompt size a provider reported on an assistant reply, cache reads and writes included (``Usage``'s
+    convention: Anthropic reports them apart from ``input_tokens``); None if absent."""
+    usage = message.usage
+    return None if usage is None or not isinstance(message.meta.get("input_tokens"), int) else usage.input_tokens
 
 
 def last_report(messages: Sequence[Any], *, stale: Any = None) -> tuple[int, int] | None:

@@ -15,7 +15,7 @@ from typing import Any
 from brute_nb.compaction.pipeline import Compaction, CompactionApp, Layer
 from brute_nb.compaction.steps import recent_start, split
 from brute_nb.errors import MiddlewareError
-from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, role_of
+from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps
 
 ARGS_PREVIEW = 80
 
@@ -57,21 +57,21 @@ class ToolResults(Layer):
         if rewritten:
             ctx.update(self.name, messages, rewritten)
 
-    def _rewrite(self, message: Any, calls: dict[str, Any]) -> Message | None:
+    def _rewrite(self, message: Message, calls: dict[str, Any]) -> Message | None:
         """The stubbed message, or None when there is nothing worth eliding (or it was compacted before)."""
-        if "compacted" in (getattr(message, "meta", None) or {}):
+        if "compacted" in message.meta:
             return None
-        role = role_of(message)
+        role = message.role
         if role == "tool" and len(message.content) >= self.min_chars:
-            return stub(message, calls.get(message.tool_call_id))
+            return stub(message, calls.get(message.tool_call_id or ""))
         if role == "assistant" and message.tool_calls:
             return shorten_arguments(message, self.min_chars)
         return None
 
 
-def stub(message: Any, call: Any) -> Message:
+def stub(message: Message, call: ToolCall | None) -> Message:
     """The short replacement for one tool result."""
-    meta = dict(getattr(message, "meta", None) or {})
+    meta = dict(message.meta)
     name = meta.get("tool_name") or (call.name if call is not None else "tool")
     what = name
     if call is not None and call.arguments:
@@ -89,13 +89,12 @@ def argument_stub(name: str, value: str) -> str:
     return f"[elided to save context: {name} was {len(value):,} chars, {value.count(chr(10)) + 1:,} lines]"
 
 
-def shorten_arguments(message: Any, min_chars: int) -> Message | None:
+def shorten_arguments(message: Message, min_chars: int) -> Message | None:
     """``message`` with every string argument of at least ``min_chars`` stubbed, or None if none was."""
     elided: list[str] = []
     saved = 0
     calls = []
-    for raw in message.tool_calls:
-        call = ToolCall.coerce(raw)
+    for call in message.tool_calls or ():
         arguments: dict[str, JSON] = {}
         for key, value in call.arguments.items():
             label = "arguments" if key == INVALID_ARGUMENTS_KEY else key  # raw text a model sent as arguments
@@ -105,7 +104,7 @@ def shorten_arguments(message: Any, min_chars: int) -> Message | None:
         calls.append(ToolCall(call.id, call.name, arguments))
     if not elided:
         return None
-    meta = dict(getattr(message, "meta", None) or {})
+    meta = dict(message.meta)
     meta.update(compacted="tool_results", elided_chars=saved, elided_arguments=elided)
     return Message(Role.ASSISTANT, message.content, tool_calls=calls, meta=meta)
 

@@ -57,7 +57,9 @@ def map_rows(
                             concurrency=concurrency)
     concurrency = int(concurrency)
     positions, jobs = plan(spec, df)
-    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl")
+    # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
+    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl",
+                     root=Path(spec.folder).parents[2])
     with store:
         results: dict[str, Record] = {}
         cached = {key for key in positions if key in store.records}

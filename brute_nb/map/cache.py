@@ -5,15 +5,22 @@ killed kernel leaves at most one torn last line, which the next load skips and t
 is ever rewritten: a later line for a key wins. Only rows that succeeded are cached, so a failed row runs again
 next time and an unchanged re-run pays for nothing. A file lock held for the run keeps a second kernel from
 running the same map at once (it would pay for the same rows twice).
+
+A cache file may come with a cloned repository, so each record is checked field by field as it is read (a wrong
+type is a ``MapCacheError`` naming file:line and the field, never a bare error from deep in pandas), its session
+is the row's own file name (never a path), and the file is opened only inside the notebook's folder, never
+through a link out of it (``confine``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from brute_nb import confine
 from brute_nb.errors import BruteError, SessionLockedError
 from brute_nb.message import dumps
 from brute_nb.sessions.file import append_lines
@@ -33,10 +40,38 @@ class _Line:
         return dumps(self.record)
 
 
-def read_records(path: Path) -> dict[str, Record]:
-    """Every cached record by key; a torn last line (a killed writer) is skipped, any other bad line raises."""
+def _count(v: Any) -> bool:
+    return v is None or (isinstance(v, int) and not isinstance(v, bool))
+
+
+FIELDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "reply": ("text or null", lambda v: v is None or isinstance(v, str)),
+    "fields": ("an object or null", lambda v: v is None or isinstance(v, dict)),
+    "error": ("text or null", lambda v: v is None or isinstance(v, str)),
+    "input_tokens": ("a whole number or null", _count),
+    "output_tokens": ("a whole number or null", _count),
+    "cost": ("a number or null", lambda v: _count(v) or isinstance(v, float)),
+}
+"""What each field a record is read for must hold (any other field is kept and never read)."""
+
+
+def check_record(value: Any) -> str | None:
+    """Why ``value`` is not a record this cache wrote (None when it is one)."""
+    if not isinstance(value, dict) or not isinstance(value.get("key"), str) or not value["key"]:
+        return "expected a record with a 'key'"
+    for name, (expected, ok) in FIELDS.items():
+        if not ok(value.get(name)):
+            return f"{name!r} must be {expected}, got {value[name]!r:.80}"
+    if value.get("session") not in (None, value["key"] + ".jsonl"):
+        return f"'session' must be the row's own file name {value['key'] + '.jsonl'!r}, got {value['session']!r:.80}"
+    return None
+
+
+def read_records(path: Path, root: str | os.PathLike[str] | None = None) -> dict[str, Record]:
+    """Every cached record by key; a torn last line (a killed writer) is skipped, any other bad line raises.
+    The file is read only from inside ``root`` (default: its folder)."""
     try:
-        data = path.read_bytes()
+        data = confine.read_file(path, root=root if root is not None else path.parent)
     except FileNotFoundError:
         return {}
     lines = data.split(b"\n")
@@ -46,13 +81,14 @@ def read_records(path: Path) -> dict[str, Record]:
             continue
         try:
             value = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if lineno == len(lines):  # unterminated last line: a write cut short, never a finished row
                 continue
             raise MapCacheError(f"{path}:{lineno}: not a JSON line ({exc}); delete the line or the file to run "
                                 "those rows again") from None
-        if not isinstance(value, dict) or not isinstance(value.get("key"), str):
-            raise MapCacheError(f"{path}:{lineno}: expected a record with a 'key', got {raw[:80]!r}")
+        problem = check_record(value)
+        if problem is not None:
+            raise MapCacheError(f"{path}:{lineno}: {problem}; delete the line or the file to run that row again")
         records[value["key"]] = value
     return records
 
@@ -60,9 +96,10 @@ def read_records(path: Path) -> dict[str, Record]:
 class MapCache:
     """The cache of one map (``name``): what is done, and an append for what finishes."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.records = read_records(path)
+    def __init__(self, path: Path, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = confine.real(root if root is not None else path.parent)
+        self.path = confine.confined(path, self.root, what=f"the map cache {path}")
+        self.records = read_records(self.path, self.root)
         self._lock: Any = None
 
     def __enter__(self) -> MapCache:
@@ -88,6 +125,6 @@ class MapCache:
         done = [r for r in records if r.get("error") is None]
         if not done:
             return
-        append_lines(self.path, [_Line(r) for r in done])
+        append_lines(self.path, [_Line(r) for r in done], root=Path(self.root))
         for r in done:
             self.records[r["key"]] = r

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import anyio
 
+from brute_nb.retry_after import seconds as retry_seconds
+
 THROTTLE_STATUSES = (429, 529)
 """Too Many Requests, and Anthropic's Overloaded: both mean "the same request, later"."""
 
@@ -72,17 +74,14 @@ class AdaptiveLimiter:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked to wait (``retry-after-ms``, else ``retry-after``), from the SDK error's response."""
+    """Seconds the provider asked to wait (``brute_nb.retry_after``: milliseconds, seconds or an HTTP date), from the
+    SDK error's response or one it was raised from."""
     cause: BaseException | None = exc
     while cause is not None:
-        response = getattr(cause, "response", None)
-        headers = getattr(response, "headers", None)
-        if headers is not None:
-            for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-                value = headers.get(name)
-                if value:
-                    with contextlib.suppress(ValueError):
-                        return max(0.0, float(value) * scale)
+        headers = getattr(getattr(cause, "response", None), "headers", None)
+        wait = retry_seconds(headers) if headers is not None else None
+        if wait is not None:
+            return wait
         cause = cause.__cause__
     return None
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from brute_nb.cost import format_usd
 from brute_nb.map.cache import Record
+from brute_nb.usage import Usage
 
 SOME_FAILED = "#bf8700"
 ALL_FAILED = "#cf222e"
@@ -38,7 +39,7 @@ class Progress:
         if error is not None:
             self.failed += rows
             self.errors[str(error).strip().split("\n", 1)[0][:200]] += rows
-        self.tokens += int(record.get("input_tokens") or 0) + int(record.get("output_tokens") or 0)
+        self.tokens += Usage(record.get("input_tokens") or 0, record.get("output_tokens") or 0).tokens
         if record.get("cost") is not None:
             self.cost = (self.cost or 0.0) + float(record["cost"])
         if self._bar is not None:

@@ -27,6 +27,7 @@ from brute_nb.map.limiter import THROTTLE_STATUSES, AdaptiveLimiter, retry_after
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Message, role_of
 from brute_nb.structured import StructuredOutputError
+from brute_nb.usage import Usage
 
 MAX_THROTTLED = 100
 """Rate-limit answers one row takes before it gives up (each one already waited out its retry-after)."""
@@ -128,7 +129,8 @@ async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, his
     # A provider with structured output gets the schema as its API's own option (the reply is constrained, then
     # validated); any other is asked in the prompt, and the reply validated the same way afterwards.
     prompt: str | None = job.prompt + (schemas.instruction(schema) if schema is not None and not native else "")
-    extra = {"schema": schema} if native else {}
+    extra: dict[str, Any] = {"schema": schema} if native else {}
+    extra["map_row"] = job.position  # traced spans name the row (brute_nb.tracing)
     throttled = transient = 0
     while True:
         if history:
@@ -166,31 +168,22 @@ async def _workspace(ctx: RowContext, job: Job) -> Path | None:
     return scratch
 
 
-def _summarize(record: Record, messages: list[Any]) -> None:
-    """The reply (the last assistant message's text) and what the row's model calls cost, from its session."""
-    replies = [m for m in messages if role_of(m) == "assistant"]
+def _summarize(record: Record, messages: list[Message]) -> None:
+    """The reply (the last assistant message's text) and what the row's model calls used and cost, from its session.
+
+    Tokens are ``Usage``'s (input includes cache reads and writes), the ones the cost is computed from.
+    """
+    replies = [m for m in messages if m.role == "assistant"]
     if replies and record["error"] is None:
         record["reply"] = replies[-1].content
+    usage = Usage.total(replies) or Usage()
+    record["input_tokens"], record["output_tokens"] = usage.input_tokens, usage.output_tokens
     costs = [price(m) for m in replies]
-    record["input_tokens"] = sum(int(m.meta.get("input_tokens") or 0) for m in replies)
-    record["output_tokens"] = sum(int(m.meta.get("output_tokens") or 0) for m in replies)
     known = [c for c in costs if c is not None]
     record["cost"] = sum(known) if known and len(known) == len(costs) else None
 
 
 def price(message: Message) -> float | None:
-    """The call's price in USD from genai-prices; None for a model it does not know (a local or fake model)."""
-    meta = message.meta
-    if meta.get("replayed"):
-        return 0.0
-    try:
-        from genai_prices import Usage, calc_price
-
-        usage = Usage(input_tokens=int(meta.get("input_tokens") or 0),
-                      output_tokens=int(meta.get("output_tokens") or 0))
-        provider = str(meta.get("provider") or "") or None
-        if provider == "openai-responses":
-            provider = "openai"
-        return float(calc_price(usage, model_ref=str(meta.get("model") or ""), provider_id=provider).total_price)
-    except LookupError:
-        return None
+    """The call's price in USD (``brute_nb.cost``); a replayed call cost nothing; None for a model the price table
+    does not know (a local or fake model)."""
+    return 0.0 if message.meta.get("replayed") else message.cost

@@ -11,6 +11,9 @@ from brute_nb import _lazy
 if TYPE_CHECKING:
     from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
+    from brute_nb.middleware.doom_loop import DoomLoopDetection
+    from brute_nb.middleware.final_answer import FinalAnswer
+    from brute_nb.middleware.partial_reply import PartialReply
     from brute_nb.middleware.session_log import SessionLog
     from brute_nb.middleware.system_prompt import SystemPrompt
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
@@ -19,6 +22,9 @@ if TYPE_CHECKING:
 _EXPORTS = _lazy.exports({
     "brute_nb.middleware.approvals": ("Approvals",),
     "brute_nb.middleware.compaction": ("DefaultCompactionPipeline",),
+    "brute_nb.middleware.doom_loop": ("DoomLoopDetection",),
+    "brute_nb.middleware.final_answer": ("FinalAnswer",),
+    "brute_nb.middleware.partial_reply": ("PartialReply",),
     "brute_nb.middleware.tool_result_loop": ("MaxIterations", "ToolResultLoop"),
     "brute_nb.middleware.session_log": ("SessionLog",),
     "brute_nb.middleware.system_prompt": ("SystemPrompt",),
@@ -38,7 +44,10 @@ __all__ = [
     "Approvals",
     "DefaultCompactionPipeline",
     "DefaultToolPipeline",
+    "DoomLoopDetection",
+    "FinalAnswer",
     "MaxIterations",
+    "PartialReply",
     "SessionLog",
     "SystemPrompt",
     "ToolResultLoop",

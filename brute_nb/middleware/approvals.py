@@ -1,4 +1,5 @@
-"""Approvals: a policy per risk class (read, write, shell, network, python, mcp): ``allow``, ``ask`` or ``deny``.
+"""Approvals: a policy per risk class (read, write, shell, network, python, mcp, notebook): ``allow``, ``ask`` or
+``deny``. ``notebook`` (editing and running the user's cells) is asked by default, like ``shell`` and ``python``.
 
 The tool pipeline calls ``env["approve"](call, adapter)`` before it runs a call: ``None`` means go, a string is
 the call's error result. ``Approvals`` (a middleware) puts that hook in the env for every turn. Every decision is
@@ -20,11 +21,13 @@ import anyio
 from brute_nb.agent import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.maybe_async import call_maybe_async
+from brute_nb.tools.base import RISKS
 
-RISK_CLASSES = ("read", "write", "shell", "network", "python", "mcp")
+RISK_CLASSES = RISKS
+"""The classes a tool declares (``Tool.risk``), one list for both."""
 MODES = ("allow", "ask", "deny")
 DEFAULT_POLICY: dict[str, str] = {"read": "allow", "write": "allow", "shell": "ask", "network": "allow",
-                                  "python": "ask", "mcp": "ask"}
+                                  "python": "ask", "mcp": "ask", "notebook": "ask"}
 ANSWERS = ("allow", "deny", "always")
 """What an asker returns: allow this call, deny it, or allow this risk class for the rest of the session."""
 

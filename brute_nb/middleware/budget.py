@@ -6,9 +6,9 @@ once a ceiling is reached, sets ``should_exit`` (reason ``budget_exhausted``) in
 previous step ended with every tool call answered, so the turn ends with a valid log. Ceilings are checked between
 steps, so one step can overshoot (a reply with ten tool calls runs all ten) but no new step starts past one.
 
-Counting: tokens from assistant messages' ``meta`` (``input_tokens`` + ``output_tokens``), cost from their price
-(``brute_nb.cost``; a reply the price table cannot price stops a cost-limited turn, since its ceiling could no longer
-be kept), tools = tool results,
+Counting: tokens = each reply's ``Usage.tokens`` (input, cache reads and writes included, plus output: the tokens
+its price is computed from, see ``brute_nb.usage``), cost from their price (``brute_nb.cost``; a reply the price
+table cannot price stops a cost-limited turn, since its ceiling could no longer be kept), tools = tool results,
 iterations = model calls (assistant replies), time = wall seconds since the turn started. Per-turn counters live
 in ``env["metadata"]["budget"]``; session counters in ``agent.state`` (seeded once from the history's tokens, replies
 and tool results, then kept across turns and stack rebuilds; session time counts only time spent in turns).
@@ -21,9 +21,9 @@ from time import monotonic
 from typing import Any
 
 from brute_nb.agent import App, Env
-from brute_nb.cost import format_usd, message_cost
+from brute_nb.cost import format_usd
 from brute_nb.errors import MiddlewareError
-from brute_nb.message import role_of
+from brute_nb.message import Message
 from brute_nb.middleware.tool_result_loop import should_exit
 
 KINDS = ("tokens", "cost", "tools", "iterations", "time")
@@ -33,7 +33,9 @@ UNITS = {"tokens": "tokens", "cost": "USD", "tools": "tool calls", "iterations":
 
 
 @dataclass
-class Usage:
+class Spent:
+    """What a turn (or the session) has used so far, one number per budget kind."""
+
     tokens: int = 0
     cost: float = 0.0
     unpriced: str | None = None
@@ -47,11 +49,6 @@ class Usage:
     def get(self, kind: str) -> float:
         value: float = getattr(self, kind)
         return value
-
-
-def tokens_of(message: Any) -> int:
-    meta = getattr(message, "meta", None) or {}
-    return int(meta.get("input_tokens") or 0) + int(meta.get("output_tokens") or 0)
 
 
 def check_options(options: dict[str, Any]) -> dict[str, float]:
@@ -80,7 +77,7 @@ class Budget:
         self.limits = check_options(limits)
 
     async def __call__(self, env: Env) -> Any:
-        turn, session = self._usages(env)
+        turn, session = self._spent(env)
         self._tick(turn, session)
         hit = self._first_reached(turn, session)
         if hit is not None:
@@ -88,40 +85,40 @@ class Budget:
             return env
         return await self.app(env)
 
-    def _usages(self, env: Env) -> tuple[Usage, Usage]:
+    def _spent(self, env: Env) -> tuple[Spent, Spent]:
         state = env.get("state")
         if state is None:
             state = env["state"] = {}
-        session: Usage | None = state.get(STATE_KEY)
+        session: Spent | None = state.get(STATE_KEY)
         if session is None:
-            session = state[STATE_KEY] = Usage()
+            session = state[STATE_KEY] = Spent()
             for m in env["messages"]:
                 _add(session, m)
         metadata = env.setdefault("metadata", {})
-        turn: Usage | None = metadata.get("budget")
+        turn: Spent | None = metadata.get("budget")
         if turn is None:
-            turn = metadata["budget"] = Usage()
+            turn = metadata["budget"] = Spent()
             pair = (turn, session)
             # Counting appends (not scanning the log) keeps counts right when compaction rewrites history.
             env["messages"].observe(lambda kind, item: _count(pair, kind, item))
         return turn, session
 
     @staticmethod
-    def _tick(turn: Usage, session: Usage) -> None:
+    def _tick(turn: Spent, session: Spent) -> None:
         now = monotonic()
         session.time += now - turn.tick
         turn.tick = now
         turn.time = now - turn.started
 
-    def _first_reached(self, turn: Usage, session: Usage) -> str | None:
+    def _first_reached(self, turn: Spent, session: Spent) -> str | None:
         for name, limit in self.limits.items():
             scope, _, kind = name.rpartition("_")
-            usage = session if scope == "session" else turn
+            spent = session if scope == "session" else turn
             where = "session" if scope == "session" else "turn"
-            if kind == "cost" and usage.unpriced is not None:
-                return (f"Stopped: the {where} cost budget cannot be kept: the price of {usage.unpriced!r} is not "
+            if kind == "cost" and spent.unpriced is not None:
+                return (f"Stopped: the {where} cost budget cannot be kept: the price of {spent.unpriced!r} is not "
                         f"known; use a token budget instead (--budget tokens=N)")
-            used = usage.get(kind)
+            used = spent.get(kind)
             if used >= limit:
                 if kind == "cost":  # a sub-cent ceiling reads as itself, never "0.00 USD"
                     amounts = f"{format_usd(used)} of {format_usd(limit)}"
@@ -133,24 +130,25 @@ class Budget:
         return None
 
 
-def _add(usage: Usage, message: Any) -> None:
-    role = role_of(message)
+def _add(spent: Spent, message: Message) -> None:
+    role = message.role
     if role == "assistant":
-        usage.tokens += tokens_of(message)
-        usage.iterations += 1
-        cost = message_cost(message)
+        usage = message.usage
+        spent.tokens += usage.tokens if usage is not None else 0
+        spent.iterations += 1
+        cost = message.cost
         if cost is None:
-            usage.unpriced = str((getattr(message, "meta", None) or {}).get("model") or "this model")
+            spent.unpriced = str(message.meta.get("model") or "this model")
         else:
-            usage.cost += cost
+            spent.cost += cost
     elif role == "tool":
-        usage.tools += 1
+        spent.tools += 1
 
 
-def _count(pair: tuple[Usage, Usage], kind: str, item: Any) -> None:
+def _count(pair: tuple[Spent, Spent], kind: str, item: Any) -> None:
     """Both counters grow together as messages are appended, so a cancelled turn still counts what it spent."""
     if kind != "append":
         return
-    for usage in pair:
-        _add(usage, item)
+    for spent in pair:
+        _add(spent, item)
     Budget._tick(*pair)

@@ -144,6 +144,7 @@ class SessionLog:
         self._turn_lock.release()
 
     async def __call__(self, env: Env) -> Any:
+        env.setdefault("session", f"{self.path.parent.name}/{self.path.stem}")
         await self._acquire()
         try:
             self._failure = None

@@ -27,12 +27,14 @@ from typing import Any
 
 import anyio
 
+from brute_nb import tracing
 from brute_nb.agent import App, Env
 from brute_nb.events import emit
 from brute_nb.maybe_async import call_maybe_async
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of
 from brute_nb.middleware.tool_result_loop import should_exit
 from brute_nb.redact import redact
+from brute_nb.sendable import redacted_call
 from brute_nb.tools.adapter import Adapter, wrap_all
 from brute_nb.tools.context import use_env
 from brute_nb.tools.results import error_text, finish
@@ -51,7 +53,8 @@ def pending_calls(messages: list[Any]) -> list[ToolCall]:
     last = messages[-1]
     if role_of(last) != "assistant" or not last.tool_calls:
         return []
-    return [c if isinstance(c, ToolCall) else ToolCall.coerce(c) for c in last.tool_calls]
+    # Keys out of the arguments before any tool, approval or view sees them (a handler's reply may echo one).
+    return [redacted_call(ToolCall.coerce(c)) for c in last.tool_calls]
 
 
 class DefaultToolPipeline:
@@ -118,8 +121,10 @@ class DefaultToolPipeline:
     async def run_call(self, env: Env, index: int, call: ToolCall) -> Message:
         emit(env, "tool_call", {"call": call, "index": index})
         start = time.perf_counter()
-        with use_env(env):
+        adapter = self.adapters.get(call.name)
+        with use_env(env), tracing.tool_call(env, call, getattr(adapter, "description", None)) as traced:
             output = await self._output(env, call)
+            traced(redact(output.text), output.is_error)
         # The time a person took to answer an approval question is not the tool's (the approver records it).
         waited = env.get("metadata", {}).get("approval_waits", {}).get(call.id, 0.0)
         return self._message(env, index, call, output, max(0.0, (time.perf_counter() - start) * 1000 - waited))

@@ -10,7 +10,10 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
                   (the panel's static copy, shown where the widget cannot render)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
-3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``: what the stack adds to the agent
+3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
+                  run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
+                  document in JupyterLab), ``environment`` (the system prompt's <env> and project rules): what
+                  the stack adds
 4. stack          ``stack``: the agent's middleware stack, built from settings and values
 5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);

@@ -60,9 +60,13 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
     """One turn for a cell: context cells go with it, tool errors go into ``Err``, ``code`` inserts a cell.
 
     ``extra`` goes to the turn's env as given (``schema``, ``attachments``)."""
+    __tracebackhide__ = True
     from brute_nb.notebook.runner import run_turn
 
     ensure_agent(nb)
+    recorder = cells.recorder_of(shell) if shell is not None else None
+    if recorder is not None and recorder.cell_id:
+        extra.setdefault("cell_id", recorder.cell_id)  # the cell tools insert below this cell
     if context and shell is not None:
         text = cells.context_text(cells.context_cells(shell, context))
         if text:

@@ -253,6 +253,8 @@ class ErrorRecorder:
         self.current: int | None = None
         self.source = ""
         """The source of the cell running now (``current``)."""
+        self.cell_id: str | None = None
+        """The front end's id of the cell running now (``execute_request`` metadata; Jupyter clients send it)."""
         self.last = 0
         self.unstored: dict[int, tuple[str, str]] = {}
         """Number -> (source, result text) of cells run without history."""
@@ -262,6 +264,7 @@ class ErrorRecorder:
     def started(self, info: Any = None) -> None:
         self.running = True
         self.source = getattr(info, "raw_cell", "") or ""
+        self.cell_id = getattr(info, "cell_id", None)
         if getattr(info, "store_history", True):
             self.current = len(raw_sources(self.shell))  # its source is stored right after this hook
         else:

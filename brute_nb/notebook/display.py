@@ -31,6 +31,7 @@ from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer,
 from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink, NoLive
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
+from brute_nb.usage import Usage
 
 __all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "WAITING", "CellView"]
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
@@ -298,7 +299,9 @@ class CellView:
             meta = dict(getattr(m, "meta", {}) or {})
             out.extend(server_views(meta))
             if m.content:
-                own = {k: meta[k] for k in ("input_tokens", "output_tokens") if k in meta}
+                usage = m.usage
+                own: dict[str, Any] = {} if usage is None else {"input_tokens": usage.input_tokens,
+                                                                "output_tokens": usage.output_tokens}
                 if "id" in meta:
                     own["message_id"] = meta["id"]
                 out.append((m.content, own))
@@ -320,27 +323,20 @@ class CellView:
         return out
 
     def stats(self, tool_calls: int) -> dict[str, Any]:
-        inp = out = reads = writes = 0
-        seen = cut_off = False
+        cut_off = False
         model = None
-        for m in self.messages:
-            meta = getattr(m, "meta", {}) or {}
-            if role_of(m) == "assistant":
-                model = meta.get("model", model)
-                cut_off = cut_off or meta.get("finish_reason") == "max_tokens"
-                if "input_tokens" in meta or "output_tokens" in meta:
-                    seen = True
-                    inp += int(meta.get("input_tokens") or 0)
-                    out += int(meta.get("output_tokens") or 0)
-                    reads += int(meta.get("cached_tokens") or 0)
-                    writes += int(meta.get("cache_write_tokens") or 0)
+        replies = [m for m in self.messages if m.role == "assistant"]
+        for m in replies:
+            model = m.meta.get("model", model)
+            cut_off = cut_off or m.finish_reason == "max_tokens"
+        usage = Usage.total(replies)  # input counts cache reads and writes, as the price and the budget do
         return {
             "model": model,
-            "input_tokens": inp if seen else None,
-            "output_tokens": out if seen else None,
-            "cached_tokens": reads,
-            "cache_write_tokens": writes,
-            "cost": cost_total(self.messages) if seen else None,
+            "input_tokens": None if usage is None else usage.input_tokens,
+            "output_tokens": None if usage is None else usage.output_tokens,
+            "cached_tokens": 0 if usage is None else usage.cache_read_tokens,
+            "cache_write_tokens": 0 if usage is None else usage.cache_write_tokens,
+            "cost": None if usage is None else cost_total(replies),
             "tool_calls": tool_calls,
             "elapsed_s": time.monotonic() - self._started,
             "replayed": self.replayed,

@@ -35,6 +35,7 @@ SUBCOMMANDS = """\
 %brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
+%brute system            the system prompt as the next turn sends it (environment and project rules included)
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -65,7 +66,7 @@ class BruteMagics(Magics):
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
-                                "network, python, mcp; modes: allow, ask, deny)")
+                                "network, python, mcp, notebook; modes: allow, ask, deny)")
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
@@ -89,13 +90,14 @@ class BruteMagics(Magics):
     @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
                                 "(default: %%brute config context=N, else 0)")
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, fix, usage, "
-                                            "config, widget, help")
+                                            "system, config, widget, help")
     @line_cell_magic
     def brute(self, line: str, cell: str | None = None) -> Any:
         """Talk to the agent that lives in this kernel. The cell body is the prompt; ``{expr}`` is filled in.
 
         As a line magic, ``%brute SUBCOMMAND`` inspects and steers it; see ``%brute help``.
         """
+        __tracebackhide__ = True  # an interrupted turn's traceback is the user's cell, not brute_nb's frames
         from brute_nb.notebook import warm
 
         warm.settled()  # the SDK may still be importing on the warm-up thread: one importer at a time
@@ -196,6 +198,7 @@ class BruteMagics(Magics):
         return nb
 
     def _line(self, line: str) -> Any:
+        __tracebackhide__ = True
         try:
             words = shlex.split(line)  # quotes keep a value with spaces whole: config system="be brief"
         except ValueError as exc:
@@ -249,6 +252,7 @@ class BruteMagics(Magics):
             raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
 
     def _cmd_fix(self, rest: list[str]) -> None:
+        __tracebackhide__ = True
         from brute_nb.notebook import cell_turn
 
         nb = self.registry.current()
@@ -257,6 +261,14 @@ class BruteMagics(Magics):
             print(cell_turn.NO_ERROR)
             return
         cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+
+    def _cmd_system(self, rest: list[str]) -> None:
+        """The system prompt as the next turn sends it (rebuilt each turn: date, frames and rules are current)."""
+        from brute_nb.notebook.stack import select_tools, system_prompt
+
+        nb = self.registry.current()
+        skills = any(t.name == "skill" for t in select_tools(nb.settings.tools, notebook=True))
+        print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
 
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
@@ -300,6 +312,8 @@ class BruteMagics(Magics):
             print(f"{key + ':':<15} {getattr(s, key)}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
+        if not s.final_answer:
+            print(f"{'final_answer:':<15} False  (a turn stopped by a limit ends without the model's answer)")
         for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")

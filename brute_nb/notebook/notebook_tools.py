@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from brute_nb.notebook.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL
 from brute_nb.notebook.cells import ERR, CellError, clip, executed_cells, raw_sources, recorder_of
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import current_env
@@ -355,6 +356,8 @@ NOTEBOOK = Notebook()
 VARIABLES = Variables()
 PROPOSE_CELL = ProposeCell()
 # One instance each, named so the brute_nb.tools entry points reach the very objects "all" holds.
-NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": NOTEBOOK, "variables": VARIABLES, "propose_cell": PROPOSE_CELL}
-"""On by default in a notebook (``--tools all``); ``read-only`` keeps ``notebook`` and ``variables``."""
+NOTEBOOK_TOOLS: dict[str, Tool] = {"notebook": NOTEBOOK, "variables": VARIABLES, "propose_cell": PROPOSE_CELL,
+                                   "edit_cell": EDIT_CELL, "insert_cell": INSERT_CELL, "run_cell": RUN_CELL}
+"""On by default in a notebook (``--tools all``; the cell tools ask first, class ``notebook``); ``read-only`` keeps
+``notebook`` and ``variables``."""
 READ_ONLY_NAMES = ("notebook", "variables")

@@ -275,7 +275,7 @@ def count_messages(data: bytes) -> tuple[int, int]:
             continue
         try:
             value = json.loads(line)
-        except ValueError:  # a torn last line: SessionLog reports it when the session is loaded
+        except (ValueError, RecursionError):  # a torn or damaged line: loading the session names it
             continue
         found = value.get("tool_calls") if isinstance(value, dict) else None
         if isinstance(found, list):

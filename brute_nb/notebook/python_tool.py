@@ -22,8 +22,9 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import count
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, Generic, TextIO, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -39,6 +40,7 @@ STOP_GRACE = 2.0
 """Seconds a stopped turn waits for the tool's code to reach a Python line and raise the KeyboardInterrupt."""
 
 Namespace = dict[str, Any]
+T = TypeVar("T")
 
 _cells = count(1)
 
@@ -130,14 +132,33 @@ def show_value(value: Any) -> str:
     return repr(value)
 
 
+@dataclass
+class Outcome:
+    """What running code like a cell gave: its printed output, the last expression's value, or its failure."""
+
+    out: str
+    err: str
+    value: Any
+    error: BaseException | None
+    traceback: str | None
+    """``Error: Type: message`` and the traceback from the code's own frames, when it failed."""
+
+
 def run_code(code: str, namespace: Namespace) -> str:
     """Run ``code`` like a cell; the result text a model reads (``Error: ...`` with the traceback on failure)."""
-    filename = f"<python tool {next(_cells)}>"
+    ran = execute(code, namespace)
+    return _result(ran.out, ran.err, ran.value, ran.traceback)
+
+
+def execute(code: str, namespace: Namespace, label: str = "python tool") -> Outcome:
+    """Run ``code`` like a cell in ``namespace``, this thread's stdout and stderr captured."""
+    filename = f"<{label} {next(_cells)}>"
     # Registered so tracebacks show the agent's source lines, as IPython shows a cell's.
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
     value: Any = None
     last: ast.stmt | None = None
     error: str | None = None
+    failure: BaseException | None = None
     with _Capture() as cap:
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
@@ -148,8 +169,8 @@ def run_code(code: str, namespace: Namespace) -> str:
             if isinstance(last, ast.Expr):
                 value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
         except (Exception, SystemExit) as exc:  # the model reads the traceback, as a person reads a cell's
-            error = _traceback(exc, filename)
-    return _result(cap.out.getvalue(), cap.err.getvalue(), value, error)
+            error, failure = _traceback(exc, filename), exc
+    return Outcome(cap.out.getvalue(), cap.err.getvalue(), value, failure, error)
 
 
 def _traceback(exc: BaseException, filename: str) -> str:
@@ -202,32 +223,41 @@ class PythonTool(Tool):
         return ns() if callable(ns) else ns
 
     async def execute(self, code: str, **_: Any) -> str:
-        run = _Run(code, self.namespace())
-        run.start()
-        try:
-            # A pooled thread waits for the code's thread, so the turn's loop keeps delivering events (and Stop).
-            await anyio.to_thread.run_sync(run.join, None, abandon_on_cancel=True)
-        except BaseException:  # the turn was stopped: stop the code too, as an interrupt stops a cell
-            run.interrupt()
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(run.join, STOP_GRACE)
-            if not run.done:  # printed, not warned: a repeated warning would be shown once per kernel
-                print(STILL_RUNNING, file=sys.stderr, flush=True)
-            raise
-        return run.result
+        namespace = self.namespace()
+        result: str = await run_interruptibly(lambda: run_code(code, namespace),
+                                              "Error: KeyboardInterrupt: stopped by the user")
+        return result
 
 
-class _Run:
-    """``run_code`` on a thread of its own that can be interrupted.
+async def run_interruptibly(work: Callable[[], T], stopped: T) -> T:
+    """``work()`` (the user's code) on a thread of its own; a stopped turn interrupts it as an interrupt stops a
+    cell, and ``stopped`` is its result if the interrupt lands inside it."""
+    run = _Run(work, stopped)
+    run.start()
+    try:
+        # A pooled thread waits for the code's thread, so the turn's loop keeps delivering events (and Stop).
+        await anyio.to_thread.run_sync(run.join, None, abandon_on_cancel=True)
+    except BaseException:  # the turn was stopped: stop the code too, as an interrupt stops a cell
+        run.interrupt()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(run.join, STOP_GRACE)
+        if not run.done:  # printed, not warned: a repeated warning would be shown once per kernel
+            print(STILL_RUNNING, file=sys.stderr, flush=True)
+        raise
+    return run.result
+
+
+class _Run(Generic[T]):
+    """``work`` on a thread of its own that can be interrupted.
 
     Not anyio's worker pool: a ``KeyboardInterrupt`` raised asynchronously in a pooled thread after the code
     returned would land in anyio's own loop. Here the interrupt is sent only while the code runs (a lock orders
     it against the end), and one still pending at the end is cleared.
     """
 
-    def __init__(self, code: str, namespace: Namespace) -> None:
-        self.code, self.namespace = code, namespace
-        self.result = ""
+    def __init__(self, work: Callable[[], T], stopped: T) -> None:
+        self.work, self.stopped = work, stopped
+        self.result = stopped
         self.done = False
         self._lock = threading.Lock()
         self._running = False
@@ -248,9 +278,9 @@ class _Run:
 
     def _main(self) -> None:
         try:
-            self.result = run_code(self.code, self.namespace)
+            self.result = self.work()
         except KeyboardInterrupt:
-            self.result = "Error: KeyboardInterrupt: stopped by the user"
+            self.result = self.stopped
         while True:  # an interrupt sent just as the code returned may fire here, once: stop it from escaping
             try:
                 with self._lock:

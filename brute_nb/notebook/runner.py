@@ -3,8 +3,10 @@ SDK client's kept-alive connections live), the cell's view subscribed to its eve
 
 The task runs in a copy of the cell's context so everything it shows lands in this cell, and the cell
 waits for it (output after the cell went idle is lost to nbclient and nbval). A kernel interrupt cancels the
-worker; its cleanup closes the tool calls and persists the log before the KeyboardInterrupt is re-raised, so
-the cell ends as interrupted and "Run all" stops (kernel-notes Q1, Q2).
+worker; its cleanup closes the tool calls, keeps the text streamed so far (``PartialReply``) and persists the log
+before the KeyboardInterrupt is re-raised, so the cell ends as interrupted and "Run all" stops (kernel-notes Q1,
+Q2). The cell shows one line saying so; brute_nb's own frames carry ``__tracebackhide__``, which IPython leaves
+out of the traceback under it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
 from brute_nb.notebook.display import CellView
 from brute_nb.notebook.live import LiveSink, NoLive, WidgetLive
+
+STOPPED = "interrupted: the turn was stopped; the reply so far is kept, and the session file is saved and valid"
 
 
 class Session(Protocol):
@@ -42,6 +46,7 @@ def live_sink() -> LiveSink:
 
 
 def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = False, **extra: Any) -> Env:
+    __tracebackhide__ = True  # IPython leaves this frame out of an interrupted cell's traceback
     from brute_nb.notebook import warm
 
     warm.settled()  # building the agent imports the SDK: not while the warm-up thread is still importing it
@@ -69,8 +74,7 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
         env: Env = worker.wait()
     except KeyboardInterrupt:
         if view is not None:
-            view.finish(notice="interrupted: the turn was stopped; the session file is saved and valid",
-                        kind="interrupted")
+            view.finish(notice=STOPPED, kind="interrupted")
         raise
     except BruteError:
         if view is not None:

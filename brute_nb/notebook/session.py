@@ -71,10 +71,12 @@ class NotebookAgent:
         from brute_nb.providers import auto
 
         s = self.settings
-        key = (s.model, s.replay, s.record, s.base_url, repr(sorted(s.options.items())), s.stall_timeout,
+        key = (s.model, s.replay, s.record, s.base_url, s.api_key, repr(sorted(s.options.items())), s.stall_timeout,
                self._environment())
         if self._model is None or self._model[0] != key:
             extra: dict[str, Any] = {"base_url": s.base_url} if s.base_url else {}
+            if s.api_key:
+                extra["api_key"] = s.api_key
             if s.stall_timeout is not None:
                 extra["stall_timeout"] = s.stall_timeout
             self._model = (key, auto(s.model, replay=s.replay, record=s.record, **extra, **s.options))
@@ -109,6 +111,9 @@ class NotebookAgent:
         """Apply parsed settings (``settings.parse_settings``), checking now what needs the stack or the SDK (tool
         names, provider parameters); a value refused leaves the settings as they were."""
         before = self.settings
+        if ("model" in changes and not {"base_url", "api_key"} & set(changes)
+                and provider_of(changes["model"]) != provider_of(before.model)):
+            changes = {**changes, "base_url": "", "api_key": ""}  # they were given for the other provider
         self.settings = self.settings.updated(**changes)
         try:
             self._check(set(changes))
@@ -123,7 +128,7 @@ class NotebookAgent:
 
         if "tools" in changed:
             select_tools(self.settings.tools, notebook=True)  # an unknown name is refused now, not at the turn
-        if self.settings.options and {"options", "model", "base_url"} & changed:
+        if self.settings.options and {"options", "model", "base_url", "api_key"} & changed:
             try:
                 self.model_provider()
             except OptionError as exc:
@@ -137,7 +142,10 @@ class NotebookAgent:
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
+        from brute_nb.notebook.cell_bridge import front
+
         extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
+        extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
         return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
@@ -175,11 +183,22 @@ class NotebookAgent:
 
     @property
     def usage(self) -> Any:
-        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta."""
+        """Tokens and cost (USD) per turn and in total, from the assistant messages' meta.
+
+        Tokens are ``Usage``'s (input includes cache reads and writes, whatever the provider reported), as the footer,
+        the budget and the price count them; the frame's own columns keep what the provider reported.
+        """
+        import pandas as pd
+
+        from brute_nb.usage import Usage
+
         df = self.df
         assistant = df[df["role"] == "assistant"]
-        per_turn = assistant.groupby("turn")[["input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
-                                              "cost"]].sum(min_count=1)
+        usages = [Usage.of_meta(meta or {}) for meta in assistant["meta"]]
+        counts = {name: pd.array([None if u is None else getattr(u, name) for u in usages], dtype="Int64")
+                  for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")}
+        table = pd.DataFrame({"turn": assistant["turn"].array, **counts, "cost": assistant["cost"].array})
+        per_turn = table.groupby("turn").sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
         per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
         return per_turn
@@ -205,11 +224,18 @@ class NotebookAgent:
         self._key = None
 
     def undo(self, path: str | None = None) -> str:
-        """Revert the agent's last file change (or the last change to ``path``)."""
+        """Revert the agent's last change: a cell it edited in the open notebook, else a file (a saved notebook's
+        cells included), or the last change to ``path``."""
         from brute_nb.event_loop import run_sync
+        from brute_nb.notebook.cell_bridge import front, undo_last
         from brute_nb.tools import FSUndo, use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots
+
+        if path is None:
+            done = undo_last(self._state, front())
+            if done is not None:
+                return done
 
         with use_env({"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {}}):
             target = path or snapshots().last()
@@ -252,6 +278,13 @@ class NotebookAgent:
 
 PROVIDER_VARIABLES = ("BRUTE_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL")
 PROVIDER_SUFFIXES = ("_API_KEY", "_BASE_URL", "_AUTH_TOKEN", "_API_BASE", "_ORG_ID", "_PROJECT_ID")
+
+
+def provider_of(model: str | None) -> str:
+    """The provider a ``--model`` names (``anthropic`` of ``anthropic:claude-x``); with none, the one a base URL
+    is used with (``BRUTE_MODEL``'s, else ``openai``, as ``providers.auto`` picks)."""
+    spec = model or os.environ.get("BRUTE_MODEL") or ""
+    return spec.split(":", 1)[0] if ":" in spec else "openai"
 
 
 def environment_fingerprint() -> str:

@@ -52,16 +52,23 @@ class Settings:
     """Executed cells sent with each prompt as context (``--context N``); not part of the stack."""
     mcp: MCPSetting | None = None
     base_url: str | None = None
+    """An OpenAI-compatible server (``--base-url``); "" once cleared. It belongs to the provider it was given
+    with: a later ``--model`` of another provider clears it (``NotebookAgent.configure``)."""
+    api_key: str | None = field(default=None, repr=False)
+    """A key given for ``base_url`` (or ``env:NAME``, or ``none``); never shown (``providers.credentials``)."""
     options: dict[str, Any] = field(default_factory=dict)
     """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
     stall_timeout: float | None = None
     """Seconds a streamed reply may send nothing before the call fails; None: ``BRUTE_STALL_TIMEOUT`` or 90 s."""
+    final_answer: bool = True
+    """A turn stopped by a limit ends with one more model call, without tools, for the model's answer."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
                 self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize,
-                self.mcp, self.base_url, repr(sorted(self.options.items())), self.stall_timeout)
+                self.mcp, self.base_url, self.api_key, repr(sorted(self.options.items())), self.stall_timeout,
+                self.final_answer)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -240,6 +247,32 @@ def parse_replay(value: str | Path) -> Path:
     return path
 
 
+def parse_base_url(value: str) -> str:
+    """An http(s) URL, or ``none`` (also ``off`` or nothing) to clear it: "" is the cleared value."""
+    from urllib.parse import urlsplit
+
+    text = str(value).strip()
+    if text.lower() in ("none", "off", ""):
+        return ""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise SettingsError(f"--base-url {text!r} is not an http(s) URL; give one like http://localhost:8000/v1, "
+                            "or none to clear it")
+    return text
+
+
+def parse_api_key(value: str) -> str:
+    """A key for the base URL: the key, ``env:NAME`` (a variable read when the client is built), ``none`` for a
+    server that takes no key; nothing (``api_key=``) clears it. A key typed here is redacted from then on."""
+    from brute_nb.redact import remember
+
+    text = str(value).strip()
+    if text.startswith("env:") and not text[4:].strip().isidentifier():
+        raise SettingsError(f"api_key={text!r}: name an environment variable after env:, like env:MY_PROXY_KEY")
+    remember(text)
+    return text
+
+
 def _pairs_text(value: Any) -> Any:
     """``a=b;c=d`` reads as ``a=b,c=d`` (a ``%brute config`` value cannot hold a comma-free list otherwise)."""
     return value.replace(";", ",") if isinstance(value, str) else value
@@ -260,10 +293,12 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "summarize": lambda v: parse_bool("summarize", v),
     "context": lambda v: parse_int("--context", v, minimum=0),
     "mcp": parse_mcp,
-    "base_url": str,
+    "base_url": parse_base_url,
+    "api_key": parse_api_key,
     "options": parse_options,
     "stall_timeout": lambda v: parse_seconds("stall_timeout", v),
     "debug": lambda v: parse_bool("debug", v),
+    "final_answer": lambda v: parse_bool("final_answer", v),
 }
 """One parser and validator per setting, shared by ``%%brute`` options, ``%brute config k=v`` and
 ``brute_nb.configure(**options)`` / ``brute_nb.chat(**options)``: each takes the text a user typed or the Python

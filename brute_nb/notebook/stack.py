@@ -1,16 +1,17 @@
 """The default stack of a notebook agent (issue 6's order), built from its settings.
 
 SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
-ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DefaultCompactionPipeline (before every
-model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary, the summary written by the session's own
-model unless ``summarize=false``) -> DefaultToolPipeline -> TurnContext (``--context`` cells, on the request only) ->
-the provider.
+FinalAnswer (unless ``final_answer=false``: a turn stopped by a limit ends with the model's answer) ->
+ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DoomLoopDetection ->
+DefaultCompactionPipeline (before every model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary,
+the summary written by the session's own model unless ``summarize=false``) -> DefaultToolPipeline -> PartialReply
+(a stopped call keeps its streamed text) -> TurnContext (``--context`` cells, on the request only) -> the provider.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +27,36 @@ arguments and result, as a collapsible block. Prefer small, verifiable steps: re
 tests after you change code, and say plainly what you did and what is left."""
 
 
-def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = True) -> str:
-    """The notebook setting and workspace root, then the skills under the root (when the skill tool is on)."""
+def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = True,
+                          namespace: Mapping[str, Any] | None = None) -> str:
+    """Brute's order for a notebook: who the agent is and where, the environment (``<env>``: root, git, platform,
+    date, Python and key packages, the kernel's DataFrames), the skills under the root (when the skill tool is on),
+    then the project's own rules (AGENTS.md, CLAUDE.md). Built afresh at every turn."""
+    from brute_nb.notebook.environment import environment_section, instructions_section
+
     where = f" ({notebook})" if notebook else ""
-    text = SYSTEM_PROMPT.format(notebook=where, root=root)
-    if not skills:
-        return text
-    from brute_nb.tools.builtin.skill import skills_section
+    parts = [SYSTEM_PROMPT.format(notebook=where, root=root), environment_section(root, notebook, namespace)]
+    if skills:
+        from brute_nb.tools.builtin.skill import skills_section
 
-    section = skills_section(root)
-    return f"{text}\n\n{section}" if section else text
+        parts.append(skills_section(root))
+    parts.append(instructions_section(root, notebook))
+    return "\n\n".join(p for p in parts if p)
 
 
+def system_prompt(s: Settings, notebook: Path | None, root: Path, *, skills: bool) -> str:
+    """The system prompt a turn sends: the user's own (``--system``), else the default built now."""
+    if s.system is not None:
+        return s.system
+    return default_system_prompt(notebook, root.resolve(), skills=skills, namespace=user_namespace())
+
+
+def user_namespace() -> Mapping[str, Any] | None:
+    """The kernel's user namespace (for the DataFrames the prompt lists), None outside IPython."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return None if shell is None else shell.user_ns
 
 
 def select_tools(spec: str | tuple[Any, ...], *, notebook: bool = False) -> list[Any]:
@@ -130,6 +149,9 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     from brute_nb.middleware.approvals import Approvals
     from brute_nb.middleware.budget import Budget
     from brute_nb.middleware.compaction import DefaultCompactionPipeline
+    from brute_nb.middleware.doom_loop import DoomLoopDetection
+    from brute_nb.middleware.final_answer import FinalAnswer
+    from brute_nb.middleware.partial_reply import PartialReply
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import default_asker
@@ -138,23 +160,24 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
 
     def system(env: Env) -> str:
-        if s.system is not None:
-            return s.system
-        return default_system_prompt(notebook, Path(env.get("root") or Path.cwd()).resolve(), skills=skills)
+        return system_prompt(s, notebook, Path(env.get("root") or Path.cwd()), skills=skills)
 
     agent = (
         Agent()
         .use(SessionLog, path=session_path, root=session_path.parent.parent)  # <notebook folder>/<stem>.brute/
         .use(SystemPrompt, text=system)
         .use(Approvals, policy=s.approve, fallback=default_asker)
-        .use(ToolResultLoop)
-        .use(MaxIterations, limit=s.max_iterations)
     )
+    if s.final_answer:
+        agent.use(FinalAnswer, model=provider)
+    agent.use(ToolResultLoop).use(MaxIterations, limit=s.max_iterations)
     if s.budget:
         agent.use(Budget, **s.budget)
     return (
-        agent.use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
+        agent.use(DoomLoopDetection)
+        .use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
         .use(DefaultToolPipeline, tools=tools)
+        .use(PartialReply)  # around the model call only: the text of a stopped reply is kept
         .use(TurnContext)  # innermost: the turn's notebook context reaches each request, never the log
         .run(provider)
     )

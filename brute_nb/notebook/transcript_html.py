@@ -18,6 +18,7 @@ from brute_nb.notebook.display import CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.notebook.transcript import proposal_html
+from brute_nb.usage import Usage
 
 
 def no_publish(*args: Any, **kwargs: Any) -> None:
@@ -85,14 +86,10 @@ def totals(messages: list[Any]) -> tuple[int, int, int, float | None]:
 
     Calls are counted as the model makes them (as the cell's footer counts them), so one still running shows.
     """
-    inp = out = tools = 0
-    for m in messages:
-        if role_of(m) == "assistant":
-            meta = getattr(m, "meta", None) or {}
-            inp += int(meta.get("input_tokens") or 0)
-            out += int(meta.get("output_tokens") or 0)
-            tools += len(m.tool_calls or ())
-    return inp, out, tools, cost_total(messages)
+    replies = [m for m in messages if m.role == "assistant"]
+    usage = Usage.total(replies) or Usage()  # input counts cache reads and writes, as the price and budget do
+    tools = sum(len(m.tool_calls or ()) for m in replies)
+    return usage.input_tokens, usage.output_tokens, tools, cost_total(replies)
 
 
 def log_text(messages: list[Any]) -> str:

@@ -1,9 +1,10 @@
 """Model aliases (``%brute alias fast anthropic:claude-haiku-4-5``, then ``-m fast``), kept in the user's config.
 
 The file is ``$XDG_CONFIG_HOME/brute_nb/aliases.json`` (``~/.config/brute_nb/aliases.json`` by default), one JSON
-object of alias -> ``provider:model``. Invariant: the file is only ever replaced whole (written beside it, then
-renamed), so an interrupted save leaves the old aliases, never half a file; a file that cannot be read is an
-error naming it, never silently treated as empty (a later save would otherwise drop every alias in it).
+object of alias -> ``provider:model``. Invariant: the file is only ever replaced whole and durably
+(``confine.write_atomic``: written beside it, fsynced, renamed), so an interrupted save or a power cut leaves the
+old aliases, never half a file; a file that cannot be read is an error naming it, never silently treated as empty
+(a later save would otherwise drop every alias in it).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
+from brute_nb import confine
 from brute_nb.errors import BruteError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_BYTES = 1 << 20
 
 
 class AliasError(BruteError, ValueError):
@@ -31,9 +33,11 @@ def path() -> Path:
 def load() -> dict[str, str]:
     file = path()
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(confine.read_file(file, limit=MAX_BYTES, why="an aliases file is a small JSON object"))
     except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise AliasError(f"{file}: cannot read it ({exc}); fix or remove the file") from None
     except json.JSONDecodeError as exc:
         raise AliasError(f"{file}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file") from None
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
@@ -52,12 +56,8 @@ def save(name: str, target: str | None) -> dict[str, str]:
         del aliases[name]
     else:
         aliases[name] = target
-    file = path()
-    file.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=file.parent, delete=False, suffix=".tmp") as tmp:
-        json.dump(aliases, tmp, indent=2, sort_keys=True)
-        tmp.write("\n")
-    os.replace(tmp.name, file)
+    file = Path(confine.real(path()))  # the user's own config: a link to their dotfiles is followed
+    confine.write_atomic(file, (json.dumps(aliases, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     return aliases
 
 

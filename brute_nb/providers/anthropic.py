@@ -8,7 +8,7 @@ that stops with ``pause_turn`` (a long server-tool turn) is continued at once an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from brute_nb import structured
 from brute_nb.events import emit
@@ -28,11 +28,17 @@ class AnthropicMessages(Provider):
 
     provider = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
+    sdk = "anthropic"
+    base_url_variable: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
+    home_url = "https://api.anthropic.com"
     native_schema = True
 
     def __init__(self, model: str, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any) -> None:
         super().__init__(model, **options)
         self.max_tokens = max_tokens
+
+    def key_variables(self) -> tuple[str, ...]:
+        return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the SDK reads either
 
     def _build(self, **options: Any) -> Any:
         import anthropic

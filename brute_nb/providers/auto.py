@@ -68,7 +68,7 @@ def is_provider(prefix: str) -> bool:
     """Whether ``prefix`` names a provider: a built-in, or one an installed package registers."""
     from brute_nb import plugins
 
-    return prefix in plugins.BUILTIN[plugins.PROVIDERS] or prefix in plugins.names(plugins.PROVIDERS)
+    return prefix in plugins.builtin(plugins.PROVIDERS) or prefix in plugins.names(plugins.PROVIDERS)
 
 
 def auto(model: str | None = None, **options: Any) -> Provider:

@@ -30,7 +30,10 @@ from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, Message
+from brute_nb.providers.credentials import client_key, strip_keys_off_origin
 from brute_nb.redact import redact, redact_exception, remember
+from brute_nb.retry_after import seconds as retry_seconds
+from brute_nb.sendable import redacted
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
 """A tool without parameters. Both APIs accept it: Anthropic's InputSchema requires only ``"type": "object"``."""
@@ -77,6 +80,12 @@ class Provider:
 
     provider: ClassVar[str] = "provider"
     key_variable: ClassVar[str] = ""
+    sdk: ClassVar[str] = "openai"
+    """The SDK package the client comes from (its ``DefaultAsyncHttpxClient`` is the HTTP client)."""
+    home_url: str | None = None
+    """The provider's own URL, where a key from the environment may go (None: the SDK's default URL)."""
+    base_url_variable: ClassVar[str | None] = None
+    """The variable of the SDK's base URL: a key from the environment may go where the same environment says."""
     service: str | None = None
     """What errors call the server when it is not the API's owner (``Ollama`` behind the OpenAI API)."""
     unreachable_hint: str = ""
@@ -180,13 +189,34 @@ class Provider:
             if http is not None:
                 options["http_client"] = http
             return self._given_client.copy(**options) if options else self._given_client
-        if http is not None:
-            options["http_client"] = http
-        key = self.api_key or (REPLAY_KEY if self.replay else None)
+        key = REPLAY_KEY if self.replay else self.host_key()
+        http = http or self._http_client()
         try:
-            return self._build(base_url=self.base_url, api_key=key, **options)
+            client = self._build(base_url=self.base_url, api_key=key, http_client=http, **options)
         except Exception as exc:
             raise ProviderNotConfiguredError(no_key_message(self.provider, self.key_variable, exc)) from exc
+        http.event_hooks = {**http.event_hooks,
+                            "request": [*http.event_hooks["request"], strip_keys_off_origin(str(client.base_url))]}
+        return client
+
+    def host_key(self) -> str | None:
+        """The key for this client's host (``credentials.client_key``): None lets the SDK read its own variable."""
+        homes = (self.home_url, os.environ.get(self.base_url_variable) if self.base_url_variable else None)
+        key = client_key(provider=self.label.split(":")[0], key_variables=self.key_variables(), homes=homes,
+                         base_url=self.base_url, api_key=self.api_key)
+        remember(key)
+        return key
+
+    def key_variables(self) -> tuple[str, ...]:
+        """The environment variables this provider's key may come from (the SDK's own, for the built-ins)."""
+        return (self.key_variable,) if self.key_variable else ()
+
+    def _http_client(self) -> Any:
+        """The SDK's own HTTP client (its timeouts, pool limits and keep-alive), built here so that the hook keeping
+        keys at home (``strip_keys_off_origin``) can be added to it."""
+        import importlib
+
+        return importlib.import_module(self.sdk).DefaultAsyncHttpxClient()
 
     def _build(self, **options: Any) -> Any:
         raise NotImplementedError
@@ -220,8 +250,9 @@ class Provider:
         schema = env.get("schema")
         if schema is not None and not message.tool_calls:
             meta[structured.SCHEMA_KEY] = structured.name_of(schema)
-        # A reply quoting a key (the user's prompt held one) keeps it out of the log, and so out of every view.
-        env["messages"].append(message.replace(meta=meta, content=redact(message.content)))
+        # A reply quoting a key (the user's prompt held one), in its text or a call's arguments, keeps it out of
+        # the log, and so out of every view, file and tool.
+        env["messages"].append(redacted(message.replace(meta=meta)))
         if schema is not None and not message.tool_calls:
             structured.validate(schema, message.content)  # after the append: the text the model sent is kept
 
@@ -280,9 +311,9 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
         response = getattr(exc, "response", None)
-        retry = response.headers.get("retry-after") if response is not None else None
-        if status == 429 and retry:
-            message += f" (the provider asks to retry after {retry} s; raise max_retries to let the SDK wait)"
+        retry = retry_seconds(response.headers) if response is not None else None
+        if status == 429 and retry is not None:
+            message += f" (the provider asks to retry after {retry:g} s; raise max_retries to let the SDK wait)"
         return ProviderError(redact(f"{provider} returned HTTP {status}: {message}"), status=status,
                              provider=provider)
     name = type(exc).__name__

@@ -20,11 +20,6 @@ DEFAULT_MODELS: dict[str, str] = {
 """The default model per provider (Brute's defaults); ``OLLAMA_MODEL`` overrides Ollama's."""
 
 
-def _local_server(options: dict[str, Any]) -> None:
-    if options.get("base_url") and not os.environ.get("OPENAI_API_KEY"):
-        options.setdefault("api_key", "none")  # a local server (vLLM, LM Studio, llama.cpp) wants no key
-
-
 def anthropic(model: str | None, **options: Any) -> Provider:
     from brute_nb.providers.anthropic import AnthropicMessages
 
@@ -34,7 +29,6 @@ def anthropic(model: str | None, **options: Any) -> Provider:
 def openai(model: str | None, **options: Any) -> Provider:
     from brute_nb.providers.openai import OpenAIChat
 
-    _local_server(options)
     options.setdefault("base_url", os.environ.get("OPENAI_BASE_URL") or None)
     return OpenAIChat(model or DEFAULT_MODELS["openai"], **options)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from brute_nb.errors import ProviderNotConfiguredError
 from brute_nb.providers.openai import OpenAIChat
 
 
@@ -47,9 +48,23 @@ class CompatibleChat(OpenAIChat):
     def __init__(self, name: str, model: str | None = None, **options: Any) -> None:
         endpoint = ENDPOINTS[name]
         options.setdefault("base_url", endpoint.base_url)
-        options.setdefault("api_key", key_for(name))
         super().__init__(model or endpoint.default_model, **options)
         self.name = name
+        self.home_url = endpoint.base_url
+
+    base_url_variable: ClassVar[str | None] = None  # OPENAI_BASE_URL is OpenAI's, not this endpoint's
+
+    def key_variables(self) -> tuple[str, ...]:
+        return ENDPOINTS[self.name].keys
+
+    def host_key(self) -> str | None:
+        """The endpoint's own key at its own URL (the SDK would read OPENAI_API_KEY), a given key elsewhere."""
+        key = super().host_key() or key_for(self.name)
+        if key is None:
+            raise ProviderNotConfiguredError(
+                f"no key for {self.name}: set {' or '.join(ENDPOINTS[self.name].keys)} in the kernel "
+                f"(os.environ[{ENDPOINTS[self.name].keys[0]!r}] = '...'), then run the cell again")
+        return key
 
     @property
     def label(self) -> str:

@@ -8,7 +8,7 @@ tool-call ids may be missing (the transport makes stable ones), ``reasoning_cont
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from brute_nb import structured
 from brute_nb.events import emit
@@ -30,6 +30,8 @@ def cache_key(env: dict[str, Any]) -> str:
 
 class _OpenAIProvider(Provider):
     native_schema = True
+    base_url_variable: ClassVar[str | None] = "OPENAI_BASE_URL"
+    home_url = "https://api.openai.com/v1"
 
     @property
     def caching(self) -> bool:

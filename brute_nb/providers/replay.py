@@ -25,6 +25,7 @@ import difflib
 import itertools
 import json
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
@@ -278,6 +279,18 @@ class _ReplayStream(httpx2.AsyncByteStream):
         pass
 
 
+ENV_BLOCK = re.compile(r"<env>.*?</env>")
+
+
+def without_env(request: dict[str, Any]) -> dict[str, Any]:
+    """``request`` with every ``<env>...</env>`` block of the system prompt emptied (``notebook.environment``)."""
+    text = json.dumps(request, ensure_ascii=False)
+    if "<env>" not in text:
+        return request
+    cleaned: dict[str, Any] = json.loads(ENV_BLOCK.sub("<env></env>", text))
+    return cleaned
+
+
 def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> str:
     """A readable diff of what the cassette expected and what was sent ('' when they match)."""
     if (recorded.get("method"), recorded.get("path")) != (method, path):
@@ -285,8 +298,9 @@ def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> st
     expected = recorded.get("request")
     if not isinstance(expected, dict) or not isinstance(sent, dict):
         return "" if expected == sent else _diff(expected, sent)
-    # Cache marks change the bill, not the conversation: a cassette recorded without them still matches.
-    expected, sent = without_marks(expected), without_marks(sent)
+    # Cache marks change the bill, not the conversation: a cassette recorded without them still matches. The system
+    # prompt's <env> block (date, versions, the kernel's frames) differs from run to run and machine to machine.
+    expected, sent = without_env(without_marks(expected)), without_env(without_marks(sent))
     keys = [k for k in CHECKED_FIELDS if expected.get(k) != sent.get(k)]
     if not keys:
         return ""

@@ -17,6 +17,7 @@ from operator import methodcaller, setitem
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from brute_nb.confine import open_named
 from brute_nb.frames import _ROLE_CODE, _assemble, _frame_of, _objects, _present, _rows, _texts, frame
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def read_frame(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     p = Path(path)
     try:
-        with p.open("rb") as file:
+        with os.fdopen(open_named(p)[0], "rb") as file:  # a regular file only: a FIFO never blocks the cell
             columns = paused_gc(lambda: _file_columns(file))
     except FileNotFoundError:
         return frame([])

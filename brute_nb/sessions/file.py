@@ -4,14 +4,17 @@ to it. Every operation is all or nothing, so the file only ever holds whole line
 * ``append`` writes whole lines with one ``write``; one that fails part-way (a full disk) is cut back to the size
   before it and raises ``SessionLogError`` saying the file is as it was.
 * ``rewrite`` first appends the messages that leave the file to ``<stem>.archive.jsonl`` (fsynced), then writes
-  the new version beside the file, fsyncs it and swaps it in with ``os.replace``: shorter, never lost.
+  the new version beside the file, fsyncs it and renames it over the file (``confine.write_atomic``): shorter,
+  never lost.
 * ``load`` is strict: a bad line raises ``SessionLogError`` naming file:line and the problem. A last line cut
   off mid-write (no newline, not JSON) is never dropped: under the lock it is moved to ``<stem>.torn.txt`` with a
   warning naming file:line; without it (another writer may be mid-line) it is skipped with the same warning.
 * ``resolve`` refuses a session, archive or lock file that resolves outside ``root`` (a symlink out of the
   notebook's folder); lines then go to the resolved path, opened without following links.
 * ``lock`` (a ``SessionLock``) keeps a second writer out while a turn holds it.
-* Attachments' bytes go once into ``attachments/<sha256>.<ext>`` beside the file, before the line naming them.
+* Attachments' bytes go once into ``attachments/<sha256>.<ext>`` beside the file, before the line naming them,
+  never through a link out of ``root``, and are read back from there only if they hash to their name
+  (``confine``, which also owns the containment test and the atomic write used here).
 
 It keeps no cache and knows nothing of turns: ``SessionLog`` decides when to read and what to write.
 """
@@ -22,11 +25,12 @@ import contextlib
 import errno
 import json
 import os
-import tempfile
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
 
+from brute_nb import confine
 from brute_nb.attachments import folder_of, located, store_all
 from brute_nb.errors import SessionLogError
 from brute_nb.message import Message, dumps
@@ -55,15 +59,16 @@ def _stem(path: Path) -> str:
     return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.name
 
 
-def read_session(path: str | os.PathLike[str]) -> list[Message]:
+def read_session(path: str | os.PathLike[str], *, root: Path | None = None) -> list[Message]:
     """Parse a session file; a bad line raises ``SessionLogError`` with file and line number.
 
     A torn last line is skipped with a ``SessionFileWarning`` (it may be a write still in progress); the
-    session's next turn moves it aside.
+    session's next turn moves it aside. Attachments are read back only from inside ``root`` (default: the
+    session's folder).
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = confine.read_file(p, root=root)  # a regular file only: a FIFO named like a session never blocks
     except FileNotFoundError:
         return []
     torn = _torn_tail(data)
@@ -71,7 +76,7 @@ def read_session(path: str | os.PathLike[str]) -> list[Message]:
         warnings.warn(f"{p}:{_line_number(data, torn)}: the last line is cut off ({torn} bytes, no newline, not "
                       "JSON) and was not loaded; the session's next turn moves it to "
                       f"{torn_path(p).name}", SessionFileWarning, stacklevel=2)
-    return _parse(p, data[: len(data) - torn])
+    return _parse(p, data[: len(data) - torn], root)
 
 
 def _torn_tail(data: bytes) -> int:
@@ -85,7 +90,7 @@ def _torn_tail(data: bytes) -> int:
         return 0
     try:
         json.loads(tail)
-    except ValueError:
+    except (ValueError, RecursionError):
         return len(tail)
     return 0
 
@@ -94,8 +99,9 @@ def _line_number(data: bytes, torn: int) -> int:
     return data.count(b"\n", 0, len(data) - torn) + 1
 
 
-def _parse(path: Path, data: bytes) -> list[Message]:
-    """Every line of ``data`` as a message (the caller has dealt with a torn tail)."""
+def _parse(path: Path, data: bytes, root: Path | None = None) -> list[Message]:
+    """Every line of ``data`` as a message (the caller has dealt with a torn tail); attachments are read back
+    from inside ``root`` (default: the session's folder)."""
     fast = parse_messages(data)  # None unless every line is regular: then the loop below names the bad line
     if fast is not None:
         return fast
@@ -111,11 +117,13 @@ def _parse(path: Path, data: bytes) -> list[Message]:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise SessionLogError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting past its stack
+            raise SessionLogError(f"{path}:{lineno}: JSON that cannot be read: {exc}") from None
         if not isinstance(value, dict):
             raise SessionLogError(f"{path}:{lineno}: expected a JSON object (a message), got {type(value).__name__}")
         try:
             message = Message.from_dict(value)
-            messages.append(located(message, folder_of(path)) if message.attachments else message)
+            messages.append(located(message, folder_of(path), root) if message.attachments else message)
         except (TypeError, ValueError) as exc:
             raise SessionLogError(f"{path}:{lineno}: not a valid message: {exc}") from None
     return messages
@@ -151,30 +159,19 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def append_lines(path: Path, messages: list[Any], *, sync: bool = False) -> os.stat_result:
+def append_lines(path: Path, messages: list[Any], *, sync: bool = False, root: Path | None = None
+                 ) -> os.stat_result:
     """Append whole lines with one ``write``, starting a new line if the file lacks one; all or nothing.
 
     Each call opens and closes the file (a handful of syscalls, no Python file object): a file deleted or
     replaced between two messages is written again by the next one, never into an unlinked inode. No ``fsync``
     unless ``sync``: a line is in the kernel once ``write`` returns, so a crashed or killed process keeps it;
     only a power loss could take it, as with any editor's save. A write that fails part-way (a full disk) is cut
-    back to the size before it, so no torn line is left behind, and raises ``SessionLogError``.
+    back to the size before it, so no torn line is left behind, and raises ``SessionLogError``. Attachments'
+    bytes go first, never through a link out of ``root`` (default: the file's folder).
     """
     if any(getattr(m, "attachments", None) for m in messages):  # most lines carry none: no folder to work out
-        store_all(messages, folder_of(path))  # bytes first: a line never names an attachment that is not on disk
+        _store(messages, path, root)  # bytes first: a line never names an attachment that is not on disk
     data = _lines(messages)
     fd = _open_append(path)
     try:
@@ -227,34 +224,39 @@ def _write_failed(path: Path, exc: OSError) -> str:
 
 
 def _open_append(path: Path) -> int:
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)  # read: last byte
+    """The session file opened to append (and read its last byte); only a regular file: lines written into a
+    FIFO or a socket would be gone. ``O_NONBLOCK`` so opening a FIFO never waits (a regular file ignores it)."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        return os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:  # the session's folder is not there yet
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags, 0o644)
-
-
-def replace_atomically(path: Path, messages: list[Any]) -> os.stat_result:
-    """Write a whole new version beside the file, fsync it, then swap it in with ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    store_all(messages, folder_of(path))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        _write_all(fd, _lines(messages))
-        os.fsync(fd)
+        fd = os.open(path, flags, 0o644)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
-        fd = -1
-        os.replace(tmp, path)
-    except BaseException as exc:
-        if fd >= 0:
-            os.close(fd)
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise SessionLogError(_write_failed(path, exc)) from exc
-        raise
-    _fsync_dir(path.parent)
-    return path.stat()
+        raise SessionLogError(f"{path} is {confine.kind(mode)}, not a session file: brute_nb writes sessions to "
+                              "regular files only (what it wrote there would be lost). Remove it, or use another "
+                              "session name")
+    return fd
+
+
+def _store(messages: list[Any], path: Path, root: Path | None) -> None:
+    try:
+        store_all(messages, folder_of(path), root if root is not None else path.parent)
+    except OSError as exc:
+        raise SessionLogError(_write_failed(folder_of(path), exc)) from exc
+
+
+def replace_atomically(path: Path, messages: list[Any], *, root: Path | None = None) -> os.stat_result:
+    """Make the file hold exactly these lines with ``confine.write_atomic`` (a whole new version beside it,
+    fsynced, renamed over it, the folder fsynced); its attachments go first, inside ``root``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _store(messages, path, root)
+    try:
+        return confine.write_atomic(path, _lines(messages), root=path.parent)
+    except OSError as exc:
+        raise SessionLogError(_write_failed(path, exc)) from exc
 
 
 def signature(st: os.stat_result) -> Signature:
@@ -273,6 +275,7 @@ class SessionFile:
         self.lock = SessionLock(str(self.path) + ".lock")
         self.real = self.path  # where lines go: the path with links resolved (inside root), set by resolve()
         self.real_archive = self.archive_path
+        self.real_root: Path | None = None  # the root with links resolved, set by resolve()
         # What resolve() reads each turn, as strings: the three files share the session's folder by construction.
         self._folder = str(self.path.parent)
         self._root = None if self.root == self.path.parent else str(self.root)
@@ -287,7 +290,6 @@ class SessionFile:
         """
         real_folder = os.path.realpath(self._folder)
         root = real_folder if self._root is None else os.path.realpath(self._root)
-        inside = root.rstrip(os.sep) + os.sep
         reals: list[str | None] = []
         for path in self._files:
             if path is None:
@@ -296,7 +298,7 @@ class SessionFile:
             name = path.rpartition(os.sep)[2]
             linked = name in ("", ".", "..") or os.path.islink(path)
             real = os.path.realpath(path) if linked else os.path.join(real_folder, name)
-            if real != root and not real.startswith(inside):
+            if not confine.inside(real, root):
                 raise SessionLogError(
                     f"{path} is a link to {real}, outside {self.root}: brute_nb never writes a session through a "
                     "link that leaves the notebook's folder. Replace the link with a regular file, or use another "
@@ -304,6 +306,7 @@ class SessionFile:
             reals.append(real)
         self.real = Path(reals[0]) if reals[0] else self.path
         self.real_archive = Path(reals[1]) if reals[1] else None
+        self.real_root = Path(root)
 
     def signature(self) -> Signature | None:
         """The file's signature now; None when there is no file."""
@@ -321,8 +324,8 @@ class SessionFile:
         except FileNotFoundError:
             return [], None
         if not self.lock.held:
-            return read_session(file), signature(st)
-        data = file.read_bytes()
+            return read_session(file, root=self.real_root), signature(st)
+        data = confine.read_file(file, root=self.real_root)
         torn = _torn_tail(data)
         if torn:
             fd = _open_append(file)
@@ -331,14 +334,14 @@ class SessionFile:
             finally:
                 os.close(fd)
             data, st = data[: len(data) - torn], file.stat()
-        return _parse(file, data), signature(st)
+        return _parse(file, data, self.real_root), signature(st)
 
     def append(self, messages: list[Any]) -> Signature:
         """Append whole lines (all or nothing); the file's new signature."""
-        return signature(append_lines(self.real, messages))
+        return signature(append_lines(self.real, messages, root=self.real_root))
 
     def rewrite(self, messages: list[Any], dropped: list[Any]) -> Signature:
         """Archive ``dropped`` (fsynced), then make the file hold exactly ``messages``, atomically."""
         if dropped and self.real_archive is not None:
-            append_lines(self.real_archive, dropped, sync=True)
-        return signature(replace_atomically(self.real, messages))
+            append_lines(self.real_archive, dropped, sync=True, root=self.real_root)
+        return signature(replace_atomically(self.real, messages, root=self.real_root))

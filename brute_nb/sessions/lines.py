@@ -29,6 +29,7 @@ BLOCK = 1 << 18
 _ROLE: dict[str, Role] = {r: Role(r) for r in ROLES}
 _NONE = type(None)
 T = TypeVar("T")
+_TEXT = frozenset({str})
 _TEXT_OR_NONE = frozenset({str, _NONE})
 _META_OR_NONE = frozenset({dict, _NONE})
 
@@ -101,7 +102,8 @@ def fields(dicts: list[Any]) -> Fields:
     calls = [d.get("tool_calls") for d in dicts]
     call_ids = [d.get("tool_call_id") for d in dicts]
     metas = [d.get("meta") for d in dicts]
-    if (not set(roles) <= _ROLE.keys() or not set(map(type, contents)) <= _TEXT_OR_NONE
+    if (not set(map(type, roles)) <= _TEXT or not set(roles) <= _ROLE.keys()  # types first: a list is unhashable
+            or not set(map(type, contents)) <= _TEXT_OR_NONE
             or not set(map(type, call_ids)) <= _TEXT_OR_NONE or not set(map(type, metas)) <= _META_OR_NONE):
         raise Irregular
     present = [c for c in calls if c is not None]

@@ -64,7 +64,7 @@ class Outcome:
 
 def error_body(api: str, status: int, message: str) -> dict[str, Any]:
     kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-            429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+            413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
@@ -246,6 +246,8 @@ def _billed(api: str, bill: Bill, reply: Reply) -> Reply:
 
 
 def _with_ids(api: str, reply: Reply, n: int) -> Reply:
+    if reply.keep_ids:
+        return reply
     calls = tuple(c if c.id else ToolCall(f"{ID_PREFIX[api]}{n}_{i}", c.name, c.arguments)
                   for i, c in enumerate(reply.calls))
     return dataclasses.replace(reply, calls=calls)
@@ -272,6 +274,8 @@ def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
 
 
 def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
+    if fault.kind == "redirect":
+        return Outcome(fault.status, {"location": fault.message, "content-type": "text/plain"}, [b""])
     if fault.kind in ("rate_limit", "server_error") or (fault.kind == "stream_error" and not body.get("stream")):
         headers = dict(fault.headers)
         if fault.retry_after is not None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from brute_nb.message import Message, ToolCall
 
-FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error"]
+FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error", "redirect"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class Reply:
     """Sources the text cites, ``{"url", "title", "cited_text"}`` each, sent in each API's own shape."""
     server_calls: tuple[dict[str, Any], ...] = ()
     """Tools the provider ran itself (web search), ``{"name", "arguments", "result"}`` each."""
+    keep_ids: bool = False
+    """Send the calls' ids as scripted, empty or repeated ones too (proxies and local models do); by default an
+    empty id is filled in, as the real APIs always send one."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,17 @@ def overloaded_mid_stream(after: int = 2, message: str = "Overloaded") -> Fault:
     overloaded part-way through a reply (``event: error``, ``overloaded_error``; OpenAI sends ``data: {"error"}``).
     A request that does not stream gets the HTTP 529 it would get instead."""
     return Fault("stream_error", status=529, after=after, message=message)
+
+
+def refused(message: str, status: int = 400) -> Fault:
+    """The API refusing the request for its content, with its own error body (``invalid_request_error`` for a 400,
+    ``request_too_large`` for Anthropic's 413): an image it cannot read, a prompt longer than the model takes."""
+    return Fault("server_error", status=status, message=message)
+
+
+def redirect(location: str, status: int = 307) -> Fault:
+    """A redirect to ``location`` (a proxy or a moved endpoint sends one); the SDKs follow it."""
+    return Fault("redirect", status=status, message=location)
 
 
 def as_reply(item: object) -> Reply | Fault:

@@ -11,7 +11,7 @@ decoration), with one ``ToolDefinitionError`` listing every problem, never later
 
 Flat ``params`` are ``{key: {type, desc, required}}`` (``required`` defaults to False, as in JSON schema); nested
 arguments use a raw JSON schema (``{"type": "object", "properties": ...}``), in ``schema`` or, as in Brute, in
-``params`` itself. ``risk`` (read, write, shell, network, python, mcp) is the seam approvals hook into;
+``params`` itself. ``risk`` (read, write, shell, network, python, mcp, notebook) is the seam approvals hook into;
 ``interactive`` tools (question) run one at a time before the concurrent batch.
 """
 
@@ -27,7 +27,7 @@ from brute_nb.tools.docstring import function_schema
 from brute_nb.tools.schema import param_problems, schema_problems, split_params, to_schema
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-RISKS = ("read", "write", "shell", "network", "python", "mcp")
+RISKS = ("read", "write", "shell", "network", "python", "mcp", "notebook")
 
 
 class Tool:

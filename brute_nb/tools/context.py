@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from brute_nb.confine import inside
 from brute_nb.errors import PathOutsideRootError
 
 Env = dict[str, Any]
@@ -79,8 +80,8 @@ def resolve(path: str | os.PathLike[str], *, allow_outside_root: bool = False, e
     joined = Path(os.path.normpath(os.path.join(base, raw)))
     if allow_outside_root or env.get("allow_outside_root"):
         return joined
-    real = Path(os.path.realpath(joined))
-    if not _inside(real, base):
+    real = os.path.realpath(joined)
+    if not inside(real, base):
         raise PathOutsideRootError(
             f"{path!s} resolves to {real}, outside the workspace root {base}. Use a path inside the root "
             f"(relative paths resolve against it), or build the tools with allow_outside_root=True."
@@ -100,7 +101,3 @@ def shown_path(path: Path, env: Env | None = None) -> str:
         return path.relative_to(base).as_posix() or "."
     except ValueError:
         return str(path)
-
-
-def _inside(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents

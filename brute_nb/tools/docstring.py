@@ -12,6 +12,7 @@ pydantic and docstring_parser are imported when the first tool is defined, never
 from __future__ import annotations
 
 import inspect
+import textwrap
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -28,10 +29,12 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     import docstring_parser
 
     text = inspect.cleandoc(doc)
-    if text.split("\n", 1)[0].strip().rstrip(":") in ARGS_HEADERS:
-        # A docstring opening with its "Args:" section (on the quotes' line): kept as written behind a newline, so
-        # its entries stay indented under the header and parse as arguments, not as the summary.
-        text = "\n" + doc
+    first, _, rest = text.partition("\n")
+    if first.strip().rstrip(":") in ARGS_HEADERS:
+        # A docstring opening with its "Args:" section (on the quotes' line): its entries belong under the header,
+        # so they are indented under it and parse as arguments, not as the summary. Indented here rather than kept
+        # as written because Python 3.13 strips a docstring's indentation at compile time (as cleandoc does).
+        text = f"\n{first}\n{textwrap.indent(rest, '    ')}"
     parsed = docstring_parser.parse(text)
     args = {p.arg_name: " ".join((p.description or "").split()) for p in parsed.params}
     return (parsed.description or "").strip(), args

@@ -3,6 +3,7 @@
 It is the file Claude Desktop, Cursor and VS Code read, given as a path or as the dict. Invariant: a bad document
 is refused before any server starts, with one ``MCPConfigError`` naming the file (and line, for bad JSON) and
 every problem in it; a good one becomes frozen ``ServerSpec`` values, so "the config changed" is a plain ``!=``.
+The file is read through ``confine``: a FIFO, a device or a file larger than ``MAX_BYTES`` is refused unread.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from brute_nb import confine
 from brute_nb.errors import BruteError
 
 STDIO_KEYS = {"command", "args", "env", "cwd"}
 HTTP_KEYS = {"url", "headers"}
 COMMON_KEYS = {"type", "timeout", "startup_timeout", "description"}
 TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
+MAX_BYTES = 1 << 20
+"""A servers document lists commands and URLs: a MiB is far more than any holds."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a tool call may take before the model is told the server did not answer."""
 DEFAULT_STARTUP_TIMEOUT = 30.0
@@ -69,12 +73,14 @@ def load(config: str | os.PathLike[str] | Mapping[str, Any]) -> list[ServerSpec]
         path = Path(config).expanduser()
         where = str(path)
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = json.loads(confine.read_file(path, limit=MAX_BYTES, why="an MCP servers document is small"))
         except FileNotFoundError:
             raise MCPConfigError(f"{where}: no such file; give the path of a JSON file like "
                                  '{"mcpServers": {"name": {"command": "...", "args": [...]}}}') from None
         except json.JSONDecodeError as exc:
             raise MCPConfigError(f"{where}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MCPConfigError(f"{where}: cannot read it: {exc}") from None
     elif isinstance(config, Mapping):
         document = config
     else:

@@ -6,26 +6,26 @@ portal (a daemon thread with its own loop); one long task in that loop enters th
 and keeps them until ``stop()``; calls are handed to that loop thread-safely and awaited from any caller.
 
 Invariants: a call never waits longer than the server's ``timeout``; a server that crashed or hung becomes an
-``MCPServerError`` the tool pipeline turns into an ``Error: ...`` result (with the tail of the server's stderr);
-``stop()`` is bounded and leaves no process behind (the SDK's stdio shutdown closes stdin, then terminates,
-then kills the process tree).
+``MCPServerError`` the tool pipeline turns into an ``Error: ...`` result (with the tail of the server's stderr,
+of which only a bounded tail is ever kept: ``mcp_process``); ``stop()`` is bounded and leaves no process behind:
+the SDK's stdio shutdown closes stdin, then terminates, then kills the process group, and whatever a server
+that exited on its own had started is ended after it (``mcp_process.end_tree``).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import sys
-import tempfile
 import threading
 from collections.abc import AsyncIterator
-from typing import Any, TextIO
+from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
 from brute_nb.errors import BruteError
+from brute_nb.tools import mcp_process
 from brute_nb.tools.mcp_config import ServerSpec
 
 STOP_TIMEOUT = 15.0
@@ -51,13 +51,14 @@ class Connection:
         self._served: concurrent.futures.Future[Any] | None = None
         self._portal_cm: Any = None
         self._portal: anyio.from_thread.BlockingPortal | None = None
-        self._stderr: TextIO | None = None
+        self._stderr: mcp_process.StderrTail | None = None
+        self._marker = mcp_process.token()
         self._lock = threading.Lock()
 
     def start(self) -> Connection:
         """Start (or connect to) the server and list its tools; raises ``MCPServerError`` saying why not."""
-        # The server's stderr, kept for the error a crash gives; closed by stop(), which every path reaches.
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        # The tail of the server's stderr, for the error a crash gives.
+        self._stderr = mcp_process.StderrTail() if self.spec.url is None else None
         self._portal_cm = anyio.from_thread.start_blocking_portal("asyncio", name=f"mcp-{self.spec.name}")
         self._portal = self._portal_cm.__enter__()
         try:
@@ -95,9 +96,10 @@ class Connection:
                     self._served.result(timeout=STOP_TIMEOUT)
             with contextlib.suppress(BaseException):
                 portal_cm.__exit__(None, None, None)
+            if self.spec.url is None:
+                mcp_process.end_tree(self._marker)
         if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+            self._stderr.release()
 
     async def _serve(self, *, task_status: Any) -> None:
         from mcp import ClientSession
@@ -124,9 +126,12 @@ class Connection:
         if spec.url is None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            params = StdioServerParameters(command=spec.command or "", args=list(spec.args), env=dict(spec.env),
-                                           cwd=spec.cwd)
-            async with stdio_client(params, errlog=self._stderr or sys.stderr) as streams:
+            params = StdioServerParameters(command=spec.command or "", args=list(spec.args),
+                                           env={**dict(spec.env), mcp_process.MARKER: self._marker}, cwd=spec.cwd)
+            tail = self._stderr or mcp_process.StderrTail()
+            self._stderr = tail
+            async with stdio_client(params, errlog=tail.file) as streams:
+                tail.release()  # the server has its own copy: the drain ends when the last holder exits
                 yield streams
             return
         import httpx2
@@ -171,10 +176,5 @@ class Connection:
         return f"{text}\nLast lines of its stderr:\n{tail}" if tail else text
 
     def _stderr_tail(self) -> str:
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        with contextlib.suppress(OSError, ValueError):
-            self._stderr.flush()
-            self._stderr.seek(0)
-            return self._stderr.read()[-STDERR_TAIL:].strip()
-        return ""
+        """The last lines the server wrote; waits briefly for a server that ended to have its last words read."""
+        return self._stderr.text(settle=1.0)[-STDERR_TAIL:].strip() if self._stderr is not None else ""

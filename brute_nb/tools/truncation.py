@@ -12,7 +12,9 @@ Overflow directory: ``env["overflow_dir"]``, else ``$BRUTE_NB_OVERFLOW_DIR``, el
 inside the root, so the ``read`` tool the marker names may open it (a folder outside the root it would refuse).
 The marker gives the path relative to the root when it is inside. ``cleanup(max_age_days=7)`` deletes old overflow
 files (the notebook front calls it at load, for the current folder: the notebook's, the default root). An overflow
-file holds no API key (``brute_nb.redact``), even when a tool's output did.
+file holds no API key (``brute_nb.redact``), even when a tool's output did, and is written whole
+(``confine.write_atomic``), never through a link that leads out of the workspace root (a chosen folder outside the
+root is its own root).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from brute_nb import confine
 from brute_nb.redact import redact
 from brute_nb.tools.context import current_env, root, shown_path
 
@@ -128,13 +131,16 @@ def _save(text: str, directory: str | os.PathLike[str] | None) -> Path | None:
     """Write the full output; a failure to save must not fail the tool, so it only loses the file."""
     folder = overflow_dir(directory)
     path = folder / f"tool_{os.urandom(8).hex()}.txt"  # secrets.token_hex, without importing hashlib at load
+    base = root()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if not confine.inside(os.path.abspath(folder), base):  # a folder chosen outside the root is its own root
+            folder.mkdir(parents=True, exist_ok=True)
+            base = folder
         ignore = folder / ".gitignore"
         if folder.parts[-2:] == OVERFLOW_FOLDER.parts and not ignore.exists():
             # the default folder is inside the user's project: its tool output must not end up in their commits
-            ignore.write_text("*\n", encoding="utf-8")
-        path.write_text(redact(text), encoding="utf-8", errors="replace")
+            confine.write_atomic(ignore, b"*\n", root=base)
+        confine.write_atomic(path, redact(text).encode("utf-8", errors="replace"), root=base)
     except OSError:
         return None
     return path

@@ -4,7 +4,7 @@ Outbound rules the API enforces, kept here so no handler has to: the system prom
 ``system`` parameter (``system_text``), never in ``messages``; tool calls are ``tool_use`` blocks and tool results
 are ``tool_result`` blocks folded into **user** turns (results first, as the API requires); consecutive same-role
 turns are merged so roles alternate; the first turn is a user turn; empty or whitespace-only text blocks are
-never sent; empty or repeated tool-call ids are renamed (``unique_call_ids``). Thinking
+never sent; what is sent is ``brute_nb.sendable``'s history (ids renamed, calls and results paired). Thinking
 blocks (with their signatures) go back on the assistant turn they came from, as extended thinking requires.
 A turn that is one plain text goes as a string (``content: "..."``), which the API reads as that one text block:
 the SDK copies and serialises half the structure on every turn of a long log. A turn keeps its block list when a
@@ -23,10 +23,10 @@ from typing import Any
 
 from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.sendable import history
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import anthropic_blocks, attachments_of
 from brute_nb.transports.base import (
-    CallIds,
     MessageTransport,
     as_data,
     finish_reason,
@@ -58,32 +58,28 @@ class Anthropic(MessageTransport):
 
         Every model call of a turn sends the whole log, so this is the per-message cost of a long session: the
         common message (a plain user or assistant text) is turned into its string turn inline, without the block
-        builders, the id renaming (``CallIds`` only sees messages with tool calls or results) or any call.
+        builders or any call.
         """
         systems: list[str] = []
         turns: list[dict[str, Any]] = []
-        ids = CallIds()
         user, assistant, system = Role.USER, Role.ASSISTANT, Role.SYSTEM
-        for i, m in enumerate(messages):
-            if m.__class__ is Message:
-                if m.tool_calls or m.tool_call_id is not None:
-                    m = ids.fix(i, m)
-                else:
-                    role = m.role
-                    if role is system:
-                        if m.content:
-                            systems.append(m.content)
-                        continue
-                    meta = m.meta
-                    if ((role is user or role is assistant) and not m.attachments
-                            and (not meta or not (meta.get("thinking_blocks") or meta.get("cache_until_here")))):
-                        text = m.content
-                        if text and not text.isspace():  # the API refuses a whitespace-only text block
-                            if turns and turns[-1]["role"] == role._value_:
-                                _blocks(turns[-1]).append({"type": "text", "text": text})
-                            else:
-                                turns.append({"role": role._value_, "content": text})
-                        continue
+        for m in history(messages):
+            if m.__class__ is Message and not (m.tool_calls or m.tool_call_id is not None):
+                role = m.role
+                if role is system:
+                    if m.content:
+                        systems.append(m.content)
+                    continue
+                meta = m.meta
+                if ((role is user or role is assistant) and not m.attachments
+                        and (not meta or not (meta.get("thinking_blocks") or meta.get("cache_until_here")))):
+                    text = m.content
+                    if text and not text.isspace():  # the API refuses a whitespace-only text block
+                        if turns and turns[-1]["role"] == role._value_:
+                            _blocks(turns[-1]).append({"type": "text", "text": text})
+                        else:
+                            turns.append({"role": role._value_, "content": text})
+                    continue
             if role_of(m) == "system":
                 if m.content:
                     systems.append(m.content)

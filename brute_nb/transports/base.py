@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from brute_nb.message import JSON, Message, ToolCall
+from brute_nb.message import JSON, Message
+from brute_nb.sendable import history
 
 FINISH_REASONS: dict[str, str] = {
     # One vocabulary in meta["finish_reason"] whatever the provider (RubyLLM's): stop, tool_calls, max_tokens,
@@ -34,59 +35,6 @@ FINISH_REASONS: dict[str, str] = {
     "content_filter": "content_filter",
     "refusal": "content_filter",
 }
-
-
-def unique_call_ids(messages: Iterable[Any]) -> list[Any]:
-    """The log with every empty or repeated tool-call id replaced, and its results following the new id.
-
-    Every API refuses a request whose tool-call ids are empty or not unique, and some servers (a proxy, an
-    OpenAI-compatible local model) send such ids; a hand-edited session can hold them too. The replacement is a
-    stable function of the position, so a replayed cassette still matches. Results pair with the calls of the
-    assistant message before them in order, so two calls sharing an id keep their own results.
-    """
-    ids = CallIds()
-    return [ids.fix(i, m) for i, m in enumerate(messages)]
-
-
-class CallIds:
-    """``unique_call_ids`` one message at a time, for a transport that dumps the log in a single pass.
-
-    ``fix(i, m)`` must see, in log order, every message that has tool calls or a ``tool_call_id`` (the others
-    neither change nor affect the state, so a caller may skip them); ``i`` is the message's position in the log.
-    """
-
-    __slots__ = ("renamed", "seen")
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-        self.renamed: dict[str, list[str]] = {}  # an original id -> new ids of the last assistant message, in order
-
-    def fix(self, i: int, m: Any) -> Any:
-        if not isinstance(m, Message):
-            return m
-        calls = m.tool_calls
-        if calls:
-            seen = self.seen
-            renamed: dict[str, list[str]] = {}
-            self.renamed = renamed
-            fixed = []
-            for j, call in enumerate(calls):
-                new = call.id
-                if not call.id or call.id in seen:
-                    new = f"call_{i}_{j}_renamed"
-                    while new in seen:
-                        new += "_"
-                renamed.setdefault(call.id, []).append(new)
-                seen.add(new)
-                fixed.append(call if new == call.id else ToolCall(new, call.name, call.arguments))
-            return m.replace(tool_calls=fixed) if any(a is not b for a, b in zip(fixed, calls, strict=True)) else m
-        if m.tool_call_id is not None:
-            queue = self.renamed.get(m.tool_call_id)
-            if queue:
-                new = queue.pop(0)
-                if new != m.tool_call_id:
-                    return m.replace(tool_call_id=new)
-        return m
 
 
 def finish_reason(raw: object) -> str | None:
@@ -184,7 +132,7 @@ class MessageTransport:
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
-        return [cls.dump(m) for m in unique_call_ids(messages)]
+        return [cls.dump(m) for m in history(messages)]
 
     @classmethod
     def dump(cls, message: Any) -> JSON:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, role_of
+from brute_nb.sendable import history
 from brute_nb.transports.base import MessageTransport, response_meta
 from brute_nb.transports.tool_names import call_names, cannot_carry, tool_name
 
@@ -69,7 +70,7 @@ class LLM(MessageTransport):
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> LLMRequest:
-        log = list(messages)
+        log = history(messages)
         names = call_names(log)
         chain: list[Any] = []
         for m in log:

@@ -19,6 +19,7 @@ from typing import Any
 
 from brute_nb.attachments import AttachmentError
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
+from brute_nb.sendable import history
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
 from brute_nb.transports.base import (
@@ -26,7 +27,6 @@ from brute_nb.transports.base import (
     as_data,
     finish_reason,
     response_meta,
-    unique_call_ids,
     unreadable,
 )
 
@@ -76,7 +76,7 @@ class OpenAI(MessageTransport):
         message holds text only."""
         out: list[JSON] = []
         pending: list[JSON] = []
-        for m in unique_call_ids(messages):
+        for m in history(messages):
             if pending and role_of(m) != "tool":
                 out.append(_tool_files_message(pending))
                 pending = []

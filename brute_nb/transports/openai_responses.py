@@ -13,6 +13,7 @@ from typing import Any
 
 from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.sendable import history
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, responses_parts
 from brute_nb.transports.base import (
@@ -20,7 +21,6 @@ from brute_nb.transports.base import (
     as_data,
     finish_reason,
     response_meta,
-    unique_call_ids,
     unreadable,
 )
 from brute_nb.transports.openai import encode_arguments, synthetic_id
@@ -31,7 +31,7 @@ class OpenAIResponses(MessageTransport):
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
-        return [item for m in unique_call_ids(messages) for item in cls.dump(m)]
+        return [item for m in history(messages) for item in cls.dump(m)]
 
     @classmethod
     def dump(cls, message: Any) -> JSON:

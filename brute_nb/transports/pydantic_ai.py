@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.sendable import history
 from brute_nb.transports.base import MessageTransport, finish_reason, response_meta
 from brute_nb.transports.tool_names import call_names, cannot_carry, tool_name
 
@@ -31,7 +32,7 @@ class PydanticAI(MessageTransport):
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
         from pydantic_ai.messages import ModelRequest
 
-        log = list(messages)
+        log = history(messages)
         names = call_names(log)
         out: list[Any] = []
         for m in log:

@@ -10,7 +10,10 @@ that dropped the first user message would pass both wires; the log check catches
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 from hypothesis import strategies as st
 
@@ -22,9 +25,28 @@ from brute_nb.testing import rules
 PROVIDERS = {"openai_chat": OpenAIChat("gpt-fake"), "anthropic": AnthropicMessages("claude-fake")}
 
 
+TRANSPORTS = ("brute_nb.transports.anthropic", "brute_nb.transports.openai", "brute_nb.transports.base")
+"""The modules whose translation starts from ``sendable.history`` (the one place that repairs what is sent)."""
+
+
+@contextlib.contextmanager
+def unrepaired() -> Iterator[None]:
+    """The transports translate the log as it stands, without ``sendable``'s repair.
+
+    They send the repaired history, so a broken log never reaches an API; the compaction tests turn that off,
+    because what compaction leaves in the session file must be valid itself (architecture: the log on disk is always
+    valid for both providers), not only once a request has repaired it.
+    """
+    with contextlib.ExitStack() as stack:
+        for module in TRANSPORTS:
+            stack.enter_context(mock.patch(f"{module}.history", list))
+        yield
+
+
 def requests(messages: list[Any]) -> dict[str, dict[str, Any]]:
-    """The request body each provider would send for ``messages`` (what its SDK serialises to JSON)."""
-    return {api: provider.request({"messages": messages}) for api, provider in PROVIDERS.items()}
+    """The request body each provider would build for ``messages`` as they stand (what its SDK serialises to JSON)."""
+    with unrepaired():
+        return {api: provider.request({"messages": messages}) for api, provider in PROVIDERS.items()}
 
 
 def log_problems(messages: list[Any]) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction_helpers import AnswerTools, check_valid
+from compaction_helpers import AnswerTools, check_valid, unrepaired
 
 from brute_nb.agent import agent
 from brute_nb.errors import ProviderError
@@ -96,10 +96,11 @@ def assert_accepted_by_both_providers(log: list[Message]) -> None:
         handlers = [OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0),
                     AnthropicMessages("claude-fake", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)]
         for handler in handlers:
-            # The handler alone, not through an agent: the agent repairs what it sends (brute_nb.sendable), which
-            # would hide a compaction that broke a call from its results.
+            # Unrepaired: every request is repaired on its way out (brute_nb.sendable), which would hide a compaction
+            # that broke a call from its results.
             env: dict[str, Any] = {"messages": Log(conversation), "tools": []}
-            run_sync(lambda h=handler, e=env: h(e))  # type: ignore[misc]
+            with unrepaired():
+                run_sync(lambda h=handler, e=env: h(e))  # type: ignore[misc]
             assert env["messages"][-1].content == "next: nothing"
         sent = [(r["api"], len(r["json"]["messages"])) for r in fake.requests]
     assert [api for api, _ in sent] == ["openai_chat", "anthropic"]

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import copy
+import dataclasses
+import inspect
 import json
+import pickle
+from types import MappingProxyType
 
 import pytest
 from hypothesis import given
@@ -8,7 +13,8 @@ from hypothesis import strategies as st
 
 import brute_nb
 from brute_nb import Log, Message, Role, ToolCall
-from brute_nb.message import INVALID_ARGUMENTS_KEY, close_unanswered, unanswered_calls
+from brute_nb.attachments import Attachment, from_bytes
+from brute_nb.message import FIELDS, INVALID_ARGUMENTS_KEY, close_unanswered, unanswered_calls
 
 SEED_LINE = '{"role":"assistant","content":"","tool_calls":[{"id":"tc1","name":"shell","arguments":{"command":"ls"}}]}'
 
@@ -99,14 +105,38 @@ jsonish = st.recursive(
     max_leaves=8,
 )
 calls = st.builds(ToolCall, id=text, name=text.filter(bool), arguments=st.dictionaries(text, jsonish, max_size=3))
-messages = st.builds(
-    Message,
-    role=st.sampled_from(["user", "assistant", "system", "tool", "USER", "Tool"]),
-    content=st.none() | text,
-    tool_calls=st.none() | st.lists(calls, max_size=3),
-    tool_call_id=st.none() | text,
-    meta=st.none() | st.dictionaries(text, jsonish, max_size=3),
+attachments = st.builds(
+    Attachment,
+    media_type=st.sampled_from(["image/png", "application/pdf", "text/plain", "application/x-unknown"]),
+    sha256=st.text("0123456789abcdef", min_size=64, max_size=64),
+    name=text,
+    path=st.none() | text,
+    data=st.none() | st.binary(max_size=16),
 )
+FIELD_VALUES = {
+    "role": st.sampled_from(["user", "assistant", "system", "tool", "USER", "Tool"]),
+    "content": st.none() | text,
+    "tool_calls": st.none() | st.lists(calls, max_size=3),
+    "tool_call_id": st.none() | text,
+    "attachments": st.none() | st.lists(attachments, max_size=2),
+    "meta": st.none() | st.dictionaries(text, jsonish, max_size=3),
+}
+"""A strategy for every field of Message: a field added without one fails test_every_field_has_a_strategy."""
+messages = st.fixed_dictionaries(FIELD_VALUES).map(lambda fields: Message(**fields))
+
+
+def test_every_field_has_a_strategy_and_one_declaration() -> None:
+    declared = [f.name for f in dataclasses.fields(Message)]
+    assert [f.name for f in FIELDS] == declared  # the annotations and FIELDS are the same list, in the same order
+    assert set(FIELD_VALUES) == set(declared), "give the new Message field a strategy so its round trips are tested"
+    assert set(inspect.signature(Message).parameters) == set(declared)
+
+
+def whole(m: Message) -> dict[str, object]:
+    """Every field, attachments with what their equality leaves out (where the bytes are)."""
+    out: dict[str, object] = {f.name: getattr(m, f.name) for f in dataclasses.fields(Message)}
+    out["attachments"] = [(a, a.path, a.data) for a in m.attachments]
+    return out
 
 
 @given(messages)
@@ -114,6 +144,53 @@ def test_round_trip_for_every_message(m: Message) -> None:
     assert Message(**m.to_dict()) == m
     assert Message.from_json(m.to_json()) == m
     assert "\n" not in m.to_json()
+    assert whole(m.replace()) == whole(m)
+
+
+@given(messages)
+def test_pickle_and_deepcopy_keep_every_field(m: Message) -> None:
+    for twin in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m), copy.copy(m)):
+        assert whole(twin) == whole(m)
+        assert isinstance(twin.meta, MappingProxyType)  # still read-only
+
+
+@given(messages)
+def test_a_session_line_keeps_every_field_but_where_attachment_bytes_live(m: Message) -> None:
+    back = Message.from_json(m.to_json())
+    for f in dataclasses.fields(Message):
+        assert getattr(back, f.name) == getattr(m, f.name), f.name
+    assert [a.to_dict() for a in back.attachments] == [a.to_dict() for a in m.attachments]
+
+
+def test_an_attachment_survives_pickle_deepcopy_and_a_log_copy() -> None:
+    """The data-loss bug: ``__reduce__`` listed the fields by hand and left ``attachments`` out."""
+    png = from_bytes(b"\x89PNG\r\n\x1a\nplot", name="plot.png")
+    log = Log(ids=True)
+    log.user("what is wrong with this plot?", attachments=[png])
+    for twin in (pickle.loads(pickle.dumps(log)), copy.deepcopy(log), log.copy()):
+        assert twin[0].attachments == (png,) and twin[0].attachments[0].read_bytes() == png.read_bytes()
+
+
+def test_a_log_holds_messages_whatever_it_is_given() -> None:
+    log = Log([{"role": "user", "content": "a dict"}])
+    log.append({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "read"}]})
+    log.insert(0, Message("system", "first"))
+    log[1:1] = [{"role": "user", "content": "sliced in"}]
+    log[0] = {"role": "system", "content": "set"}
+    log += [{"role": "tool", "content": "done", "tool_call_id": "c1"}]
+    assert all(type(m) is Message for m in log)
+    assert [m.content for m in log] == ["set", "sliced in", "a dict", "", "done"]
+    assert log[3].tool_calls == (ToolCall("c1", "read"),)
+    with pytest.raises(TypeError, match="a log holds messages: got a int"):
+        log.append(3)
+    with pytest.raises(ValueError, match="unknown message fields"):
+        log.append({"role": "user", "text": "typo"})
+    assert len(log) == 5  # nothing half-added
+
+
+def test_replace_refuses_a_field_message_does_not_have() -> None:
+    with pytest.raises(TypeError, match=r"no field\(s\) \['contents'\]"):
+        Message("user", "hi").replace(contents="typo")
 
 
 class ForeignMessage:
@@ -126,7 +203,7 @@ class ForeignMessage:
         return {"role": self.role, "content": self.content}
 
 
-def test_duck_typed_messages_ride_through_the_stack(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_foreign_messages_become_messages_where_they_enter_the_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from brute_nb.middleware import SessionLog, ToolResultLoop
 
     def handler(env: dict[str, object]) -> None:
@@ -134,11 +211,11 @@ def test_duck_typed_messages_ride_through_the_stack(tmp_path) -> None:  # type: 
 
     path = tmp_path / "s.jsonl"
     agent = brute_nb.agent().use(SessionLog, path=path).use(ToolResultLoop).run(handler)
-    agent.start(ForeignMessage("user", "hi"))  # type: ignore[arg-type]
-    assert path.read_text().splitlines() == [
-        '{"role":"user","content":"hi"}',
-        '{"role":"assistant","content":"from a foreign library"}',
-    ]
+    env = agent.start(ForeignMessage("user", "hi"))  # type: ignore[arg-type]
+    assert all(type(m) is Message for m in env["messages"])
+    saved = [Message.from_json(line) for line in path.read_text().splitlines()]
+    assert [(m.role, m.content) for m in saved] == [("user", "hi"), ("assistant", "from a foreign library")]
+    assert all(m.meta["id"] for m in saved)  # real messages now, so the turn log stamps them like any other
 
 
 def test_messages_and_logs_pickle_and_deep_copy_as_values() -> None:

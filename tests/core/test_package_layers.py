@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import brute_nb
+from tests.import_graph import find_cycle
 
 ROOT = Path(brute_nb.__file__).parent
 
@@ -22,9 +23,10 @@ NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",
-                    "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage", "brute_nb.plugins", "brute_nb.confine")),
+                    "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage", "brute_nb.retry_after",
+                    "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.message", "brute_nb.frames",
-                "brute_nb.prompt_cache", "brute_nb.sendable")),
+                "brute_nb.prompt_cache", "brute_nb.sendable", "brute_nb.refused")),
     ("sessions", ("brute_nb.sessions",)),
     ("translation, tools, compaction", ("brute_nb.transports", "brute_nb.tools", "brute_nb.compaction")),
     ("agent, providers", ("brute_nb.agent", "brute_nb.providers", "brute_nb.testing")),
@@ -51,7 +53,9 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for level, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            matches = module == prefix or module.startswith(prefix if prefix.endswith(".") else prefix + ".")
+            # The package itself is a front end, its modules are not: "brute_nb" places only brute_nb/__init__.py.
+            below = prefix != "brute_nb" and module.startswith(prefix if prefix.endswith(".") else prefix + ".")
+            matches = module == prefix or below
             if matches and (best is None or len(prefix) > best[0]):
                 best = (len(prefix), level)
     return None if best is None else best[1]
@@ -121,29 +125,6 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert not upward, "\n".join(upward)
 
 
-def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle as a path (``a, b, a``), or None."""
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == 1:
-                return [*path[path.index(nxt):], nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(edges):
-        if node not in state and (cycle := visit(node)):
-            return cycle
-    return None
-
-
 def test_the_imports_form_no_cycle() -> None:
     # A package's __init__ importing its own modules to re-export them is the package's face, not a cycle: leave
     # out the edges from a package to its own submodules.
@@ -165,6 +146,11 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str, expecte
     source.write_text(code)
     known = {"brute_nb", "brute_nb.frames", "brute_nb.notebook", "brute_nb.notebook.magics", "brute_nb.sessions"}
     assert expected in imported("brute_nb.sessions.probe", source, known)
+
+
+def test_a_new_top_level_module_is_not_placed_by_the_package_name() -> None:
+    assert layer_of("brute_nb.something_new") is None
+    assert layer_of("brute_nb") == len(LAYERS) - 1
 
 
 def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import tomllib
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -81,12 +82,21 @@ def third_party(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
     sys.modules.pop("myco_brute", None)
 
 
-def test_pyproject_declares_exactly_the_builtin_table() -> None:
+def test_the_builtin_table_is_pyprojects_in_a_checkout_and_the_metadatas_in_a_wheel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
-    assert declared == plugins.BUILTIN
+    assert {g: plugins.builtin(g) for g in (plugins.PROVIDERS, plugins.TOOLS)} == declared
+    monkeypatch.setattr(plugins, "SOURCE", tmp_path / "absent" / "pyproject.toml")  # as installed from a wheel
+    plugins._cache.clear()
+    installed = {ep.name: ep.value for ep in metadata.distribution("brute_nb").entry_points
+                 .select(group=plugins.TOOLS)}
+    assert plugins.builtin(plugins.TOOLS) == installed
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "someone-else"\n')  # brute_nb inside another project
+    monkeypatch.setattr(plugins, "SOURCE", tmp_path / "pyproject.toml")
+    assert plugins.builtin(plugins.TOOLS) == installed
 
 
-@pytest.mark.parametrize("name", sorted(plugins.BUILTIN[plugins.TOOLS]))
+@pytest.mark.parametrize("name", sorted(plugins.builtin(plugins.TOOLS)))
 def test_every_builtin_tool_loads_under_its_own_name(name: str) -> None:
     tool = plugins.load(plugins.TOOLS, name)
     assert isinstance(tool, Tool) or (isinstance(tool, type) and issubclass(tool, Tool))
@@ -94,14 +104,14 @@ def test_every_builtin_tool_loads_under_its_own_name(name: str) -> None:
 
 
 def test_every_builtin_provider_is_a_factory() -> None:
-    for name in plugins.BUILTIN[plugins.PROVIDERS]:
+    for name in plugins.builtin(plugins.PROVIDERS):
         assert callable(plugins.load(plugins.PROVIDERS, name)), name
 
 
 def test_builtins_resolve_with_no_metadata_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stale or missing package metadata (an old editable install) still finds every built-in."""
     monkeypatch.setattr(plugins.metadata, "entry_points", lambda **_: [])
-    assert plugins.names(plugins.TOOLS) == list(plugins.BUILTIN[plugins.TOOLS])
+    assert plugins.names(plugins.TOOLS) == list(plugins.builtin(plugins.TOOLS))
     assert [t.name for t in select_tools("read,+python")] == ["read", "python"]
     assert type(build("anthropic", "claude-x", api_key="k")).__name__ == "AnthropicMessages"
 
@@ -114,7 +124,7 @@ def test_an_unknown_name_lists_what_is_installed(third_party: None) -> None:
 
 
 def test_a_third_party_provider_is_found_by_its_prefix(third_party: None) -> None:
-    assert "myco" not in plugins.BUILTIN[plugins.PROVIDERS]
+    assert "myco" not in plugins.builtin(plugins.PROVIDERS)
     assert parse_model("myco:big-1") == "myco:big-1"
     provider: Any = auto("myco:big-1", temperature=0.5)
     assert type(provider).__name__ == "Provider"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from brute_nb import confine
 from brute_nb.errors import SessionLogError
 from brute_nb.message import Message, Role
 from brute_nb.sessions import file as session_file
@@ -91,10 +92,10 @@ def test_a_failed_rewrite_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch:
     f.append([msg("a"), msg("b")])
     before = f.real.read_bytes()
 
-    def no_replace(src: str, dst: str) -> None:
+    def no_rename(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(session_file.os, "replace", no_replace)
+    monkeypatch.setattr(confine.os, "rename", no_rename)
     with pytest.raises(SessionLogError, match="Input/output error"):
         f.rewrite([msg("a")], [])
     assert f.real.read_bytes() == before

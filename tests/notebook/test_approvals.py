@@ -29,7 +29,7 @@ CALL = ToolCall(id="c1", name="shell", arguments={"command": "ls"})
 
 def test_defaults_match_the_issue() -> None:
     assert DEFAULT_POLICY == {"read": "allow", "write": "allow", "shell": "ask", "network": "allow", "python": "ask",
-                              "mcp": "ask"}
+                              "mcp": "ask", "notebook": "ask"}  # issue 28: editing and running cells is asked
 
 
 def test_risk_from_adapter_or_its_tool_else_read() -> None:

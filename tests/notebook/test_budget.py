@@ -21,11 +21,13 @@ from brute_nb.notebook.settings import parse_budget
 from brute_nb.notebook.widget import ChatWidget
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
+from brute_nb.usage import Usage
 
 
 @pytest.fixture
 def budgeted(nb: NotebookAgent) -> NotebookAgent:
-    nb.configure(approve={"shell": "allow"})
+    # Where each ceiling stops the loop is what these tests count; the answer after the stop is tested on its own.
+    nb.configure(approve={"shell": "allow"}, final_answer=False)
     return nb
 
 
@@ -49,8 +51,9 @@ def assert_clean_stop(env: Env, nb: NotebookAgent, kind: str) -> None:
 
 
 def spent(nb: NotebookAgent) -> int:
-    return sum(m.meta["input_tokens"] + m.meta["output_tokens"]
-               for m in read_session(nb.session_path) if role_of(m) == "assistant")
+    usage = Usage.total(read_session(nb.session_path))
+    assert usage is not None
+    return usage.tokens
 
 
 def test_tokens(budgeted: NotebookAgent, fake: FakeProvider) -> None:
@@ -82,6 +85,19 @@ def test_time(budgeted: NotebookAgent, fake: FakeProvider) -> None:
     env = turn(budgeted, time=0.2)
     assert len(fake.requests) == 1
     assert_clean_stop(env, budgeted, "turn time")
+
+
+def test_a_stopped_turn_ends_with_the_models_answer_by_default(budgeted: NotebookAgent, fake: FakeProvider) -> None:
+    """Issue 28 §4: one more call, tools still advertised but none run, for the model's word on where things are."""
+    budgeted.configure(final_answer=True)
+    fake.add(echo(), "Stopped at the tool budget: one echo ran; the second is left to do.")
+    env = turn(budgeted, tools=1)
+    assert len(fake.requests) == 2 and env["should_exit"]["reason"] == "budget_exhausted"
+    assert "tools are disabled" in str(fake.requests[-1]["json"]["messages"][-1]["content"])
+    saved = read_session(budgeted.session_path)
+    assert [role_of(m) for m in saved] == ["user", "assistant", "tool", "assistant"]
+    assert saved[-1].content.startswith("Stopped at the tool budget") and saved[-1].meta["final_answer"] is True
+    assert env["metadata"]["budget"].iterations == 2  # counted in the budget
 
 
 def test_under_budget_the_turn_is_untouched(budgeted: NotebookAgent, fake: FakeProvider) -> None:

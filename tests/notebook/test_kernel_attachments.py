@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kernel_helpers import html_of, kernel, ok, value_of
+from kernel_helpers import html_of, kernel, ok, run, text_of, value_of
 
 from brute_nb.testing import API_KEY, FakeProvider
 
@@ -42,3 +42,31 @@ def _png_of(kc: object) -> str:
     code = ("__import__('base64').b64encode(next(m for m in brute_nb.current().log if m.role == 'user')"
             ".attachments[0].read_bytes()).decode()")
     return str(value_of(kc, code))
+
+
+def test_hostile_attachments_end_the_cell_with_a_clear_error_and_send_nothing(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe.png")
+    with open(tmp_path / "huge.pdf", "wb") as f:
+        f.truncate(2 << 30)  # sparse: reading it whole would take 2 GiB
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("HOSTILE-SECRET")
+    session = tmp_path / "demo.brute" / "cloned.jsonl"
+    session.parent.mkdir()
+    line = {"role": "user", "content": "x",
+            "attachments": [{"media_type": "text/plain", "sha256": "../../outside/secret"}]}
+    session.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n" + json.dumps(line) + "\n")
+    with FakeProvider(["never sent"]) as fake:
+        env = {"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "",
+               "OLLAMA_HOST": "", "BRUTE_MODEL": "", "BRUTE_NB_NOTEBOOK": "demo.ipynb"}
+        with kernel(tmp_path, **env) as (_, kc):
+            ok(kc, "%load_ext brute_nb")
+            for cell, expected in (("%%brute --attach pipe.png\nlook", "is a FIFO"),
+                                   ("%%brute --attach huge.pdf\nread", "2.0 GiB, more than 32.0 MiB"),
+                                   ("%%brute -s cloned\ngo on", f"{session}:2: ")):
+                reply, outputs = run(kc, cell, timeout=60)
+                said = text_of(outputs) + html_of(outputs) + str(reply.get("evalue", ""))
+                assert expected in said, f"{cell!r}: {said[:500]}"
+                assert "HOSTILE-SECRET" not in said
+        assert fake.requests == []

@@ -57,8 +57,9 @@ def test_options_are_checked_against_the_sdk_signature() -> None:
 
 def test_option_and_base_url_reach_the_request(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeProvider(["fine"]) as fake:
-        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("LOCAL_SERVER_KEY", fake.api_key)  # a key given for that server, by the variable's name
         shell.run_cell_magic("brute", f"-m openai:local-model --base-url {fake.openai_base_url} -o temperature=0.25 "
+                                      "-o api_key=env:LOCAL_SERVER_KEY "
                                       "-o 'stop=[\"END\"]'", "hello")  # quoted as in a shell: options split like one
         sent = fake.requests[-1]["json"]
     assert (sent["model"], sent["temperature"], sent["stop"]) == ("local-model", 0.25, ["END"])
@@ -82,9 +83,9 @@ def test_hosted_keys_are_found_and_named(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("GOOGLE_API_KEY", "g")
     provider = auto()
     assert isinstance(provider, CompatibleChat) and provider.label == "gemini:gemini-2.5-flash"
-    assert (provider.base_url, provider.api_key) == (ENDPOINTS["gemini"].base_url, "g")
+    assert (provider.base_url, provider.host_key()) == (ENDPOINTS["gemini"].base_url, "g")
     other = auto("mistral:mistral-small-latest")
-    assert other.base_url == "https://api.mistral.ai/v1" and other.api_key == "m"
+    assert other.base_url == "https://api.mistral.ai/v1" and other.host_key() == "m"
 
 
 def test_aliases_are_saved_in_the_xdg_config_and_used_by_m(shell: Any, tmp_path: Path,
@@ -133,3 +134,28 @@ def test_models_lists_providers_aliases_and_the_endpoint(shell: Any, monkeypatch
     capsys.readouterr()
     shell.run_line_magic("brute", "models")
     assert "cannot list them" in capsys.readouterr().out
+
+
+def test_a_base_url_belongs_to_its_provider_and_can_be_cleared(shell: Any, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from brute_nb.notebook.registry import registry
+
+    with FakeProvider(["local answer"], api_key=None) as local, FakeProvider(["hosted answer"]) as hosted:
+        shell.run_line_magic("brute", f"config model=openai:local-1 base_url={local.openai_base_url} api_key=none")
+        shell.run_cell_magic("brute", "", "hi")
+        assert local.requests[-1]["headers"]["authorization"] == "Bearer none"
+        monkeypatch.setenv("ANTHROPIC_API_KEY", hosted.api_key)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", hosted.base_url)
+        shell.run_cell_magic("brute", "-m anthropic:claude-x", "and now?")  # the base URL stays with openai
+        assert (local.received, hosted.received) == (1, 1)
+        settings = registry().current().settings
+        assert (settings.base_url, settings.api_key) == ("", "")
+    shell.run_line_magic("brute", "config base_url=http://127.0.0.1:9/v1")
+    assert registry().current().settings.base_url == "http://127.0.0.1:9/v1"
+    shell.run_line_magic("brute", "config base_url=none")  # cleared, not the URL "none"
+    assert registry().current().settings.base_url == ""
+    capsys.readouterr()
+    shell.run_line_magic("brute", "config")
+    assert "\nbase_url:" not in capsys.readouterr().out
+    with pytest.raises(UsageError, match="not an http"):
+        shell.run_line_magic("brute", "config base_url=ftp://example.com")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import genai_prices
 import pytest
-from genai_prices import Usage, calc_price
 
-from brute_nb.cost import billed_usage, format_usd, price, total
+from brute_nb.cost import format_usd, price, total
 from brute_nb.message import Message
 from brute_nb.middleware.budget import Budget
 from brute_nb.notebook.render import footer_text
 from brute_nb.testing import FakeProvider, call, reply
+from brute_nb.usage import Usage
 
 from .helpers import FACTORIES, KINDS, REAL_MODEL, tool_agent
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 
 def table_price(provider: str, model: str, **usage: int) -> float:
-    return float(calc_price(Usage(**usage), model, provider_id=provider).total_price)
+    return float(genai_prices.calc_price(genai_prices.Usage(**usage), model, provider_id=provider).total_price)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -53,8 +54,8 @@ async def test_cache_reads_are_priced_at_their_own_rate(fake_provider: FakeProvi
     m = env["messages"][-1]
     uncached = Message("assistant", "", meta={**m.meta, "cached_tokens": 0, "cost": None})
     # Anthropic's input_tokens leave the cache reads out; the bill counts them, at a tenth of the input rate.
-    assert billed_usage(m.meta) == {"input_tokens": m.meta["input_tokens"] + 2000,
-                                    "output_tokens": m.meta["output_tokens"], "cache_read_tokens": 2000}
+    assert m.usage == Usage(input_tokens=m.meta["input_tokens"] + 2000, output_tokens=m.meta["output_tokens"],
+                            cache_read_tokens=2000)
     assert m.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], input_tokens=m.meta[
         "input_tokens"] + 2000, output_tokens=m.meta["output_tokens"], cache_read_tokens=2000))
     assert m.cost > price(uncached.meta)  # 2000 more billed tokens, but cheaper than 2000 uncached ones
@@ -87,6 +88,19 @@ async def test_a_cost_budget_stops_the_turn_between_steps(fake_provider: FakePro
     assert "of $0.0000001)" in env["should_exit"]["message"]  # a sub-cent ceiling as itself (issue 28 item 8)
     assert len(fake_provider.requests) == 1
     assert env["messages"][-1].role == "tool"
+
+
+async def test_for_anthropic_a_token_budget_counts_the_tokens_the_price_counts(fake_provider: FakeProvider) -> None:
+    """Anthropic reports cache reads apart from ``input_tokens``; the budget and the price both add them back."""
+    fake_provider.add(reply("", call("read", {"file_path": "a"}), cached_tokens=5000), "done")
+    provider = FACTORIES["anthropic"](fake_provider, model=REAL_MODEL["anthropic"])
+    env = await tool_agent(provider, (Budget, {"tokens": 5000})).astart("go")
+    first = env["messages"][1]
+    assert first.meta["input_tokens"] + first.meta["output_tokens"] < 5000  # what the budget counted before
+    assert len(fake_provider.requests) == 1  # stopped: the 5,000 cache-read tokens count
+    assert f"({first.usage.tokens:,} of 5,000 tokens)" in env["should_exit"]["message"]
+    assert first.usage.tokens == first.meta["input_tokens"] + 5000 + first.meta["output_tokens"]
+    assert first.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], **first.usage.to_dict()))
 
 
 async def test_a_cost_budget_on_an_unpriced_model_says_so(fake_provider: FakeProvider) -> None:

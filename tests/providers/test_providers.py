@@ -144,15 +144,15 @@ async def test_sdk_retries_honour_retry_after(fake_provider: FakeProvider, kind:
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_a_rule_violation_reports_the_providers_message(fake_provider: FakeProvider, kind: str) -> None:
-    # The provider alone: an agent repairs what it sends (brute_nb.sendable), so the broken request never leaves it.
+    # A broken history never leaves brute_nb (every transport sends brute_nb.sendable's), so the rule broken here
+    # is one only the API knows: a tool name outside its pattern.
     provider = FACTORIES[kind](fake_provider)
     env = tool_agent(provider).new_env("hi")
-    env["messages"].assistant("", [{"id": "call_x", "name": "read", "arguments": {}}])
-    env["messages"].user("and?")
+    env["tools"] = [{"name": "read file!", "description": "", "parameters": {"type": "object"}}]
     with pytest.raises(ProviderError) as info:
         await provider(env)
     assert info.value.status == 400
-    assert "call_x" in str(info.value)
+    assert "tools.0" in str(info.value) and "should match pattern" in str(info.value)
 
 
 @pytest.mark.parametrize("kind", ["openai_chat", "openai_responses"])

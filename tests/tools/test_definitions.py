@@ -12,6 +12,7 @@ from brute_nb import ToolDefinitionError, agent
 from brute_nb.errors import ToolArgumentError
 from brute_nb.testing.scripted import Scripted
 from brute_nb.tools import Adapter, SubAgent, Tool, ToolPipeline, ValidateParams, tool, wrap_all
+from brute_nb.tools.docstring import parse_docstring
 
 pytestmark = pytest.mark.anyio
 
@@ -131,6 +132,14 @@ def test_at_tool_refuses_what_cannot_be_a_tool() -> None:
     assert "*args" in text
     assert "'zzz'" in text
     assert "description" in text
+
+
+@pytest.mark.parametrize("doc", [
+    "Args:\n            zzz: not a parameter\n            ",  # as Python 3.11 and 3.12 keep it
+    "Args:\nzzz: not a parameter\n",  # as Python 3.13 compiles it (indentation stripped)
+])
+def test_a_docstring_opening_with_args_reads_the_same_on_every_python(doc: str) -> None:
+    assert parse_docstring(doc) == ("", {"zzz": "not a parameter"})
 
 
 async def test_async_at_tool_with_options() -> None:

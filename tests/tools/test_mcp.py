@@ -86,7 +86,7 @@ def test_stdio_server_tools_are_adapters_of_the_mcp_class(tmp_path: Path) -> Non
     path = tmp_path / "servers.json"
     path.write_text(json.dumps(config()))
     tools = tools_by_name(str(path))
-    assert sorted(tools) == ["demo_add", "demo_crash", "demo_fail", "demo_hang", "demo_pid"]
+    assert sorted(tools) == ["demo_add", "demo_child", "demo_crash", "demo_fail", "demo_hang", "demo_pid"]
     add = tools["demo_add"]
     assert add.schema["properties"].keys() == {"a", "b"} and "Add two integers" in add.description
     assert risk_of(add) == "mcp" and DEFAULT_POLICY["mcp"] == "ask"
@@ -197,3 +197,28 @@ def test_an_interrupted_call_returns_at_once_and_the_server_goes_on() -> None:
 
     assert anyio.run(interrupted) < 10
     assert str(call_sync(tools["demo_add"], a=1, b=2)) == "3"
+
+
+def test_a_server_flooding_stderr_keeps_only_a_bounded_tail() -> None:
+    from brute_nb.tools import mcp_process
+
+    flood = {"mcpServers": {"demo": {"command": sys.executable, "args": [SERVER, "--flood", "40"]}}}
+    tools = tools_by_name(flood)
+    tail = registry._servers["demo"]._stderr
+    assert tail is not None
+    deadline = time.monotonic() + 30
+    while "the last words" not in tail.text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "the last words" in tail.text()
+    assert tail.held() <= mcp_process.TAIL_BYTES  # 40 MB written, 64 KiB kept
+    assert str(call_sync(tools["demo_add"], a=1, b=2)) == "3"
+
+
+def test_what_a_server_started_is_ended_when_it_stops() -> None:
+    tools = tools_by_name(config())
+    pid = int(str(call_sync(tools["demo_child"])))
+    child = psutil.Process(pid)
+    assert child.is_running()
+    registry.stop(["demo"])  # the server exits on EOF; its child would live on without end_tree
+    child.wait(timeout=10)
+    assert not child.is_running()

@@ -4,7 +4,7 @@ empty or repeated ids, orphan results, unanswered calls, message-like objects th
 
 ``Anthropic.dump_request`` turns a plain text message into its string turn inline; the oracle here is the rule
 the transport documents, written plainly: each message through ``_turn`` (the general block builder) after
-``unique_call_ids``, same-role turns merged, tool results first in a user turn, a one-text turn as its string,
+``sendable``, same-role turns merged, tool results first in a user turn, a one-text turn as its string,
 a user turn first. ``sendable`` answers from ``valid`` when nothing needs repair; it must agree with the walk
 that builds the repaired list.
 """
@@ -20,7 +20,6 @@ from brute_nb.message import Message, ToolCall
 from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.sendable import repaired, sendable, valid
 from brute_nb.transports.anthropic import CONTINUE_TEXT, Anthropic
-from brute_nb.transports.base import unique_call_ids
 
 EXAMPLES = settings(max_examples=max(500, settings.default.max_examples), deadline=None)
 
@@ -28,7 +27,8 @@ texts = st.sampled_from(["", " ", "\n\n", "hi", "a b", "  x  "]) | st.text(max_s
 call_ids = st.sampled_from(["", "a", "b", "c"])
 metas = st.sampled_from([{}, {"model": "m", "input_tokens": 3}, {"cache_until_here": True}, {"is_error": True},
                          {"thinking_blocks": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
-                         {"thinking_blocks": []}, {"cache_until_here": False}])
+                         {"thinking_blocks": []}, {"cache_until_here": False},
+                         {"refused": {"status": 400, "reason": "Could not process image"}}])
 
 
 class Like:
@@ -64,7 +64,8 @@ def messages(draw: Any) -> Any:
 
 def plain_dump(log: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     turns: list[dict[str, Any]] = []
-    for m in unique_call_ids(log):
+    sent = sendable(log)[0]
+    for m in sent:
         turn = Anthropic._turn(m)
         if turn is None or not turn["content"]:
             continue
@@ -80,7 +81,7 @@ def plain_dump(log: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             turn["content"] = content[0]["text"]
     if turns and turns[0]["role"] != "user":
         turns.insert(0, {"role": "user", "content": CONTINUE_TEXT})
-    return Anthropic.system_text(log), turns
+    return Anthropic.system_text(sent), turns
 
 
 @EXAMPLES
@@ -98,10 +99,11 @@ def test_anthropic_dump_request_is_the_plain_dump(log: list[Any]) -> None:
 @given(st.lists(messages(), max_size=12))
 def test_sendable_fast_check_agrees_with_the_repair_walk(log: list[Any]) -> None:
     sent, repair = repaired(log)
-    assert valid(log) == (not repair)
+    assert valid(log) == (not repair and not repair.refused)
     fast_sent, fast_repair = sendable(log)
     assert fast_sent == sent
-    assert (fast_repair.dropped, fast_repair.closed) == (repair.dropped, repair.closed)
+    assert (fast_repair.dropped, fast_repair.closed, fast_repair.renamed) == (
+        repair.dropped, repair.closed, repair.renamed)
     if valid(log):
         assert sent == log
 
@@ -109,8 +111,12 @@ def test_sendable_fast_check_agrees_with_the_repair_walk(log: list[Any]) -> None
 EDITS = st.sampled_from(["append", "check", "insert", "set", "delete", "pop", "clear"])
 
 
+LOGGABLE = messages().filter(lambda m: m.role != "weird")
+"""What a Log accepts: it makes every item a Message, and a Message's role is one of the four."""
+
+
 @EXAMPLES
-@given(st.lists(st.tuples(EDITS, messages(), st.integers(0, 20)), max_size=30))
+@given(st.lists(st.tuples(EDITS, LOGGABLE, st.integers(0, 20)), max_size=30))
 def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: list[Any]) -> None:
     """``valid`` on a Log resumes from its memo; appends keep the memo, any other change must drop it."""
     from brute_nb.message import Log
@@ -129,4 +135,5 @@ def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: li
             log.pop()
         elif edit == "clear":
             log.clear()
-        assert valid(log) == valid(list(log)) == (not repaired(log)[1])
+        repair = repaired(log)[1]
+        assert valid(log) == valid(list(log)) == (not repair and not repair.refused)

@@ -7,8 +7,8 @@ import difflib
 import os
 from pathlib import Path
 
+from brute_nb.confine import Place, place
 from brute_nb.tools.base import Tool
-from brute_nb.tools.builtin.fs_safe import Place, place
 from brute_nb.tools.context import current_env, resolve, root
 
 
@@ -29,7 +29,7 @@ class WorkspaceTool(Tool, abstract=True):
 
     def place(self, path: Path, *, create_parents: bool = False, follow_last: bool = True,
               missing: str = "File not found") -> contextlib.AbstractContextManager[Place]:
-        """The checked ``path``'s folder descriptor and name (see ``fs_safe.place``)."""
+        """The checked ``path``'s folder descriptor and name (see ``confine.place``)."""
         return place(path, self.base(), create_parents=create_parents, follow_last=follow_last, missing=missing)
 
 

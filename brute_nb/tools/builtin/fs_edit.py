@@ -2,7 +2,7 @@
 
 Each mutation runs in a worker thread holding ``file_queue().hold(path)`` (shared by every agent of the kernel, and
 a file lock against other processes), so concurrent patches of one file never lose an update. It reads the old
-content first (refusing FIFOs, devices and sockets unopened: ``fs_safe``), replaces the file atomically (temp
+content first (refusing FIFOs, devices and sockets unopened: ``confine``), replaces the file atomically (temp
 file, fsync, rename: a crash or a full disk leaves the old file whole, a hard link elsewhere keeps its content),
 and only then pushes the snapshot on the agent's undo stack, so a failed write leaves no stale snapshot. ``patch``
 replaces literally (no regex or backslash escapes), refuses an empty ``old_string``, and refuses an ambiguous one
@@ -20,8 +20,8 @@ from typing import Any, ClassVar, TypeVar
 
 import anyio.to_thread
 
+from brute_nb.confine import DIR_FLAGS, Place, not_regular, read_all, replace
 from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
-from brute_nb.tools.builtin.fs_safe import DIR_FLAGS, Place, not_regular, read_all, replace, unique_name
 from brute_nb.tools.context import shown_path
 from brute_nb.tools.stores import DID_NOT_EXIST, SnapshotStore, digest, file_queue, snapshots
 
@@ -218,3 +218,13 @@ class FSUndo(WorkspaceTool):
             out["note"] = (f"{shown_path(target)} had changed since the agent's edit; that version was kept as "
                            f"{shown} (nothing was discarded)")
         return out
+
+
+def unique_name(where: Place, suffix: str) -> str:
+    """``<name><suffix>``, or ``<name><suffix>.2``, ... : the first name not taken in the folder."""
+    candidate = where.name + suffix
+    n = 1
+    while Place(where.dir_fd, candidate, where.path).lstat() is not None:
+        n += 1
+        candidate = f"{where.name}{suffix}.{n}"
+    return candidate

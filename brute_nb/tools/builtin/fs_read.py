@@ -2,7 +2,7 @@
 
 Caps: 2,000 lines unless ``end_line`` is given, 51,200 bytes, 2,000 characters a line. Only the shown lines are
 read into memory (a line is read up to its cap, the lines after are counted in chunks), so a 1 GiB file costs
-kilobytes; a FIFO, socket or device is refused before it is opened (``fs_safe``). Binary files (39 known
+kilobytes; a FIFO, socket or device is refused before it is opened (``confine``). Binary files (39 known
 extensions, or a NUL in the first 4,096 bytes) are refused. A missing file suggests up to three near names. The
 output is marked self-truncated, so the pipeline never cuts it again (Brute's double truncation dropped the
 "Use start_line=..." hint).
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
+from brute_nb.confine import DIR_FLAGS, open_regular
 from brute_nb.tools.builtin.fs_common import WorkspaceTool
-from brute_nb.tools.builtin.fs_safe import DIR_FLAGS, open_regular
 from brute_nb.tools.truncation import MAX_BYTES, MAX_LINE_LENGTH, MAX_LINES, ToolOutput, truncate_line
 
 BINARY_EXTENSIONS = frozenset((

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import anyio
 import anyio.to_thread
 
+from brute_nb.confine import inside
 from brute_nb.tools.builtin.fs_common import WorkspaceTool
 from brute_nb.tools.builtin.fs_read import bounded_lines
 from brute_nb.tools.context import root
@@ -71,7 +72,7 @@ def shown_folder(folder: Path) -> tuple[Path, str, Path]:
     so results name files relative to the root as the README promises; outside it, the absolute path."""
     real = Path(os.path.realpath(folder))
     base = root()
-    shown = real.relative_to(base).as_posix() if real == base or base in real.parents else str(real)
+    shown = real.relative_to(base).as_posix() if inside(real, base) else str(real)
     return real, shown, base
 
 

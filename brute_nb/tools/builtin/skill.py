@@ -3,7 +3,9 @@ body) that the model loads by name when it needs them.
 
 Discovery, first name wins: ``<root>/.brute/skills/**/SKILL.md`` (project) then ``~/.config/brute/skills/**``
 (global), each root's paths in sorted order. ``name`` defaults to the folder's name; a file without a
-description, or with bad front matter, is skipped with a ``SkillWarning``. ``skills_prompt`` renders the
+description, or with bad front matter, is skipped with a ``SkillWarning``, and so is one that is not a regular file
+inside its skills folder (a link out of it would put any file into the system prompt) or larger than
+``MAX_BYTES`` (``confine``). ``skills_prompt`` renders the
 ``<available_skills>`` block and ``skills_section`` the system prompt's Skills section (Brute's: two lines saying
 when to load a skill, then the block; empty when there are no skills, so the prompt does not mention them).
 """
@@ -16,10 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from brute_nb import confine
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import root
 
 FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+MAX_BYTES = 1 << 20
+"""A skill is instructions for the model: more than a MiB would not fit any context it is loaded into."""
 
 
 class SkillWarning(UserWarning):
@@ -43,19 +48,21 @@ def skill_roots(workspace: Path | None = None) -> list[Path]:
     return [base / ".brute" / "skills", Path.home() / ".config" / "brute" / "skills"]
 
 
-def parse_skill(path: Path) -> Skill | None:
-    """The skill in ``path``, or None (with a SkillWarning saying why) when the file is not a valid skill."""
+def parse_skill(path: Path, root: Path | None = None) -> Skill | None:
+    """The skill in ``path`` (read only from inside ``root``, default its folder), or None (with a SkillWarning
+    saying why) when the file is not a valid skill."""
     try:
-        return _parse(path)
-    except ValueError as exc:
+        return _parse(path, root if root is not None else path.parent)
+    except (ValueError, OSError) as exc:
         warnings.warn(f"brute_nb: skipped skill {path}: {exc}", SkillWarning, stacklevel=2)
         return None
 
 
-def _parse(path: Path) -> Skill:
+def _parse(path: Path, root: Path) -> Skill:
     import yaml  # type: ignore[import-untyped]
 
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = confine.read_file(path, root=root, limit=MAX_BYTES, why="a skill is instructions for the model, "
+                             "not data").decode("utf-8", errors="replace")
     if not text.startswith("---"):
         raise ValueError("it does not start with '---' front matter")
     parts = FENCE.split(text, maxsplit=2)
@@ -81,7 +88,7 @@ def discover_skills(workspace: Path | None = None) -> list[Skill]:
         if not folder.is_dir():
             continue
         for path in sorted(folder.rglob("SKILL.md")):
-            skill = parse_skill(path)
+            skill = parse_skill(path, folder)
             if skill is not None and skill.name not in found:
                 found[skill.name] = skill
     return sorted(found.values(), key=lambda s: s.name)

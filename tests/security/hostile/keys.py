@@ -1,7 +1,55 @@
-"""Hostile cases: keys (see the package docstring)."""
+"""Hostile cases: keys (see the package docstring).
+
+Two kinds. ``host`` cases name a key in the environment and a server that is not its provider's: the key must never
+reach it (``brute_nb.providers.credentials``), and the error must say how to give a key for it. ``allowed`` cases
+are the ways a key does go to a server, which must keep working. ``redirect`` cases have the provider's own server
+answer with a redirect to another host, which must receive no key. ``redact`` cases put a key where a turn picks
+it up and sends it on (``brute_nb.sendable``, the redaction point of every request; ``DefaultToolPipeline`` for a
+tool's arguments): the key must appear in no request body, workspace file or session file.
+
+``data`` for ``host``: ``model`` (as ``-m`` takes it) and ``variable`` (where the key is); for ``allowed``: ``how``;
+for ``redirect``: ``api``; for ``redact``: ``where``.
+"""
 
 from __future__ import annotations
 
 from tests.security.hostile.case import Case
 
-KEYS: tuple[Case, ...] = ()
+HOST = frozenset({"host"})
+ALLOWED = frozenset({"allowed"})
+REDIRECT = frozenset({"redirect"})
+REDACT = frozenset({"redact"})
+
+KEYS: tuple[Case, ...] = (
+    Case("openai-key-to-a-base-url", {"model": "openai:gpt-fake", "variable": "OPENAI_API_KEY"},
+         "OPENAI_API_KEY is not sent to a --base-url that is not OpenAI's; the error names api_key", HOST),
+    Case("openai-key-to-a-responses-base-url", {"model": "openai-responses:gpt-fake", "variable": "OPENAI_API_KEY"},
+         "the Responses API keeps the key at home too", HOST),
+    Case("anthropic-key-to-a-base-url", {"model": "anthropic:claude-fake", "variable": "ANTHROPIC_API_KEY"},
+         "ANTHROPIC_API_KEY is not sent to another host", HOST),
+    Case("anthropic-token-to-a-base-url", {"model": "anthropic:claude-fake", "variable": "ANTHROPIC_AUTH_TOKEN"},
+         "ANTHROPIC_AUTH_TOKEN, which the SDK reads too, is not sent to another host", HOST),
+    Case("hosted-key-to-a-base-url", {"model": "gemini:gemini-fake", "variable": "GEMINI_API_KEY"},
+         "a hosted endpoint's key (Gemini) is not sent to a --base-url that is not its endpoint", HOST),
+    Case("base-url-variable", {"how": "env_base_url"},
+         "a key goes to the base URL set in the same environment (OPENAI_BASE_URL)", ALLOWED),
+    Case("key-given", {"how": "given"}, "a key given for the server (api_key=...) goes to it", ALLOWED),
+    Case("key-variable-named", {"how": "env_name"},
+         "api_key=env:NAME sends the named variable's key, and never OPENAI_API_KEY", ALLOWED),
+    Case("no-key-for-a-local-server", {"how": "none"},
+         "api_key=none sends no key of the user's to a local server", ALLOWED),
+    Case("redirect-openai-chat", {"api": "openai_chat"},
+         "a redirect to another host carries no Authorization", REDIRECT),
+    Case("redirect-openai-responses", {"api": "openai_responses"},
+         "a redirect to another host carries no Authorization", REDIRECT),
+    Case("redirect-anthropic", {"api": "anthropic"},
+         "a redirect to another host carries no x-api-key (httpx2 strips only Authorization)", REDIRECT),
+    Case("key-in-the-prompt", {"where": "prompt"}, "a prompt quoting the key sends it redacted", REDACT),
+    Case("key-in-the-context", {"where": "context"}, "--context cells quoting the key send it redacted", REDACT),
+    Case("key-in-a-tool-result", {"where": "tool_output"}, "a tool output holding the key is sent redacted",
+         REDACT),
+    Case("key-in-tool-arguments", {"where": "tool_arguments"},
+         "a reply echoing the key into write(content=...) writes no key to the workspace or the session", REDACT),
+    Case("key-in-a-fix-report", {"where": "fix"},
+         "%brute fix sends the failing line's values redacted (item 7)", REDACT),
+)

@@ -1,0 +1,305 @@
+"""The notebook editing tools: ``edit_cell``, ``insert_cell`` and ``run_cell`` (risk class ``notebook``, asked by
+default: ``run_cell`` runs code, and an edit changes what the user made).
+
+Where a person has the notebook open (JupyterLab, Notebook 7: the kernel's client allows stdin) they act on the
+live document through the front end (``cell_bridge``), so the user sees the change at once and can undo it with
+the editor's own undo. Without a front end (nbclient, nbval, a script) they change the saved ``.ipynb`` file:
+nbformat reads and writes it (``ipynb_cells``), the path goes through the workspace confinement (inside the root,
+no link out, a regular file), the write is the file tools' atomic replace under the file's lock, and the old bytes
+go on the agent's undo stack, so ``%brute undo`` reverts the edit as it reverts a file tool's. ``run_cell`` runs
+the cell's source in this kernel, like the ``python`` tool (a stop interrupts it), and returns what it showed,
+printed text and figures, to the model; its outputs are written under the cell.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from brute_nb.attachments import from_bytes
+from brute_nb.confine import Place, read_all, replace
+from brute_nb.notebook import cell_bridge, ipynb_cells
+from brute_nb.notebook.cell_bridge import CellBridge
+from brute_nb.notebook.ipynb_cells import NotebookFileError, Ran
+from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
+from brute_nb.tools.builtin.fs_edit import held
+from brute_nb.tools.context import current_env, shown_path, state
+from brute_nb.tools.stores import snapshots
+from brute_nb.tools.truncation import ToolOutput
+
+T = TypeVar("T")
+NOTEBOOK_LIMIT = 64 * 1024 * 1024
+"""The largest notebook file the cell tools read (one with many plots is a few MB)."""
+LIVE = "the notebook open in the user's front end: they see the change now and can undo it (Ctrl+Z in the cell)"
+
+NOTEBOOK_PARAM = {"type": "string", "desc": "another notebook file in the workspace (default: this notebook)"}
+CELL_PARAM = {"type": "string", "desc": "the cell: its index as the notebook tool lists it ('3') or its id",
+              "required": True}
+
+
+class CellTool(WorkspaceTool, abstract=True):
+    """What the three tools share: which notebook file, and a locked, atomic, undoable change to it."""
+
+    risk = "notebook"
+
+    def notebook_file(self, notebook: str | None) -> Path:
+        value = notebook or current_env().get("notebook")
+        if not value:
+            raise NotebookFileError("no notebook file is known here; pass notebook='name.ipynb', or set it with "
+                                    "%brute config notebook=PATH")
+        path = self.path(str(value))  # confined to the workspace root like every file tool's path
+        if path.suffix != ".ipynb":
+            raise NotebookFileError(f"{shown_path(path)} is not a notebook (.ipynb) file")
+        return path
+
+    async def change(self, path: Path, work: Callable[[Any], T]) -> T:
+        """``work(notebook)`` on the file's cells, written back atomically if it changed, the old bytes kept for
+        undo; a file that nbformat does not accept is refused untouched."""
+        store = snapshots()
+        where_name = shown_path(path)
+
+        def run(where: Place) -> T:
+            old, like = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
+            nb = ipynb_cells.read(old, where_name)
+            result = work(nb)
+            new = ipynb_cells.write(nb)
+            if new != old:
+                replace(where, new, like=like)
+                store.push(path, old, new)
+            return result
+
+        return await held(self, path, run, missing="Notebook file not found")
+
+    async def look(self, path: Path, work: Callable[[Any], T]) -> T:
+        """``work(notebook)`` reading the file only."""
+        where_name = shown_path(path)
+
+        def run(where: Place) -> T:
+            data, _ = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
+            return work(ipynb_cells.read(data, where_name))
+
+        return await held(self, path, run, missing="Notebook file not found")
+
+    def front(self, notebook: str | None) -> CellBridge | None:
+        """The live document's bridge, when the turn has one and the cell is in the notebook it shows."""
+        bridge: CellBridge | None = current_env().get("cell_front")
+        if bridge is None or (notebook and self.notebook_file(notebook) != self.notebook_file(None)):
+            return None
+        return bridge
+
+    async def live_cell(self, bridge: CellBridge, cell: str, notebook: str | None) -> tuple[str, str | None, str]:
+        """(id, source as the user's document holds it if known, cell type) of ``cell`` in the live notebook: an
+        id this bridge set, else the saved file's cell (its index or id), else an id the front end looks up."""
+        label = str(cell).strip()
+        if label in bridge.sources:
+            return label, bridge.sources[label], "code"
+        path = self.notebook_file(notebook) if notebook or current_env().get("notebook") else None
+        if path is not None and path.is_file():
+            def locate(nb: Any) -> tuple[str, str, str] | None:
+                try:
+                    c = nb.cells[ipynb_cells.find(nb, label, shown_path(path))]
+                except NotebookFileError:
+                    return None
+                return str(c.id), str(c.source), str(c.cell_type)
+
+            found = await self.look(path, locate)
+            if found is not None:
+                return found[0], bridge.sources.get(found[0], found[1]), found[2]
+        if label.strip("[]").isdigit():
+            raise NotebookFileError(f"cell {label} is not in the saved notebook (cells added since the last save have "
+                                    "no index here): save the notebook (Ctrl+S) and list the cells again")
+        return label, None, "code"
+
+
+class EditCell(CellTool):
+    name = "edit_cell"
+    description = (
+        "Replace the source of a cell of the user's notebook (its outputs are cleared, as they no longer match). "
+        "Name the cell by its index as the notebook tool lists it, or by its id. Returns a diff of the change. "
+        "The user sees the edit and can undo it. Run it afterwards with run_cell if needed."
+    )
+    params: ClassVar[dict[str, Any]] = {
+        "cell": CELL_PARAM,
+        "source": {"type": "string", "desc": "the cell's complete new source", "required": True},
+        "notebook": NOTEBOOK_PARAM,
+    }
+
+    async def execute(self, cell: str, source: str, notebook: str | None = None) -> dict[str, Any]:
+        bridge = self.front(notebook)
+        if bridge is not None:
+            cell_id, old, _ = await self.live_cell(bridge, cell, notebook)
+            bridge.send({"op": "edit", "id": cell_id, "source": source})
+            if old is not None:
+                cell_bridge.record(state(), {"op": "edit", "id": cell_id, "source": old})
+            return {"success": True, "notebook": LIVE, "id": cell_id,
+                    "diff": cell_diff(old, source) if old is not None else "(its old source was not saved)"}
+        path = self.notebook_file(notebook)
+
+        def edit(nb: Any) -> tuple[int, str, str]:
+            index = ipynb_cells.find(nb, cell, shown_path(path))
+            return index, str(nb.cells[index].get("id", "")), ipynb_cells.replace_source(nb, index, source)
+
+        index, cell_id, before = await self.change(path, edit)
+        return {"success": True, "notebook": shown_path(path), "cell": f"[{index}]", "id": cell_id,
+                "diff": cell_diff(before, source)}
+
+
+class InsertCell(CellTool):
+    name = "insert_cell"
+    description = (
+        "Insert a new cell into the user's notebook, after the cell given (its index or id), or after the cell "
+        "running now when none is given, or at the end. The cell is not run: use run_cell for that."
+    )
+    params: ClassVar[dict[str, Any]] = {
+        "source": {"type": "string", "desc": "the new cell's source", "required": True},
+        "after": {"type": "string", "desc": "the cell to insert after (index or id); default: the current cell"},
+        "cell_type": {"type": "string", "enum": ["code", "markdown"], "desc": "code (default) or markdown"},
+        "notebook": NOTEBOOK_PARAM,
+    }
+
+    async def execute(self, source: str, after: str | None = None, cell_type: str = "code",
+                      notebook: str | None = None) -> dict[str, Any]:
+        running = current_env().get("cell_id")
+        bridge = self.front(notebook)
+        if bridge is not None:
+            anchor = (await self.live_cell(bridge, after, notebook))[0] if after is not None else running
+            if cell_type not in ("code", "markdown"):
+                raise NotebookFileError(f"cell_type must be code or markdown, got {cell_type!r}")
+            cell_id = ipynb_cells.new_id()
+            bridge.send({"op": "insert", "id": cell_id, "after": anchor, "cell_type": cell_type, "source": source})
+            cell_bridge.record(state(), {"op": "delete", "id": cell_id})
+            return {"success": True, "notebook": LIVE, "id": cell_id, "note": "inserted, not run"}
+        path = self.notebook_file(notebook)
+
+        def insert(nb: Any) -> tuple[int, str]:
+            where = shown_path(path)
+            if after is not None:
+                index = ipynb_cells.find(nb, after, where) + 1
+            else:
+                at = [i for i, c in enumerate(nb.cells) if running and c.get("id") == running]
+                index = at[0] + 1 if at else len(nb.cells)
+            new = ipynb_cells.insert(nb, index, source, cell_type)
+            return index, str(new.id)
+
+        index, cell_id = await self.change(path, insert)
+        return {"success": True, "notebook": shown_path(path), "cell": f"[{index}]", "id": cell_id,
+                "note": "inserted, not run"}
+
+
+class RunCell(CellTool):
+    name = "run_cell"
+    description = (
+        "Run a code cell of the user's notebook in their kernel (same namespace as their cells) and return what it "
+        "showed: printed output, the last expression's value, figures, or the traceback. The outputs are saved "
+        "under the cell. Name the cell by its index or id; edit it first with edit_cell if it needs a fix."
+    )
+    params: ClassVar[dict[str, Any]] = {"cell": CELL_PARAM, "notebook": NOTEBOOK_PARAM}
+
+    def __init__(self, namespace: Callable[[], dict[str, Any]] | None = None) -> None:
+        super().__init__()
+        self._namespace = namespace
+
+    async def execute(self, cell: str, notebook: str | None = None) -> ToolOutput:
+        from brute_nb.notebook.python_tool import ipython_namespace, run_interruptibly
+
+        namespace = (self._namespace or ipython_namespace)()
+        stopped = Ran(error=("KeyboardInterrupt", "stopped by the user", []))
+        bridge = self.front(notebook)
+        if bridge is not None:
+            cell_id, code, kind = await self.live_cell(bridge, cell, notebook)
+            if code is None:
+                raise NotebookFileError(f"the source of cell {cell_id} is not known here (it was added since the "
+                                        "last save): save the notebook (Ctrl+S) and run it again")
+            if kind != "code":
+                raise NotebookFileError(f"cell {cell_id} is a {kind} cell; only code cells run")
+            ran = await run_interruptibly(lambda: run_source(code, namespace), stopped)
+            bridge.send({"op": "outputs", "id": cell_id, "outputs": ipynb_cells.outputs(ran)})
+            return result_for(cell_id, ran)
+        path = self.notebook_file(notebook)
+
+        def locate(nb: Any) -> tuple[int, str, str, str]:
+            index = ipynb_cells.find(nb, cell, shown_path(path))
+            c = nb.cells[index]
+            return index, str(c.get("id", "")), str(c.cell_type), str(c.source)
+
+        index, cell_id, kind, source = await self.look(path, locate)
+        if kind != "code":
+            raise NotebookFileError(f"cell [{index}] is a {kind} cell; only code cells run")
+        ran = await run_interruptibly(lambda: run_source(source, namespace), stopped)
+
+        def save(nb: Any) -> None:
+            at = ipynb_cells.find(nb, cell_id or str(index), shown_path(path))
+            if ipynb_cells.source_of(nb, at) == source:  # the cell changed meanwhile: its new source keeps no output
+                ipynb_cells.set_outputs(nb, at, ran)
+
+        await self.change(path, save)
+        return result_for(f"[{index}]", ran)
+
+
+def cell_diff(old: str, new: str) -> str:
+    """The edit as the file tools show theirs; a cell's last line has no newline, which is no change to mark."""
+    return unified_diff(old.rstrip("\n") + "\n", new.rstrip("\n") + "\n") or "(no change)"
+
+
+def run_source(source: str, namespace: dict[str, Any]) -> Ran:
+    """Run a cell's source like the ``python`` tool; the figures it made are taken (and closed) as Jupyter's inline
+    backend takes them, so they become the cell's outputs rather than pile up."""
+    from brute_nb.notebook.python_tool import execute, show_value
+
+    before = _figure_numbers()
+    outcome = execute(source, namespace, label="cell")
+    error = None
+    if outcome.error is not None:
+        tb = (outcome.traceback or "").split("\n\n", 1)[-1]
+        error = (type(outcome.error).__name__, str(outcome.error), tb.splitlines())
+    value = None if outcome.value is None or outcome.error is not None else show_value(outcome.value)
+    return Ran(outcome.out, outcome.err, value, error, _new_figures(before))
+
+
+def _figure_numbers() -> set[int]:
+    if "matplotlib.pyplot" not in sys.modules:
+        return set()
+    return set(sys.modules["matplotlib.pyplot"].get_fignums())
+
+
+def _new_figures(before: set[int]) -> list[bytes]:
+    if "matplotlib.pyplot" not in sys.modules:
+        return []
+    plt = sys.modules["matplotlib.pyplot"]
+    images = []
+    for number in sorted(set(plt.get_fignums()) - before):
+        figure = plt.figure(number)
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", bbox_inches="tight")
+        plt.close(figure)
+        images.append(buffer.getvalue())
+    return images
+
+
+def result_for(label: str, ran: Ran) -> ToolOutput:
+    """What the model reads of a run: as the ``python`` tool says it, the figures attached."""
+    from brute_nb.notebook.python_tool import bounded
+
+    parts = []
+    if ran.error is not None:
+        ename, evalue, tb = ran.error
+        parts.append(f"Error: {ename}: {evalue}" + ("\n\n" + "\n".join(tb) if tb else ""))
+    if ran.stdout:
+        parts.append("stdout:\n" + bounded(ran.stdout).rstrip("\n"))
+    if ran.stderr:
+        parts.append("stderr:\n" + bounded(ran.stderr).rstrip("\n"))
+    if ran.result is not None:
+        parts.append("Out: " + bounded(ran.result))
+    if ran.images:
+        parts.append(f"[{len(ran.images)} figure{'s' if len(ran.images) > 1 else ''} attached]")
+    text = f"Ran cell {label}.\n\n" + ("\n\n".join(parts) if parts else "(no output)")
+    pictures = tuple(from_bytes(png, "image/png", f"figure-{i + 1}.png") for i, png in enumerate(ran.images))
+    return ToolOutput(text, is_error=ran.error is not None, attachments=pictures)
+
+
+EDIT_CELL = EditCell()
+INSERT_CELL = InsertCell()
+RUN_CELL = RunCell()

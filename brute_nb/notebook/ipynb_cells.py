@@ -1,0 +1,137 @@
+"""The cells of a saved ``.ipynb`` as nbformat reads them: find one, replace its source, insert one, set its outputs.
+
+Pure functions over bytes and ``NotebookNode`` (the tools in ``cell_tools`` do the locked, atomic file work), so
+every change goes through nbformat and leaves a notebook it validates: a file that is not one is refused with the
+validator's message, never rewritten. A cell is named as the ``notebook`` tool lists it (``3`` or ``[3]``, its
+index) or by its nbformat id. Outputs are written as nbformat's own output types, their text redacted, since a
+notebook file leaves the kernel.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from brute_nb.errors import BruteError
+
+
+class NotebookFileError(BruteError, ValueError):
+    """The notebook file cannot be read or edited as asked; the message says what to do instead."""
+
+
+@dataclass
+class Ran:
+    """What running a cell showed: the outputs a person would see under it."""
+
+    stdout: str = ""
+    stderr: str = ""
+    result: str | None = None
+    error: tuple[str, str, list[str]] | None = None
+    """(ename, evalue, traceback lines)"""
+    images: list[bytes] = field(default_factory=list)
+    """PNG bytes of the figures the cell made."""
+
+
+def read(data: bytes, where: str) -> Any:
+    """The notebook in ``data`` (nbformat 4), upgraded to 4.5 so every cell has an id; ``where`` names it in errors."""
+    import nbformat
+    import nbformat.v4
+
+    try:
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        if nb.nbformat_minor < 5:
+            nb = nbformat.v4.upgrade(nb)  # 4.5 gives every cell an id, as Jupyter does when it saves
+        nbformat.validate(nb)
+    except (ValueError, UnicodeDecodeError, nbformat.ValidationError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NotebookFileError(f"{where} is not a valid notebook ({first}); fix or restore it first") from None
+    return nb
+
+
+def write(nb: Any) -> bytes:
+    """The notebook as nbformat writes it (validated on the way), with the trailing newline Jupyter saves."""
+    import nbformat
+
+    nbformat.validate(nb)
+    text: str = nbformat.writes(nb)
+    return (text + "\n").encode("utf-8")
+
+
+def find(nb: Any, cell: str, where: str) -> int:
+    """The index of ``cell``: ``3``/``[3]`` (as the ``notebook`` tool lists it) or a cell id."""
+    label = str(cell).strip()
+    number = label[1:-1] if label.startswith("[") and label.endswith("]") else label
+    if number.isdigit():
+        index = int(number)
+        if index < len(nb.cells):
+            return index
+        raise NotebookFileError(f"{where} has {len(nb.cells)} cells ([0] to [{len(nb.cells) - 1}]); there is no "
+                                f"cell [{index}]. Use the notebook tool (action=list) to see them.")
+    for i, c in enumerate(nb.cells):
+        if c.get("id") == label:
+            return i
+    raise NotebookFileError(f"{where} has no cell {label!r}: name a cell by its index as the notebook tool lists it "
+                            "('3') or by its id")
+
+
+def source_of(nb: Any, index: int) -> str:
+    return str(nb.cells[index].source)
+
+
+def replace_source(nb: Any, index: int, source: str) -> str:
+    """Put ``source`` in the cell; its old source. A code cell's outputs no longer match it, so they go."""
+    cell = nb.cells[index]
+    old = str(cell.source)
+    cell.source = source
+    if cell.cell_type == "code":
+        cell.outputs = []
+        cell.execution_count = None
+    return old
+
+
+def insert(nb: Any, index: int, source: str, cell_type: str = "code") -> Any:
+    """A new cell at ``index`` (``len(cells)`` appends); the cell, with its new id."""
+    import nbformat.v4
+
+    makers = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell}
+    if cell_type not in makers:
+        raise NotebookFileError(f"cell_type must be code or markdown, got {cell_type!r}")
+    cell = makers[cell_type](source)
+    nb.cells.insert(index, cell)
+    return cell
+
+
+def new_id() -> str:
+    """A cell id as nbformat (and Jupyter) make them."""
+    from nbformat.corpus.words import generate_corpus_id
+
+    return str(generate_corpus_id())
+
+
+def set_outputs(nb: Any, index: int, ran: Ran) -> None:
+    """The cell's outputs become what ``ran`` showed, as Jupyter would have saved them."""
+    cell = nb.cells[index]
+    cell.outputs = outputs(ran)
+    cell.execution_count = None
+
+
+def outputs(ran: Ran) -> list[Any]:
+    """What ``ran`` showed as nbformat outputs (text redacted: a notebook leaves the kernel)."""
+    from nbformat.v4 import new_output
+
+    from brute_nb.redact import redact
+
+    shown = []
+    for name, text in (("stdout", ran.stdout), ("stderr", ran.stderr)):
+        if text:
+            shown.append(new_output("stream", name=name, text=redact(text)))
+    for png in ran.images:
+        shown.append(new_output("display_data", data={"image/png": base64.b64encode(png).decode("ascii"),
+                                                        "text/plain": "<Figure>"}))
+    if ran.result is not None:
+        shown.append(new_output("execute_result", data={"text/plain": redact(ran.result)}, execution_count=None))
+    if ran.error is not None:
+        ename, evalue, tb = ran.error
+        shown.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
+    return shown

@@ -1,0 +1,167 @@
+"""Issue 28 §1, the file path: edit_cell / insert_cell / run_cell change a saved .ipynb (no front end), atomically,
+through nbformat and the workspace confinement, and ``%brute undo`` reverts them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from brute_nb.errors import PathOutsideRootError
+from brute_nb.notebook.cell_tools import EditCell, InsertCell, RunCell
+from brute_nb.notebook.ipynb_cells import NotebookFileError
+from brute_nb.tools import FSUndo, use_env
+from brute_nb.tools.results import render
+from brute_nb.tools.stores import snapshots
+
+
+def make_notebook(path: Path, *sources: str, minor: int = 5) -> Any:
+    nb = new_notebook(cells=[new_markdown_cell("# Demo"), *(new_code_cell(s) for s in sources)])
+    nb.nbformat_minor = minor
+    if minor < 5:
+        for c in nb.cells:
+            del c["id"]
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    return nb
+
+
+@pytest.fixture
+def env(ws: Path) -> dict[str, Any]:
+    return {"state": {}, "root": str(ws), "ask": None, "events": None, "metadata": {}, "notebook": str(ws / "a.ipynb")}
+
+
+def call(env: dict[str, Any], tool: Any, **args: Any) -> Any:
+    async def go() -> Any:
+        with use_env(env):
+            return await tool.execute(**args)
+
+    return anyio.run(go)
+
+
+def cells(path: Path) -> list[str]:
+    return [c.source for c in nbformat.read(path, as_version=4).cells]
+
+
+def test_edit_replaces_the_source_shows_a_diff_clears_outputs_and_undo_restores_the_bytes(
+        ws: Path, env: dict[str, Any]) -> None:
+    path = ws / "a.ipynb"
+    make_notebook(path, "x = 1\nprint(x / 0)", "print('two')")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="old output\n")]
+    nb.cells[1].execution_count = 3
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    before = path.read_bytes()
+
+    result = call(env, EditCell(), cell="1", source="x = 1\nprint(x / 1)")
+    assert result["cell"] == "[1]" and result["id"] == nb.cells[1].id
+    assert "-print(x / 0)\n+print(x / 1)" in result["diff"]
+    edited = nbformat.read(path, as_version=4)
+    nbformat.validate(edited)
+    assert edited.cells[1].source == "x = 1\nprint(x / 1)" and edited.cells[1].outputs == []
+    assert edited.cells[1].execution_count is None and edited.cells[2].source == "print('two')"
+    assert not [p for p in ws.iterdir() if p.name.endswith(".brute-tmp")]  # the write was a rename, nothing left
+
+    with use_env(env):
+        assert snapshots().last() is not None
+        text = render(anyio.run(lambda: FSUndo().execute(path=snapshots().last()))).text
+    assert "a.ipynb" in text and path.read_bytes() == before  # %brute undo reverts the edit to the byte
+
+
+def test_a_cell_by_id_and_an_old_notebook_without_ids(ws: Path, env: dict[str, Any]) -> None:
+    path = ws / "a.ipynb"
+    make_notebook(path, "a = 1", minor=4)
+    call(env, EditCell(), cell="[1]", source="a = 2")
+    upgraded = nbformat.read(path, as_version=4)
+    assert upgraded.nbformat_minor == 5 and all(c.get("id") for c in upgraded.cells)
+    call(env, EditCell(), cell=upgraded.cells[1].id, source="a = 3")
+    assert cells(path) == ["# Demo", "a = 3"]
+
+
+def test_insert_goes_after_the_running_cell_or_the_named_one_or_at_the_end(ws: Path, env: dict[str, Any]) -> None:
+    path = ws / "a.ipynb"
+    nb = make_notebook(path, "first", "second")
+    env["cell_id"] = nb.cells[1].id  # the %%brute cell running now
+    out = call(env, InsertCell(), source="after first")
+    assert out["cell"] == "[2]" and cells(path) == ["# Demo", "first", "after first", "second"]
+    call(env, InsertCell(), source="## Notes", after="0", cell_type="markdown")
+    env["cell_id"] = None
+    call(env, InsertCell(), source="last")
+    saved = nbformat.read(path, as_version=4)
+    assert [c.source for c in saved.cells] == ["# Demo", "## Notes", "first", "after first", "second", "last"]
+    assert saved.cells[1].cell_type == "markdown" and len({c.id for c in saved.cells}) == 6
+
+
+def test_run_returns_outputs_to_the_model_and_saves_them_under_the_cell(ws: Path, env: dict[str, Any]) -> None:
+    path = ws / "a.ipynb"
+    make_notebook(path, "total = sum(values)\nprint('total', total)\ntotal * 2", "1 / 0")
+    namespace: dict[str, Any] = {"values": [1, 2, 3]}
+    out = call(env, RunCell(lambda: namespace), cell="1")
+    assert "stdout:\ntotal 6" in out.text and "Out: 12" in out.text and not out.is_error
+    assert namespace["total"] == 6  # it ran in the user's namespace
+    saved = nbformat.read(path, as_version=4).cells[1].outputs
+    assert [o.output_type for o in saved] == ["stream", "execute_result"]
+    assert saved[1].data["text/plain"] == "12"
+
+    failed = call(env, RunCell(lambda: namespace), cell="2")
+    assert failed.is_error and "Error: ZeroDivisionError: division by zero" in failed.text
+    error = nbformat.read(path, as_version=4).cells[2].outputs[0]
+    assert error.output_type == "error" and error.ename == "ZeroDivisionError"
+
+
+def test_run_attaches_figures(ws: Path, env: dict[str, Any]) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    path = ws / "a.ipynb"
+    make_notebook(path, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nNone")
+    out = call(env, RunCell(lambda: {}), cell="1")
+    assert len(out.attachments) == 1 and out.attachments[0].media_type == "image/png"
+    saved = nbformat.read(path, as_version=4).cells[1].outputs
+    assert saved[0].output_type == "display_data" and "image/png" in saved[0].data
+
+
+def test_bad_requests_are_errors_naming_what_was_wrong_and_leave_the_file_alone(
+        ws: Path, env: dict[str, Any]) -> None:
+    path = ws / "a.ipynb"
+    make_notebook(path, "a = 1")
+    before = path.read_bytes()
+    with pytest.raises(NotebookFileError, match=r"has 2 cells \(\[0\] to \[1\]\); there is no cell \[7\]"):
+        call(env, EditCell(), cell="7", source="x")
+    with pytest.raises(NotebookFileError, match="no cell 'nope'"):
+        call(env, EditCell(), cell="nope", source="x")
+    with pytest.raises(NotebookFileError, match="markdown cell; only code cells run"):
+        call(env, RunCell(lambda: {}), cell="0")
+    assert path.read_bytes() == before
+
+    (ws / "broken.ipynb").write_text('{"cells": "not a list"}')
+    with pytest.raises(NotebookFileError, match=r"broken\.ipynb is not a valid notebook"):
+        call(env, EditCell(), cell="0", source="x", notebook="broken.ipynb")
+    assert (ws / "broken.ipynb").read_text() == '{"cells": "not a list"}'
+    with pytest.raises(NotebookFileError, match=r"notes.txt is not a notebook \(.ipynb\) file"):
+        call(env, EditCell(), cell="0", source="x", notebook="notes.txt")
+    env["notebook"] = None
+    with pytest.raises(NotebookFileError, match="no notebook file is known"):
+        call(env, EditCell(), cell="0", source="x")
+
+
+def test_hostile_paths_are_refused_by_the_workspace_confinement(ws: Path, env: dict[str, Any], tmp_path: Path) -> None:
+    outside = tmp_path / "outside.ipynb"
+    make_notebook(outside, "secret = 1")
+    before = outside.read_bytes()
+    with pytest.raises(PathOutsideRootError):
+        call(env, EditCell(), cell="1", source="x", notebook=str(outside))
+    with pytest.raises(PathOutsideRootError):
+        call(env, EditCell(), cell="1", source="x", notebook="../outside.ipynb")
+    (ws / "link.ipynb").symlink_to(outside)
+    with pytest.raises(PathOutsideRootError):
+        call(env, RunCell(lambda: {}), cell="1", notebook="link.ipynb")
+    assert outside.read_bytes() == before
+    os.mkfifo(ws / "fifo.ipynb")
+    with pytest.raises(OSError, match=r"not a regular file|FIFO"):
+        call(env, EditCell(), cell="1", source="x", notebook="fifo.ipynb")

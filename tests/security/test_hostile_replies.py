@@ -1,0 +1,112 @@
+"""The hostile replies table (``hostile.replies``) against every reply-taking entry point: the three providers
+through their real SDKs, in an agent with a session file, against the strict fake (which refuses, as the APIs do,
+a request with an empty, repeated or unanswered tool-call id).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brute_nb import agent
+from brute_nb.errors import ProviderError, RefusedInputError
+from brute_nb.middleware import SessionLog, ToolResultLoop
+from brute_nb.middleware.session_log import read_session
+from brute_nb.testing import FakeProvider, call, refused
+from brute_nb.testing.script import Reply
+from tests.providers.helpers import FACTORIES, RunTools
+from tests.security.hostile import REPLIES, Case
+
+APIS = sorted(FACTORIES)
+FILE = {"type": "object", "properties": {"file_path": {"type": "string"}}}
+
+
+def cases(tag: str) -> list[Any]:
+    return [pytest.param(c, id=c.id) for c in REPLIES if tag in c.tags]
+
+
+def bot(path: Path, provider: Any) -> Any:
+    tools = [{"name": "read", "description": "Read a file.", "parameters": FILE}]
+    return agent().use(SessionLog, path=path).use(ToolResultLoop).use(RunTools, tools=tools).run(provider)
+
+
+def results_by_call(request: dict[str, Any], api: str) -> dict[str, tuple[str, str]]:
+    """``{call id: (the call's file_path, the text of its result)}`` from a request as the API reads it."""
+    calls: dict[str, str] = {}
+    results: dict[str, str] = {}
+    if api == "openai_chat":
+        for m in request["messages"]:
+            for c in m.get("tool_calls") or ():
+                calls[c["id"]] = json.loads(c["function"]["arguments"])["file_path"]
+            if m["role"] == "tool":
+                results[m["tool_call_id"]] = m["content"]
+    elif api == "openai_responses":
+        for item in request["input"]:
+            if item.get("type") == "function_call":
+                calls[item["call_id"]] = json.loads(item["arguments"])["file_path"]
+            elif item.get("type") == "function_call_output":
+                results[item["call_id"]] = item["output"]
+    else:
+        for turn in request["messages"]:
+            for block in turn["content"] if isinstance(turn["content"], list) else ():
+                if block["type"] == "tool_use":
+                    calls[block["id"]] = block["input"]["file_path"]
+                elif block["type"] == "tool_result":
+                    results[block["tool_use_id"]] = str(block.get("content"))
+    return {i: (path, results.get(i, "")) for i, path in calls.items()}
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("case", cases("ids"))
+def test_replies_with_empty_or_repeated_ids_never_break_the_session(case: Case, api: str, tmp_path: Path) -> None:
+    script: list[Any] = []
+    for n, ids in enumerate(case.data["ids"]):
+        calls = tuple(call("read", {"file_path": f"r{n}c{j}"}, id=i) for j, i in enumerate(ids))
+        script += [Reply(calls=calls, keep_ids=True), f"read {n}"]
+    script.append("still fine")
+    path = tmp_path / "s.jsonl"
+    with FakeProvider(script) as fake:
+        session = bot(path, FACTORIES[api](fake))
+        for n in range(len(case.data["ids"])):
+            assert session.start(f"question {n}")["messages"][-1].content == f"read {n}"
+        assert session.start("and now?")["messages"][-1].content == "still fine"  # no 400, this turn or later
+        last = fake.requests[-1]["json"]
+    pairs = results_by_call(last, api)
+    expected = [f"r{n}c{j}" for n, ids in enumerate(case.data["ids"]) for j in range(len(ids))]
+    assert sorted(p for p, _ in pairs.values()) == expected  # every call sent once, under its own id
+    for file_path, result in pairs.values():
+        assert f"'file_path', '{file_path}'" in result  # each result follows its own call
+
+
+@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("case", cases("refused"))
+def test_a_refused_turn_is_marked_and_the_next_turn_succeeds(case: Case, api: str, tmp_path: Path) -> None:
+    data, path = case.data, tmp_path / "s.jsonl"
+    attachments = [data["attach"]] if data["attach"] else []
+    with FakeProvider([refused(data["message"], data["status"]), "second answer", "third answer"]) as fake:
+        session = bot(path, FACTORIES[api](fake))
+        with pytest.raises(ProviderError) as info:
+            session.start("first question", attachments=attachments)
+        second = session.start("second question")
+        session.start("third question")
+        sent = [json.dumps(r["json"]) for r in fake.requests]
+    assert second["messages"][-1].content == "second answer"
+    lines = read_session(path)
+    first = next(m for m in lines if m.content == "first question")  # kept: the user wrote it
+    assert data["message"] in str(info.value)
+    if data["marked"]:
+        assert isinstance(info.value, RefusedInputError)
+        assert "never sent again" in str(info.value) and "this turn's prompt" in str(info.value)
+        if attachments:
+            assert "attached" in str(info.value)
+        assert first.meta["refused"]["status"] == data["status"]
+        assert all("first question" not in body for body in sent[1:])  # never sent again
+        assert all("image" not in body and "base64" not in body for body in sent[1:])
+    else:
+        assert not isinstance(info.value, RefusedInputError) and "refused" not in first.meta
+        assert "first question" in sent[1]  # the input was not at fault: it goes again
+    assert [m.content for m in lines if m.role.value == "user"] == ["first question", "second question",
+                                                                     "third question"]
