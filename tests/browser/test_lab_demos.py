@@ -94,7 +94,7 @@ def test_the_chat_panel_gives_way_to_its_static_copy_after_a_restart_and_a_reope
         cell = run_cell(page, "panel = brute_nb.chat")
         wait_ran(cell)
         out = output_of(page, "panel = brute_nb.chat")
-        out.locator(".brute-transcript").wait_for()
+        out.locator(".brute-transcript").wait_for(state="attached")  # empty: no height yet
         assert not out.locator(".brute-chat-static").is_visible()  # the live panel, and only it
         assert out.locator(".jupyter-button", has_text="Send").is_visible()
 
