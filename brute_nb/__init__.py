@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from brute_nb.notebook.api import chat, configure, current
     from brute_nb.sessions.columns import read_frame
     from brute_nb.tools import Tool, tool
+    from brute_nb.tools.server import ServerTool
     from brute_nb.transports.base import MessageTransport
     from brute_nb.usage import Usage
 
@@ -51,6 +52,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
     "brute_nb.notebook.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
+    "brute_nb.tools.server": ("ServerTool",),
     "brute_nb.transports.base": ("MessageTransport",),
     "brute_nb.usage": ("Usage",),
 })
@@ -88,6 +90,7 @@ __all__ = [
     "ProviderNotConfiguredError",
     "QuestionUnavailableError",
     "Role",
+    "ServerTool",
     "SessionLockedError",
     "SessionLogError",
     "SessionNameError",

@@ -19,6 +19,7 @@ or larger than any API takes (``MAX_BYTES``; images ``MAX_IMAGE_BYTES``), and th
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import mimetypes
 import os
@@ -114,11 +115,18 @@ class Attachment:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Attachment:
+        if "url" in data:
+            return UrlAttachment.from_dict(data)
         unknown = set(data) - {"media_type", "sha256", "name"}
         if unknown or not isinstance(data.get("media_type"), str) or not isinstance(data.get("sha256"), str) \
                 or not isinstance(data.get("name", ""), str):
             raise ValueError(f"an attachment is {{media_type, sha256, name}} (strings), got {dict(data)!r:.200}")
         return cls(data["media_type"], data["sha256"], data.get("name") or "")
+
+    @staticmethod
+    def url(url: str, media_type: str | None = None, name: str = "") -> UrlAttachment:
+        """A file the API reads from its URL (``Attachment.url("https://.../a.pdf")``); see ``UrlAttachment``."""
+        return UrlAttachment.of(url, media_type, name)
 
     @classmethod
     def coerce(cls, value: Any) -> Attachment:
@@ -153,6 +161,8 @@ def attachment(value: Any, name: str | None = None) -> Attachment:
     """An Attachment from a path, bytes, a PIL image or a matplotlib figure (PNG)."""
     if isinstance(value, Attachment):
         return value
+    if isinstance(value, str) and value.lower().startswith(("http://", "https://")):
+        return UrlAttachment.of(value, name=name or "")
     if isinstance(value, str | os.PathLike):
         path = Path(value).expanduser()
         try:
@@ -232,10 +242,12 @@ def store(item: Attachment, folder: Path, root: str | os.PathLike[str] | None = 
 
 
 def store_all(messages: Iterable[Any], folder: Path, root: str | os.PathLike[str] | None = None) -> None:
-    """Write the bytes of every attachment the messages carry (before their lines are written)."""
+    """Write the bytes of every attachment the messages carry (before their lines are written); a URL attachment
+    has none here (its line holds the URL)."""
     for m in messages:
         for item in getattr(m, "attachments", None) or ():
-            store(item, folder, root)
+            if not isinstance(item, UrlAttachment):
+                store(item, folder, root)
 
 
 def located(message: Any, folder: Path, root: str | os.PathLike[str] | None = None) -> Any:
@@ -246,3 +258,42 @@ def located(message: Any, folder: Path, root: str | os.PathLike[str] | None = No
         return message
     base = confine.real(root if root is not None else folder.parent)
     return message.replace(attachments=tuple(replace(a, path=str(folder / a.filename), root=base) for a in items))
+
+
+@dataclass(frozen=True, slots=True)
+class UrlAttachment(Attachment):
+    """A file sent by its URL: the API fetches it (an image or PDF on the web), brute_nb does not.
+
+    Its ``sha256`` is the URL's (it names the attachment, not bytes no one has read), and its session line holds
+    the URL. A provider whose API cannot take a URL for this kind of file fetches it through the fetch tool's guard
+    (public addresses only) for that request alone (``providers.url_attachments``); nothing is stored.
+    """
+
+    link: str = ""
+
+    @classmethod
+    def of(cls, url: str, media_type: str | None = None, name: str = "") -> UrlAttachment:
+        if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+            raise AttachmentError(f"cannot attach {url!r} by URL: only http:// and https:// URLs can be sent")
+        path = url.split("?", 1)[0].split("#", 1)[0]
+        kind = media_type or mimetypes.guess_type(path)[0]
+        if kind is None:
+            raise AttachmentError(f"cannot tell what {url} is from its name; pass media_type= (e.g. "
+                                  "Attachment.url(url, media_type='application/pdf'))")
+        label = name or path.rstrip("/").rsplit("/", 1)[-1]
+        return cls(kind, hashlib.sha256(url.encode()).hexdigest(), label, link=url)
+
+    def read_bytes(self) -> bytes:
+        raise AttachmentError(f"attachment {self.label} is the URL {self.link}; brute_nb does not fetch it (the API "
+                              "reads it, or the provider fetches it through the fetch guard)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**Attachment.to_dict(self), "url": self.link}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UrlAttachment:
+        unknown = set(data) - {"media_type", "sha256", "name", "url"}
+        if unknown or not isinstance(data.get("url"), str) or not isinstance(data.get("media_type"), str):
+            raise ValueError(f"a URL attachment is {{url, media_type, sha256, name}}, got {dict(data)!r}")
+        return cls.of(data["url"], data["media_type"], str(data.get("name") or ""))
+

@@ -81,6 +81,23 @@ def message_cost(message: Any) -> float | None:
     return price(meta)
 
 
+def model_info(meta: Mapping[str, Any], model: str | None = None) -> dict[str, Any] | None:
+    """What genai-prices knows of the reply's model (RubyLLM's ``Message#model_info``): its id, name, provider,
+    context window, description and whether it is deprecated; None for a model or provider it does not know."""
+    provider_id = PROVIDER_IDS.get(str(meta.get("provider") or ""))
+    name = model or meta.get("model")
+    if provider_id is None or not isinstance(name, str) or not name:
+        return None
+    from genai_prices.data_snapshot import get_snapshot
+
+    try:
+        provider, found = get_snapshot().find_provider_model(name, None, provider_id, None)
+    except LookupError:
+        return None
+    return {"id": found.id, "name": found.name, "provider": provider.id, "context_window": found.context_window,
+            "description": found.description, "deprecated": bool(found.deprecated)}
+
+
 def format_usd(value: float | None) -> str:
     """``$0.0123``: four decimals below a dollar (agent steps cost fractions of a cent), two above, and as many as
     a smaller amount needs (``$0.00005``, never ``$0.0000`` for a ceiling or a price that is not nothing)."""

@@ -24,9 +24,10 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Literal, SupportsIndex, overload
 
+from brute_nb import raw_replies
 from brute_nb.attachments import Attachment
 from brute_nb.attachments import attachments as as_attachments
-from brute_nb.cost import message_cost
+from brute_nb.cost import message_cost, model_info, price
 from brute_nb.structured import parsed_frame as structured_frame
 from brute_nb.structured import parsed_value as structured_value
 from brute_nb.usage import Usage
@@ -314,6 +315,38 @@ class Message:
     def citations(self) -> tuple[Mapping[str, JSON], ...]:
         """Sources the reply cites, one shape whatever the provider: ``{"url", "title", "cited_text"}``."""
         return tuple(c for c in self.meta.get("citations") or () if isinstance(c, Mapping))
+
+    def cost_at(self, model: str, provider: str | None = None) -> float | None:
+        """USD this reply's tokens would have cost on ``model`` (and ``provider``, default this reply's)."""
+        return price(self.meta, model=model, provider=provider)
+
+    @property
+    def model(self) -> str | None:
+        """The model that wrote this reply, as the provider named it."""
+        value = self.meta.get("model")
+        return value if isinstance(value, str) else None
+
+    @property
+    def tokens(self) -> Usage | None:
+        """RubyLLM's name for ``usage``: input, output, cache-read and cache-write counts in one ``Usage``."""
+        return self.usage
+
+    @property
+    def model_info(self) -> dict[str, JSON] | None:
+        """The model's entry in genai-prices (name, context window...); None for a model it does not know."""
+        return model_info(self.meta)
+
+    @property
+    def raw(self) -> Any:
+        """The provider's own reply, for a reply received in this process; None once read back from a file (it is
+        never written: ``brute_nb.raw_replies``)."""
+        return raw_replies.find(self.meta.get("response_id"))
+
+    @property
+    def logprobs(self) -> tuple[Mapping[str, JSON], ...]:
+        """The reply's tokens with their log probabilities, where the API returned them (``-o logprobs=true``):
+        ``{"token", "logprob", "top_logprobs"}`` each; empty otherwise (Anthropic reports none)."""
+        return tuple(t for t in self.meta.get("logprobs") or () if isinstance(t, Mapping))
 
     @property
     def server_tool_calls(self) -> tuple[Mapping[str, JSON], ...]:

@@ -82,18 +82,26 @@ def turn(env: dict[str, Any]) -> Iterator[None]:
     if found is None:
         yield
         return
-    from opentelemetry.trace import SpanKind
-
     attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT_NAME, **_common(env)}
-    with found.start_as_current_span(f"invoke_agent {AGENT_NAME}", kind=SpanKind.INTERNAL,
-                                     attributes=attributes) as span:
+    with _span(found, f"invoke_agent {AGENT_NAME}", "INTERNAL", attributes) as span:
         try:
             yield
+        finally:
+            _turn_end(span, env)
+
+
+@contextlib.contextmanager
+def _span(found: Any, name: str, kind: str, attributes: dict[str, Any]) -> Iterator[Any]:
+    """The current span for the ``with`` block; an exception leaving it is recorded (OpenTelemetry's own
+    recording) and named in ``error.type``, as the conventions ask."""
+    from opentelemetry.trace import SpanKind
+
+    with found.start_as_current_span(name, kind=getattr(SpanKind, kind), attributes=attributes) as span:
+        try:
+            yield span
         except BaseException as exc:
             span.set_attribute("error.type", type(exc).__qualname__)
             raise
-        finally:
-            _turn_end(span, env)
 
 
 REPLIES = "traced_replies"
@@ -119,8 +127,6 @@ def model_call(env: dict[str, Any], handler: Any) -> Iterator[None]:
     if found is None:
         yield
         return
-    from opentelemetry.trace import SpanKind
-
     model = getattr(handler, "model", None)
     attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", **_common(env)}
     if isinstance(model, str):
@@ -132,12 +138,9 @@ def model_call(env: dict[str, Any], handler: Any) -> Iterator[None]:
     if capturing_content():
         attributes["gen_ai.input.messages"] = _messages(list(log))
     name = f"chat {model}" if isinstance(model, str) else "chat"
-    with found.start_as_current_span(name, kind=SpanKind.CLIENT, attributes=attributes) as span:
+    with _span(found, name, "CLIENT", attributes) as span:
         try:
             yield
-        except BaseException as exc:
-            span.set_attribute("error.type", type(exc).__qualname__)
-            raise
         finally:
             replies = [m for m in list(env["messages"])[start:] if getattr(m, "role", None) == "assistant"]
             if replies:
@@ -179,8 +182,6 @@ def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None)
     if found is None:
         yield _ignore
         return
-    from opentelemetry.trace import SpanKind
-
     attributes: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": str(call.name),
                                   "gen_ai.tool.call.id": str(call.id), "gen_ai.tool.type": "function",
                                   **_common(env)}
@@ -189,8 +190,7 @@ def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None)
     if capturing_content():
         attributes["gen_ai.tool.call.arguments"] = json.dumps(redact_value(call.arguments), ensure_ascii=False,
                                                               default=str)
-    with found.start_as_current_span(f"execute_tool {call.name}", kind=SpanKind.INTERNAL,
-                                     attributes=attributes) as span:
+    with _span(found, f"execute_tool {call.name}", "INTERNAL", attributes) as span:
 
         def finished(text: str, is_error: bool) -> None:
             if is_error:
@@ -201,11 +201,7 @@ def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None)
             elif capturing_content():
                 span.set_attribute("gen_ai.tool.call.result", redact(text))
 
-        try:
-            yield finished
-        except BaseException as exc:
-            span.set_attribute("error.type", type(exc).__qualname__)
-            raise
+        yield finished
 
 
 def _ignore(text: str, is_error: bool) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import nbformat
 from nbclient import NotebookClient
 
-from brute_nb.testing import FakeProvider, call, reply
+from brute_nb.testing import FakeProvider, Reply, call, reply
 
 HERE = Path(__file__).resolve().parent
 
@@ -231,8 +231,35 @@ SCRIPTS = {
         # %%brute --context 2 --code
         reply("Each region's revenue divided by the total, from the `revenue` column of `sales`:\n\n```python\n"
               "revenue = sales.groupby(\"region\")[\"revenue\"].sum()\n(revenue / revenue.sum()).round(3)\n```"),
+        # edit_cell and run_cell on a notebook in the workspace
+        reply("Cell [1] of `analysis.ipynb` divides by `len(price)`, a name that does not exist; it means `prices`.",
+              call("edit_cell", {"cell": "1", "source": "average = sum(prices) / len(prices)\naverage",
+                                 "notebook": "analysis.ipynb"})),
+        reply("Running the fixed cell:", call("run_cell", {"cell": "1", "notebook": "analysis.ipynb"})),
+        reply("Fixed and run: cell [1] now divides by `len(prices)`, and the average price is 100.0."),
     ],
 }
+
+
+SEARCHED = [
+    {"type": "text", "text": "I'll search for that."},
+    {"type": "server_tool_use", "id": "srvtoolu_01WebSearch", "name": "web_search",
+     "input": {"query": "capital of France"}},
+    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01WebSearch", "content": [
+        {"type": "web_search_result", "url": "https://en.wikipedia.org/wiki/Paris", "title": "Paris - Wikipedia",
+         "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2MSDG", "page_age": None}]},
+    {"type": "text", "text": "The capital of France is Paris.", "citations": [
+        {"type": "web_search_result_location", "url": "https://en.wikipedia.org/wiki/Paris",
+         "title": "Paris - Wikipedia", "cited_text": "Paris is the capital and largest city of France.",
+         "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJhZC1lODlkLTRlNjMtYjQ5Yi1h"}]},
+    {"type": "text", "text": " It is also the country's largest city."},
+]
+"""A web search turn as the Messages API sends it: the call, its encrypted result, text blocks with citations."""
+SCRIPTS["server_tools_and_batches"] = [
+    Reply(blocks=tuple(SEARCHED)),
+    "About 2.1 million people live in Paris itself, and over 12 million in its metropolitan area.",
+    "positive", "negative", "mixed",
+]
 
 
 BRANCHES: dict[str, dict[str, tuple[str, int, list[Any]]]] = {

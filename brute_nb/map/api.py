@@ -45,13 +45,20 @@ def map_rows(
     max_iterations: int = 20,
     progress: bool = True,
     partition_size: int | None = None,
+    batch: bool = False,
 ) -> pd.DataFrame:
     """Run ``template``, filled from each row of ``df``, as one agent turn per row; a frame indexed like ``df``.
 
     Columns: ``reply`` (or one per field of a pydantic ``schema``), ``error``, ``input_tokens``, ``output_tokens``,
     ``cost`` (USD, None for an unpriced model), ``session`` (the row's conversation, a session file) and
     ``cached``. ``backend``: ``"local"``, ``"dask"``, a ``distributed.Client`` or a scheduler address.
+    ``batch=True`` sends the missing rows as one provider batch at half the price (``map.batch``): one round per
+    row, no tools; re-running the cell resumes the same batch.
     """
+    if batch and (backend != "local" or tools != "none"):
+        raise SettingsError("map(batch=True) sends one request per row in one provider batch: it runs in this kernel "
+                            "(backend='local') and without tools (tools='none'), since a batch cannot run a tool "
+                            "and ask again")
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=max_iterations, cache=cache, backend=backend,
                             concurrency=concurrency)
@@ -73,8 +80,11 @@ def map_rows(
             bar.update(record, len(positions[job.key]))
 
         try:
-            run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
-                partition_size=partition_size)
+            if batch and todo:
+                _run_batch(spec, todo, done, provider, bar)
+            else:
+                run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
+                    partition_size=partition_size)
         finally:
             bar.close()
         for key in cached:
@@ -179,6 +189,16 @@ def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, 
     from brute_nb.map.cluster import run_dask
 
     run_dask(spec, jobs, done, backend=backend, concurrency=concurrency, partition_size=partition_size)
+
+
+def _run_batch(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], provider: Any,
+               bar: Progress) -> None:
+    from brute_nb.event_loop import run_sync
+    from brute_nb.map.batch import run_batch
+    from brute_nb.map.row import make_provider
+
+    chosen = provider if provider is not None else make_provider(spec)
+    run_sync(lambda: run_batch(spec, jobs, done, provider=chosen, status=bar.status))
 
 
 def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],

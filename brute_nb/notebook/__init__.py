@@ -19,9 +19,11 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
-7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models)
+7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
+                  ``export`` (a session as Markdown, HTML or a notebook)
 8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
-9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), this package's hooks
+9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
+                  failing cell's error), this package's hooks
 
 A lower layer that needs something from above gets it handed down: the session tells its registry about a fork
 through ``on_fork``, ``short_errors`` gets its debug switch at install, the notebook tool reads the notebook's
@@ -43,6 +45,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
+    registry.error_recorder.on_error = lambda error, cell_id: _offer_fix(ipython, error, cell_id)
     ipython.register_magics(BruteMagics(ipython, registry))
     short_errors.install(ipython, debug=lambda: registry.debug)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
@@ -50,6 +53,12 @@ def load_ipython_extension(ipython: Any) -> None:
     from brute_nb.notebook import warm
 
     warm.start()  # the model SDK's imports, while the user types the first %%brute cell
+
+
+def _offer_fix(ipython: Any, error: Any, cell_id: str | None) -> None:
+    from brute_nb.notebook.fix_button import offer
+
+    offer(ipython, error, cell_id)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -4,11 +4,16 @@
 // custom messages, so none is lost if this script loads after the kernel sent them); each is applied once, by
 // its number `n`. A front end without a notebook document (VS Code, Voila) applies nothing.
 //
-//   {n, op: "edit", id, source}                            the cell's source; a code cell's outputs cleared
+//   {n, op: "edit", id, source}                            the cell's source (its outputs stay until it runs,
+//                                                          as after a person's edit)
 //   {n, op: "insert", id, after, cell_type, source}        a new cell (with the kernel's id) after cell `after`,
 //                                                          or at the end when `after` is not in the notebook
-//   {n, op: "outputs", id, outputs}                        a code cell's outputs (nbformat JSON), unnumbered
+//   {n, op: "outputs", id, outputs}                        a code cell's outputs (nbformat JSON), unnumbered;
+//                                                          a widget shown there (the "Fix with brute" chat that
+//                                                          asked for this run) stays, above them
 //   {n, op: "delete", id}                                  the cell (undo of an insert)
+
+const WIDGET_VIEW = "application/vnd.jupyter.widget-view+json";
 
 function notebookOf(model) {
   try {
@@ -43,12 +48,10 @@ function apply(notebook, op) {
   const cell = notebook.getCell(at);
   if (op.op === "edit") {
     cell.setSource(op.source);
-    if (cell.cell_type === "code") {
-      cell.setOutputs([]);
-      cell.execution_count = null;
-    }
   } else if (op.op === "outputs" && cell.cell_type === "code") {
-    cell.setOutputs(op.outputs);
+    const widgets = (cell.getOutputs ? cell.getOutputs() : cell.outputs || []).filter(
+      (o) => o && o.data && o.data[WIDGET_VIEW]);
+    cell.setOutputs([...widgets, ...op.outputs]);
     cell.execution_count = null;
   } else if (op.op === "delete") {
     notebook.deleteCell(at);

@@ -35,12 +35,21 @@ CODE_PROMPT = """
 for me to review and run.)"""
 
 
-def fix_prompt(namespace: dict[str, Any], extra: str = "") -> str | None:
-    """What ``%brute fix`` sends: the instructions, the user's own words, then the last error's report."""
-    error = cells.last_error(namespace)
+FIX_IN_PLACE = """\
+This notebook cell just failed; its error is below. Explain the cause in a sentence or two, then fix it: if the \
+bug is in a file of the workspace, change the file with your file tools; if it is in the cell itself, replace the \
+cell's source with edit_cell (cell='{cell_id}') and run it again with run_cell, then say what it shows."""
+
+
+def fix_prompt(namespace: dict[str, Any], extra: str = "", *, count: int | None = None,
+               cell_id: str | None = None) -> str | None:
+    """What ``%brute fix`` sends: the instructions, the user's own words, then the error's report (the last
+    error, or cell ``count``'s); with the failing cell's ``cell_id`` (the "Fix with brute" button), the agent is
+    asked to fix that cell in place and run it."""
+    error = cells.last_error(namespace) if count is None else cells.errors(namespace).get(count)
     if error is None:
         return None
-    parts = [FIX_PROMPT]
+    parts = [FIX_IN_PLACE.format(cell_id=cell_id) if cell_id else FIX_PROMPT]
     if extra.strip():
         parts.append(f"My instructions: {extra.strip()}")
     parts.append(error.report())

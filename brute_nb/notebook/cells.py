@@ -23,7 +23,7 @@ import sys
 import sysconfig
 import traceback
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -258,6 +258,8 @@ class ErrorRecorder:
         self.last = 0
         self.unstored: dict[int, tuple[str, str]] = {}
         """Number -> (source, result text) of cells run without history."""
+        self.on_error: Callable[[CellError, str | None], Any] | None = None
+        """Called with each failing cell's entry and its front-end id (the "Fix with brute" button)."""
         self.names: dict[str, int] = cell_names(shell)  # cells run before the extension loaded: IPython's numbers
         """Compiled cell file name -> number, as numbered here (IPython's map says 1 for every nbval cell)."""
 
@@ -294,6 +296,8 @@ class ErrorRecorder:
             entry = CellError(count, source, type(exc).__name__, str(exc)[:1000],
                               f"(brute_nb could not summarise this error: {problem!r})")
         errors(self.shell.user_ns)[count] = entry
+        if self.on_error is not None:
+            self.on_error(entry, self.cell_id)
 
 
 def recorder_of(shell: Any) -> ErrorRecorder | None:

@@ -305,6 +305,9 @@ class CellView:
                 if "id" in meta:
                     own["message_id"] = meta["id"]
                 out.append((m.content, own))
+            sources = render.sources_text(meta.get("citations"))
+            if sources:
+                out.append((sources, {}))
             for call in m.tool_calls or ():
                 result = results.get(call.id)
                 view = self.tools.get(call.id) or ToolView(call_id=call.id, name=call.name, arguments=call.arguments)

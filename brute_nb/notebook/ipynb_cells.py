@@ -43,9 +43,11 @@ def read(data: bytes, where: str) -> Any:
         if nb.nbformat_minor < 5:
             nb = nbformat.v4.upgrade(nb)  # 4.5 gives every cell an id, as Jupyter does when it saves
         nbformat.validate(nb)
-    except (ValueError, UnicodeDecodeError, nbformat.ValidationError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise NotebookFileError(f"{where} is not a valid notebook ({first}); fix or restore it first") from None
+    except nbformat.ValidationError as exc:  # the schema's own words: which field is wrong
+        raise NotebookFileError(f"{where} is not a valid notebook ({exc.message}); fix or restore it first") from None
+    except (ValueError, UnicodeDecodeError):  # not quoted: the file may hold anything
+        raise NotebookFileError(f"{where} is not a valid notebook (it is not nbformat 4 JSON); fix or restore it "
+                                "first") from None
     return nb
 
 
@@ -135,3 +137,19 @@ def outputs(ran: Ran) -> list[Any]:
         ename, evalue, tb = ran.error
         shown.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
     return shown
+
+
+def transcript(heading: str, cells: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """A notebook of a Markdown ``heading`` then code cells, each ``(source, [(html, plain), ...])`` with those
+    outputs (``%brute export --format ipynb``)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    nb = new_notebook(cells=[new_markdown_cell(heading)])
+    for source, shown in cells:
+        cell = new_code_cell(source)
+        cell.outputs = [new_output("display_data", data={"text/html": html, "text/plain": plain})
+                        for html, plain in shown]
+        nb.cells.append(cell)
+    text: str = nbformat.writes(nb)
+    return text + "\n"

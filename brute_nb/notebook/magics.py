@@ -32,10 +32,13 @@ SUBCOMMANDS = """\
 %brute sessions          the sessions saved beside this notebook
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
-%brute undo [PATH]       revert the agent's last file change (or the last change to PATH)
+%brute undo [PATH]       revert the agent's last change: a cell it edited, or a file (or the last change to PATH)
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
 %brute system            the system prompt as the next turn sends it (environment and project rules included)
+%brute export [--format md|html|ipynb] [PATH]
+                         the session as a readable transcript (default: html, beside the session file)
+%brute search TEXT       the messages that mention TEXT, in every session under this notebook's folder
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
@@ -61,6 +64,7 @@ class BruteMagics(Magics):
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
     @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
+    @argument("--server-tools", help="tools the provider runs itself: web_search,web_fetch,code_execution | none")
     @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
     @argument("--root", help="workspace root for file tools (default: the notebook's folder)")
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
@@ -70,7 +74,7 @@ class BruteMagics(Magics):
     @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
     @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
                                "structured output, validated (brute_nb.current().last.parsed)")
-    @argument("--attach", help="files to send with the prompt, comma-separated: report.pdf,plot.png")
+    @argument("--attach", help="files or URLs to send with the prompt, comma-separated: report.pdf,https://x/p.png")
     @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
                                                         "-o temperature=0.2; checked against the SDK")
     @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
@@ -82,6 +86,8 @@ class BruteMagics(Magics):
     @argument("--over", help="a DataFrame's name: run the cell once per row, {column} filled from the row "
                              "(brute_nb.map); the result is shown and bound to _")
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
+    @argument("--batch", action="store_true", help="with --over: send the rows as one provider batch (half price, "
+                                                     "results when it ends; re-running resumes it)")
     @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
                                                   "(default: names, attributes and literal subscripts only)")
     @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
@@ -148,6 +154,7 @@ class BruteMagics(Magics):
             options: dict[str, Any] = {
                 **checked, "system": args.system, "tools": args.tools, "root": args.root,
                 "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
+                "batch": args.batch or None,
                 "progress": not args.quiet}
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
         except BruteError as exc:
@@ -155,11 +162,13 @@ class BruteMagics(Magics):
 
     @staticmethod
     def _attach(spec: str) -> list[Any]:
-        """``--attach a.pdf,b.png``: each file read now, so a missing one is a short error before anything is sent."""
+        """``--attach a.pdf,b.png,https://.../c.png``: each file read now, so a missing one is a short error before
+        anything is sent; a URL is sent as a URL (the API reads it)."""
         from brute_nb.attachments import AttachmentError, attachment
 
         try:
-            return [attachment(Path(p.strip()).expanduser()) for p in spec.split(",") if p.strip()]
+            return [attachment(p.strip() if _is_url(p.strip()) else Path(p.strip()).expanduser())
+                    for p in spec.split(",") if p.strip()]
         except AttachmentError as exc:
             raise UsageError(f"--attach: {exc}") from None
 
@@ -188,7 +197,7 @@ class BruteMagics(Magics):
         options = {"model": args.model, "system": args.system, "tools": args.tools,
                    "max_iterations": args.max_iterations, "root": args.root, "replay": args.replay,
                    "record": args.record, "approve": args.approve, "budget": args.budget, "mcp": args.mcp,
-                   "options": args.option, "base_url": args.base_url}
+                   "options": args.option, "base_url": args.base_url, "server_tools": args.server_tools}
         try:
             nb = reg.configure(options)
         except (SettingsError, ValueError) as exc:
@@ -270,6 +279,35 @@ class BruteMagics(Magics):
         skills = any(t.name == "skill" for t in select_tools(nb.settings.tools, notebook=True))
         print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
 
+    def _cmd_export(self, rest: list[str]) -> None:
+        from brute_nb.notebook.export import default_path, export, preview, write
+
+        fmt, paths = "html", []
+        words = iter(rest)
+        for word in words:
+            if word.startswith("--format"):
+                fmt = word.partition("=")[2] or next(words, "")
+            else:
+                paths.append(word)
+        if len(paths) > 1:
+            raise UsageError("usage: %brute export [--format md|html|ipynb] [PATH] (quote a path with spaces)")
+        nb = self.registry.current()
+        messages = list(nb.log)
+        if not messages:
+            raise UsageError(f"session {nb.name} has no messages yet: nothing to export")
+        data = export(messages, fmt, f"{nb.name}: {preview(messages)}")
+        folder = nb.session_path.parent.parent  # the notebook's folder: <folder>/<stem>.brute/<session>.jsonl
+        target = Path(paths[0]).expanduser() if paths else default_path(nb.session_path, fmt)
+        written = write(data, target if target.is_absolute() else folder / target, folder, replace=not paths)
+        print(f"session {nb.name} ({len(messages)} messages) exported as {fmt}: {written}")
+
+    def _cmd_search(self, rest: list[str]) -> Any:
+        from brute_nb.sessions.index import search
+
+        if not rest:
+            raise UsageError("usage: %brute search TEXT (the messages of this notebook's sessions that mention it)")
+        return search(" ".join(rest), self.registry.current().session_path.parent.parent)
+
     def _cmd_usage(self, rest: list[str]) -> Any:
         return self.registry.current().usage
 
@@ -314,7 +352,7 @@ class BruteMagics(Magics):
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
         if not s.final_answer:
             print(f"{'final_answer:':<15} False  (a turn stopped by a limit ends without the model's answer)")
-        for key in ("mcp", "base_url", "options"):  # shown once set (older notebooks' outputs stay as recorded)
+        for key in ("mcp", "base_url", "options", "server_tools"):  # shown once set (older outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
         if reg.debug:
@@ -377,3 +415,7 @@ def _help_text() -> str:
 
 
 BruteMagics.brute.__doc__ = _help_text()
+
+
+def _is_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))

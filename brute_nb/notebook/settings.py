@@ -60,6 +60,8 @@ class Settings:
     """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
     stall_timeout: float | None = None
     """Seconds a streamed reply may send nothing before the call fails; None: ``BRUTE_STALL_TIMEOUT`` or 90 s."""
+    server_tools: tuple[Any, ...] = ()
+    """Tools the provider runs itself (``--server-tools web_search``): ``brute_nb.tools.server.ServerTool``s."""
     final_answer: bool = True
     """A turn stopped by a limit ends with one more model call, without tools, for the model's answer."""
 
@@ -68,7 +70,7 @@ class Settings:
         return (self.model, self.system, self.tools, self.max_iterations, self.root, self.replay, self.record,
                 self.window, tuple(sorted(self.approve.items())), tuple(sorted(self.budget.items())), self.summarize,
                 self.mcp, self.base_url, self.api_key, repr(sorted(self.options.items())), self.stall_timeout,
-                self.final_answer)
+                self.final_answer, self.server_tools)
 
     def updated(self, **changes: Any) -> Settings:
         clean = {k: v for k, v in changes.items() if v is not None}
@@ -247,6 +249,17 @@ def parse_replay(value: str | Path) -> Path:
     return path
 
 
+def parse_server_tools(spec: Any) -> tuple[Any, ...]:
+    """``web_search,web_fetch``, ``none``, or from Python a list of names and ``ServerTool(...)``s."""
+    from brute_nb.errors import ToolDefinitionError
+    from brute_nb.tools.server import server_tools
+
+    try:
+        return server_tools(spec)
+    except ToolDefinitionError as exc:
+        raise SettingsError(f"--server-tools: {exc}") from None
+
+
 def parse_base_url(value: str) -> str:
     """An http(s) URL, or ``none`` (also ``off`` or nothing) to clear it: "" is the cleared value."""
     from urllib.parse import urlsplit
@@ -264,12 +277,14 @@ def parse_base_url(value: str) -> str:
 def parse_api_key(value: str) -> str:
     """A key for the base URL: the key, ``env:NAME`` (a variable read when the client is built), ``none`` for a
     server that takes no key; nothing (``api_key=``) clears it. A key typed here is redacted from then on."""
+    from brute_nb.providers.credentials import is_key
     from brute_nb.redact import remember
 
     text = str(value).strip()
     if text.startswith("env:") and not text[4:].strip().isidentifier():
         raise SettingsError(f"api_key={text!r}: name an environment variable after env:, like env:MY_PROXY_KEY")
-    remember(text)
+    if is_key(text):
+        remember(text)
     return text
 
 
@@ -297,6 +312,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "api_key": parse_api_key,
     "options": parse_options,
     "stall_timeout": lambda v: parse_seconds("stall_timeout", v),
+    "server_tools": parse_server_tools,
     "debug": lambda v: parse_bool("debug", v),
     "final_answer": lambda v: parse_bool("final_answer", v),
 }

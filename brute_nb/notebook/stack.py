@@ -156,7 +156,7 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import default_asker
 
-    tools = select_tools(s.tools, notebook=True) + mcp_tools(name, s)
+    tools = select_tools(s.tools, notebook=True) + mcp_tools(name, s) + list(s.server_tools)
     skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
 
     def system(env: Env) -> str:

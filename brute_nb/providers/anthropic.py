@@ -15,9 +15,10 @@ from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.providers.anthropic_stream import Reply
-from brute_nb.providers.base import Provider, incomplete, tool_specs
+from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
+from brute_nb.transports.blocks import clean
 
 DEFAULT_MAX_TOKENS = 16_000
 """The seed's example call uses 16,000."""
@@ -27,6 +28,7 @@ class AnthropicMessages(Provider):
     """``agent.run(AnthropicMessages("claude-sonnet-4-20250514"))``."""
 
     provider = "anthropic"
+    url_api = "anthropic"
     key_variable = "ANTHROPIC_API_KEY"
     sdk = "anthropic"
     base_url_variable: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
@@ -53,9 +55,9 @@ class AnthropicMessages(Provider):
         if system:
             kwargs["system"] = system
         tools = [{"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
-                 for s in tool_specs(env.get("tools"))]
-        if tools:
-            kwargs["tools"] = tools
+                 for s in tool_specs(env.get("tools"))] + server_tool_entries("anthropic", env.get("tools"))
+        if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
+            kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         if env.get("schema") is not None:
             kwargs["output_config"] = structured.anthropic_format(env["schema"])
         if self.cache is not False:
@@ -69,9 +71,9 @@ class AnthropicMessages(Provider):
             if reply.get("stop_reason") != "pause_turn":
                 break
             # A long server-tool turn paused: send what came so far back as the assistant turn, and it goes on.
-            sent = [*kwargs["messages"], {"role": "assistant", "content": _input_blocks(reply["content"])}]
+            sent = [*kwargs["messages"], {"role": "assistant", "content": [clean(b) for b in reply["content"]]}]
             reply = _joined(reply, await self._once(env, {**kwargs, "messages": sent}))
-        return Anthropic.wrap_one(reply)
+        return wrapped(Anthropic, reply)
 
     async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not self.stream:
@@ -92,11 +94,6 @@ class AnthropicMessages(Provider):
 
 MAX_CONTINUATIONS = 8
 """How many times a ``pause_turn`` reply is continued before it is kept as it is."""
-
-
-def _input_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Reply blocks as request blocks: the fields the reply left empty are dropped (the API refuses some nulls)."""
-    return [{k: v for k, v in b.items() if v is not None and k != "parsed_output"} for b in blocks]
 
 
 def _joined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:

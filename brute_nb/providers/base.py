@@ -25,15 +25,16 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from brute_nb import structured
+from brute_nb import raw_replies, structured
 from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, Message
-from brute_nb.providers.credentials import client_key, strip_keys_off_origin
-from brute_nb.redact import redact, redact_exception, remember
+from brute_nb.providers.credentials import client_key, is_key, strip_keys_off_origin
+from brute_nb.redact import redact, redact_exception, redact_value, remember
 from brute_nb.retry_after import seconds as retry_seconds
 from brute_nb.sendable import redacted
+from brute_nb.transports.base import as_data
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}
 """A tool without parameters. Both APIs accept it: Anthropic's InputSchema requires only ``"type": "object"``."""
@@ -70,9 +71,27 @@ def tool_specs(tools: Any) -> list[dict[str, JSON]]:
     specs = []
     for t in items:
         d = t.to_dict() if hasattr(t, "to_dict") else dict(t)
+        if "server" in d:  # a tool the provider runs itself: each provider maps it (``server_tool_entries``)
+            continue
         specs.append({"name": d["name"], "description": d.get("description") or "",
                       "parameters": d.get("parameters") or d.get("input_schema") or EMPTY_SCHEMA})
     return specs
+
+
+def wrapped(transport: Any, reply: Any) -> Message:
+    """The reply as a Message, the reply itself held for ``Message.raw`` (in memory: ``brute_nb.raw_replies``)."""
+    data = as_data(reply)
+    raw_replies.keep(data)
+    message: Message = transport.wrap_one(data)
+    return message
+
+
+def server_tool_entries(api: str, tools: Any) -> list[dict[str, JSON]]:
+    """The server tools among ``env["tools"]`` in ``api``'s form; a ServerToolError if it offers any of them not."""
+    from brute_nb.tools.server import of
+    from brute_nb.transports.server_tools import request_tools
+
+    return request_tools(api, of(tools))
 
 
 class Provider:
@@ -90,6 +109,10 @@ class Provider:
     """What errors call the server when it is not the API's owner (``Ollama`` behind the OpenAI API)."""
     unreachable_hint: str = ""
     """Said after "could not reach ...": what to start or set."""
+    url_api: ClassVar[str] = "none"
+    """The API whose URL sources the transport uses (``attachment_blocks.URL_KINDS``); other URL files are fetched."""
+    fetch_transport: Any = None
+    """The httpx2 transport URL attachments are fetched through (a test's MockTransport); None: the network."""
     native_schema: ClassVar[bool] = False
     """Sends ``env["schema"]`` as the API's own structured-output option; otherwise the reply is only validated
     after the fact, so a caller such as ``brute_nb.map`` asks for the JSON in the prompt too."""
@@ -117,7 +140,8 @@ class Provider:
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
-        remember(api_key)
+        if is_key(api_key):
+            remember(api_key)
         self.stream = stream
         self.record = str(record) if record else None
         self.replay = str(replay) if replay else None
@@ -229,7 +253,7 @@ class Provider:
             structured.check(env["schema"])  # a bad schema is the caller's mistake, said before anything is sent
         started = time.monotonic()
         try:
-            message = await self._complete(env)
+            message = await self._complete(await self._with_url_files(env))
         except ProviderError as exc:
             raise html_answer(exc, self.provider, self._url()) or exc from exc.__cause__  # e.g. a cut stream
         except BruteError:
@@ -246,6 +270,8 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
+        if "blocks" in meta:  # the reply's own blocks are its text too: redacted alike, so they still match it
+            meta["blocks"] = redact_value(meta["blocks"])
         meta["cost"] = price(meta)
         schema = env.get("schema")
         if schema is not None and not message.tool_calls:
@@ -255,6 +281,13 @@ class Provider:
         env["messages"].append(redacted(message.replace(meta=meta)))
         if schema is not None and not message.tool_calls:
             structured.validate(schema, message.content)  # after the append: the text the model sent is kept
+
+    async def _with_url_files(self, env: dict[str, Any]) -> dict[str, Any]:
+        """``env`` for this request, with the URL attachments the API cannot read fetched (the log keeps URLs)."""
+        from brute_nb.providers.url_attachments import fetched
+
+        replaced = await fetched(env["messages"], self.url_api, transport=self.fetch_transport)
+        return env if replaced is None else {**env, "messages": replaced}
 
     def _translate(self, exc: Exception) -> BruteError:
         if _is_timeout(exc) and self.stream:

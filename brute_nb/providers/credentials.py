@@ -46,6 +46,14 @@ def origin(url: str | None) -> tuple[str, str, int | None] | None:
     return scheme, parts.hostname.lower(), port or {"https": 443, "http": 80}.get(scheme)
 
 
+def is_key(api_key: str | None) -> bool:
+    """Whether ``api_key`` is a key itself (to redact from then on), not ``none`` or an ``env:NAME`` reference:
+    remembering those as keys hid the words (and, in a stream, any trailing "e" or "n") wherever they appeared."""
+    if not api_key:
+        return False
+    return api_key.strip().lower() != NO_KEY and not api_key.startswith(ENV_PREFIX)
+
+
 def given_key(api_key: str) -> str:
     """A key the user gave: ``none``, ``env:NAME`` (read now, so a variable set later counts) or the key itself."""
     if api_key.strip().lower() == NO_KEY:

@@ -17,7 +17,7 @@ import anyio.to_thread
 from brute_nb.errors import ProviderNotConfiguredError
 from brute_nb.events import emit
 from brute_nb.message import Message
-from brute_nb.providers.base import Provider, tool_specs
+from brute_nb.providers.base import Provider, server_tool_entries, tool_specs
 from brute_nb.transports.llm import LLM
 
 
@@ -52,6 +52,7 @@ class LLMModel(Provider):
     async def _complete(self, env: dict[str, Any]) -> Message:
         import llm
 
+        server_tool_entries("llm", env.get("tools"))  # llm's models run none: refused by name
         model = self.resolve()
         request = LLM.dump_all(env["messages"])
         tools = [llm.Tool(name=s["name"], description=s["description"], input_schema=s["parameters"])

@@ -14,7 +14,7 @@ from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
-from brute_nb.providers.base import Provider, incomplete, tool_specs
+from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
 
@@ -43,6 +43,7 @@ class OpenAIChat(_OpenAIProvider):
     """``agent.run(OpenAIChat("gpt-4.1"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
 
     provider = "openai"
+    url_api = "openai"
     key_variable = "OPENAI_API_KEY"
 
     def _build(self, **options: Any) -> Any:
@@ -54,8 +55,9 @@ class OpenAIChat(_OpenAIProvider):
         """The keyword arguments for ``chat.completions.create`` (pure; tests read it)."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": OpenAI.dump_all(env["messages"]), **self.params}
         tools = [{"type": "function", "function": spec} for spec in tool_specs(env.get("tools"))]
-        if tools:
-            kwargs["tools"] = tools
+        server_tool_entries(self.label.partition(":")[0], env.get("tools"))  # Chat runs none: refused by name
+        if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
+            kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
@@ -69,7 +71,7 @@ class OpenAIChat(_OpenAIProvider):
         kwargs = self.request(env)
         if not self.stream:
             completion = await self.client.chat.completions.create(**kwargs)
-            return OpenAI.wrap_one(completion)
+            return wrapped(OpenAI, completion)
         acc = _ChatAccumulator()
         async with await self.client.chat.completions.create(**kwargs) as stream:
             async for chunk in stream:
@@ -80,7 +82,7 @@ class OpenAIChat(_OpenAIProvider):
                     emit(env, "assistant_delta", {"text": text})
         if acc.finish is None:
             raise incomplete(self.provider)
-        return OpenAI.wrap_one(acc.completion())
+        return wrapped(OpenAI, acc.completion())
 
 
 class _ChatAccumulator:
@@ -90,6 +92,7 @@ class _ChatAccumulator:
         self.text: list[str] = []
         self.reasoning: list[str] = []
         self.annotations: list[Any] = []
+        self.logprobs: list[Any] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.head: dict[str, JSON] = {}
@@ -106,6 +109,8 @@ class _ChatAccumulator:
         choice = chunk.choices[0]
         if choice.finish_reason:
             self.finish = choice.finish_reason
+        if choice.logprobs is not None and choice.logprobs.content:
+            self.logprobs.extend(t.model_dump(mode="json") for t in choice.logprobs.content)
         delta = choice.delta
         text = delta.content or ""
         extra = delta.model_extra or {}
@@ -131,13 +136,15 @@ class _ChatAccumulator:
             message["annotations"] = self.annotations
         if self.calls:
             message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
-        return {**self.head, "choices": [{"message": message, "finish_reason": self.finish}], "usage": self.usage}
+        choice = {"message": message, "finish_reason": self.finish, "logprobs": {"content": self.logprobs}}
+        return {**self.head, "choices": [choice], "usage": self.usage}
 
 
 class OpenAIResponses(_OpenAIProvider):
     """``agent.run(OpenAIResponses("gpt-4.1"))``: the same agent over the Responses API."""
 
     provider = "openai"
+    url_api = "openai-responses"
     key_variable = "OPENAI_API_KEY"
 
     @property
@@ -153,8 +160,9 @@ class OpenAIResponses(_OpenAIProvider):
         kwargs: dict[str, Any] = {"model": self.model, "input": ResponsesTransport.dump_all(env["messages"]),
                                   **self.params}
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
-        if tools:
-            kwargs["tools"] = tools
+        tools += server_tool_entries("openai-responses", env.get("tools"))
+        if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
+            kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
@@ -166,7 +174,7 @@ class OpenAIResponses(_OpenAIProvider):
     async def _complete(self, env: dict[str, Any]) -> Message:
         kwargs = self.request(env)
         if not self.stream:
-            return ResponsesTransport.wrap_one(await self.client.responses.create(**kwargs))
+            return wrapped(ResponsesTransport, await self.client.responses.create(**kwargs))
         final = None
         async with await self.client.responses.create(**kwargs) as stream:
             async for event in stream:
@@ -179,4 +187,4 @@ class OpenAIResponses(_OpenAIProvider):
                     final = event.response
         if final is None:
             raise incomplete(self.provider)
-        return ResponsesTransport.wrap_one(final)
+        return wrapped(ResponsesTransport, final)

@@ -149,8 +149,17 @@ def _lines(messages: list[Any]) -> bytes:
 
 
 def _line(message: Any) -> str:
+    """One JSONL line: ``to_json()``, else the dict ``to_dict()`` or the seed's ``to_h()`` gives (Brute's duck-typed
+    messages answer only ``to_h``)."""
     to_json = getattr(message, "to_json", None)
-    return redact(to_json() if callable(to_json) else dumps(message.to_dict())) + "\n"
+    if callable(to_json):
+        return redact(to_json()) + "\n"
+    for name in ("to_dict", "to_h"):
+        to_dict = getattr(message, name, None)
+        if callable(to_dict):
+            return redact(dumps(to_dict())) + "\n"
+    raise TypeError(f"cannot save a {type(message).__name__} in a session: a message needs to_json(), to_dict() or "
+                    "to_h() returning its fields")
 
 
 def _write_all(fd: int, data: bytes) -> None:

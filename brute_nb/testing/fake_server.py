@@ -30,13 +30,15 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from brute_nb.message import ToolCall, dumps
+from brute_nb.message import ToolCall
 from brute_nb.testing import rules, wire, wire_responses
 from brute_nb.testing.cache_model import Bill, PromptCache
+from brute_nb.testing.fake_batches import Batches
+from brute_nb.testing.outcome import Outcome, error_body
+from brute_nb.testing.outcome import json_outcome as _json
 from brute_nb.testing.script import Fault, Reply, as_reply
 
 API_KEY = "sk-fake-0123456789abcdef"
@@ -44,30 +46,6 @@ API_KEY = "sk-fake-0123456789abcdef"
 
 APIS = {"/chat/completions": "openai_chat", "/responses": "openai_responses", "/messages": "anthropic"}
 ID_PREFIX = {"openai_chat": "call_", "openai_responses": "call_", "anthropic": "toolu_"}
-
-
-@dataclass
-class Outcome:
-    """One answer: status, headers, the body in chunks, and how the connection misbehaves (if it does)."""
-
-    status: int
-    headers: dict[str, str]
-    chunks: list[bytes] = field(default_factory=list)
-    stall_after: int | None = None
-    delay: float = 0.0
-    """Seconds before each chunk after the first (a slow stream)."""
-    cut: bool = False
-    """Close the connection after the chunks without finishing the body (a dropped connection)."""
-    length: int | None = None
-    """The content-length announced when it is not the chunks' (a cut body announces the whole)."""
-
-
-def error_body(api: str, status: int, message: str) -> dict[str, Any]:
-    kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-            413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
-    if api == "anthropic":
-        return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
 class FakeProvider:
@@ -88,6 +66,8 @@ class FakeProvider:
         """The API requests answered (parsed JSON bodies), in order."""
         self.received = 0
         """Every HTTP request read, including refused and unknown ones."""
+        self.batches = Batches(self)
+        """The batch APIs (Anthropic Message Batches, OpenAI Files + Batches), see ``fake_batches``."""
         self.connections = 0
         """TCP connections accepted; with keep-alive, a client that reuses its connection opens one."""
         self.api_key = api_key
@@ -149,6 +129,8 @@ class FakeProvider:
         """Answer one request (the server and ``handler`` both come here)."""
         with self._lock:
             self.received += 1
+        if self.batches.handles(path):
+            return self.batches.respond(method, path, headers, raw)
         api = next((name for suffix, name in APIS.items() if path.split("?")[0].endswith(suffix)), None)
         if method != "POST" or api is None:
             return _json(404, error_body(api or "openai_chat", 404, f"Unknown request URL: {method} {path}"))
@@ -231,11 +213,6 @@ class RateLimit:
             headers = {"x-ratelimit-limit-requests": str(limit), "x-ratelimit-remaining-requests": "0"}
         headers |= {"retry-after": str(math.ceil(wait)), "retry-after-ms": str(math.ceil(wait * 1000))}
         return _json(429, error_body(api, 429, message), headers)
-
-
-def _json(status: int, payload: Any, headers: dict[str, str] | None = None) -> Outcome:
-    body = dumps(payload).encode()
-    return Outcome(status, {"content-type": "application/json", **(headers or {})}, [body])
 
 
 def _billed(api: str, bill: Bill, reply: Reply) -> Reply:

@@ -13,18 +13,23 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from brute_nb.testing import rules_content
+from brute_nb.testing import rules_content, rules_tools
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 
 
-def _tool_problems(tools: Any, schema_key: str, wrapped: bool) -> list[str]:
+def _tool_problems(tools: Any, schema_key: str, wrapped: bool, server: Any = None) -> list[str]:
+    """Function tools' names and schemas; ``server(i, tool)`` checks a provider's own tool (None: not one)."""
     problems: list[str] = []
     if tools is None:
         return problems
     if not isinstance(tools, list):
         return ["tools: expected an array"]
     for i, tool in enumerate(tools):
+        own = server(i, tool) if server is not None and isinstance(tool, Mapping) else None
+        if own is not None:
+            problems.extend(own)
+            continue
         spec = tool.get("function", {}) if wrapped and isinstance(tool, Mapping) else tool
         if not isinstance(spec, Mapping):
             problems.append(f"tools.{i}: expected an object")
@@ -98,8 +103,10 @@ def openai_responses_problems(body: Mapping[str, Any]) -> list[str]:
             answered.add(item.get("call_id"))
         elif kind == "message" and item.get("role") not in ("system", "developer", "user", "assistant"):
             problems.append(f"input.{i}.role: invalid role {item.get('role')!r}")
+        problems.extend(rules_tools.responses_item(i, item))
     problems.extend(f"No tool output found for function call {c}." for c in calls if c not in answered)
-    return problems + _tool_problems(body.get("tools"), "parameters", wrapped=False)
+    return problems + _tool_problems(body.get("tools"), "parameters", wrapped=False,
+                                     server=rules_tools.responses_tool)
 
 
 def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
@@ -130,7 +137,8 @@ def anthropic_problems(body: Mapping[str, Any]) -> list[str]:
         problems.append(f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` blocks "
                         f"immediately after: {', '.join(previous_uses)}. Each `tool_use` block must have a "
                         "corresponding `tool_result` block in the next message.")
-    return problems + _tool_problems(body.get("tools"), "input_schema", wrapped=False)
+    return problems + _tool_problems(body.get("tools"), "input_schema", wrapped=False,
+                                     server=rules_tools.anthropic_server_tool)
 
 
 CHECKS = {"openai_chat": openai_chat_problems, "openai_responses": openai_responses_problems,

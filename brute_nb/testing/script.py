@@ -32,6 +32,9 @@ class Reply:
     """Sources the text cites, ``{"url", "title", "cited_text"}`` each, sent in each API's own shape."""
     server_calls: tuple[dict[str, Any], ...] = ()
     """Tools the provider ran itself (web search), ``{"name", "arguments", "result"}`` each."""
+    blocks: tuple[dict[str, Any], ...] = ()
+    """A recorded reply's content as the API sends it (Anthropic content blocks, or Responses output items),
+    instead of the fields above: a test of a block kind scripts it in the API's own shape."""
     keep_ids: bool = False
     """Send the calls' ids as scripted, empty or repeated ones too (proxies and local models do); by default an
     empty id is filled in, as the real APIs always send one."""

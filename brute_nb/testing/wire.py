@@ -37,6 +37,26 @@ def usage_numbers(body: Mapping[str, Any], reply: Reply) -> tuple[int, int]:
     return max(1, len(sent) // 4), max(1, out // 4)
 
 
+def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
+    """The logprobs a real API reports for ``text``: one entry a token (here a streamed piece), each with ``top``
+    alternatives, the chosen token first among them."""
+    out = []
+    for i, token in enumerate(pieces(text)):
+        chosen = -0.01 * (i % 7 + 1)
+        alternatives = [{"token": token, "logprob": chosen, "bytes": list(token.encode())}]
+        alternatives += [{"token": f"{token}~{k}", "logprob": chosen - k, "bytes": None} for k in range(1, top)]
+        out.append({"token": token, "logprob": chosen, "bytes": list(token.encode()),
+                    "top_logprobs": alternatives[:top]})
+    return out
+
+
+def _chat_logprobs(body: Mapping[str, Any], text: str) -> dict[str, Any] | None:
+    """Chat Completions reports logprobs only when the request asked (``logprobs: true``)."""
+    if not body.get("logprobs"):
+        return None
+    return {"content": token_logprobs(text, int(body.get("top_logprobs") or 0)), "refusal": None}
+
+
 def data_line(payload: Any) -> str:
     return f"data: {dumps(payload)}\n\n"
 
@@ -57,7 +77,8 @@ def openai_chat_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str,
         message["annotations"] = chat_annotations(reply)
     return {
         "id": f"chatcmpl-{n}", "object": "chat.completion", "created": CREATED, "model": body.get("model"),
-        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply), "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply),
+                     "logprobs": _chat_logprobs(body, reply.text)}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
                   "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
     }
@@ -83,7 +104,10 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
     base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": CREATED, "model": body.get("model")}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return data_line({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        if "content" in delta and delta["content"] and body.get("logprobs"):
+            choice["logprobs"] = _chat_logprobs(body, delta["content"])
+        return data_line({**base, "choices": [choice]})
 
     events = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"reasoning_content": p}) for p in pieces(reply.thinking)]
@@ -106,6 +130,18 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
 
 def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:
     tokens_in, tokens_out = usage_numbers(body, reply)
+    content = [dict(b) for b in reply.blocks] or _content(reply, n)
+    uses = any(b.get("type") == "tool_use" for b in content)
+    return {
+        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
+        "stop_reason": reply.finish or ("tool_use" if uses else "end_turn"), "stop_sequence": None,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
+                  "cache_read_input_tokens": reply.cached_tokens,
+                  "cache_creation_input_tokens": reply.cache_write_tokens},
+    }
+
+
+def _content(reply: Reply, n: int) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     if reply.thinking:
         content.append({"type": "thinking", "thinking": reply.thinking, "signature": f"sig-{n}"})
@@ -124,13 +160,7 @@ def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, A
         content.append(text)
     for c in reply.calls:
         content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c)})
-    return {
-        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": body.get("model"), "content": content,
-        "stop_reason": reply.finish or ("tool_use" if reply.calls else "end_turn"), "stop_sequence": None,
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
-                  "cache_read_input_tokens": reply.cached_tokens,
-                  "cache_creation_input_tokens": reply.cache_write_tokens},
-    }
+    return content
 
 
 def _input(call: ToolCall) -> Any:
@@ -169,6 +199,6 @@ def _block_deltas(block: Mapping[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
         cited = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
         return [*cited, *({"type": "text_delta", "text": p} for p in pieces(block["text"]))]
-    if block["type"].endswith("_tool_result"):
-        return []  # a server tool's result arrives whole in its content_block_start
-    return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]
+    if block["type"] in ("tool_use", "server_tool_use"):
+        return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]
+    return []  # a server tool's result, redacted thinking, a container upload: whole in content_block_start

@@ -6,11 +6,39 @@ from collections.abc import Mapping
 from typing import Any
 
 from brute_nb.testing.script import Reply
-from brute_nb.testing.wire import CREATED, arguments_text, chat_annotations, event_line, pieces, usage_numbers
+from brute_nb.testing.wire import (
+    CREATED,
+    arguments_text,
+    chat_annotations,
+    event_line,
+    pieces,
+    token_logprobs,
+    usage_numbers,
+)
+
+LOGPROBS = "message.output_text.logprobs"
+"""What a Responses request puts in ``include`` to get the output text's logprobs."""
 
 
 def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "completed") -> dict[str, Any]:
     tokens_in, tokens_out = usage_numbers(body, reply)
+    output = [dict(i) for i in reply.blocks] or _output(reply, n)
+    if LOGPROBS in (body.get("include") or ()):
+        top = int(body.get("top_logprobs") or 0)
+        output = [{**i, "content": [{**p, "logprobs": token_logprobs(p.get("text") or "", top)}
+                                    for p in i["content"]]} if i.get("type") == "message" else i for i in output]
+    return {
+        "id": f"resp_{n}", "object": "response", "created_at": CREATED, "model": body.get("model"),
+        "status": status, "output": output if status == "completed" else [],
+        "incomplete_details": None,
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools") or [],
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
+                  "input_tokens_details": {"cached_tokens": reply.cached_tokens},
+                  "output_tokens_details": {"reasoning_tokens": 0}},
+    }
+
+
+def _output(reply: Reply, n: int) -> list[dict[str, Any]]:
     output: list[dict[str, Any]] = []
     if reply.thinking:
         output.append({"type": "reasoning", "id": f"rs_{n}",
@@ -27,15 +55,7 @@ def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "
     for i, c in enumerate(reply.calls):
         output.append({"type": "function_call", "id": f"fc_{n}_{i}", "call_id": c.id, "name": c.name,
                        "arguments": arguments_text(c), "status": "completed"})
-    return {
-        "id": f"resp_{n}", "object": "response", "created_at": CREATED, "model": body.get("model"),
-        "status": status, "output": output if status == "completed" else [],
-        "incomplete_details": None,
-        "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools") or [],
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
-                  "input_tokens_details": {"cached_tokens": reply.cached_tokens},
-                  "output_tokens_details": {"reasoning_tokens": 0}},
-    }
+    return output
 
 
 INCOMPLETE = {"length": "max_output_tokens", "max_tokens": "max_output_tokens",
@@ -64,29 +84,37 @@ def responses_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
     for index, item in enumerate(full["output"]):
         emit("response.output_item.added", output_index=index, item=_opening(item))
         if item["type"] == "message":
-            text = item["content"][0]["text"]
-            part = {"type": "output_text", "text": "", "annotations": []}
-            emit("response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part)
-            for p in pieces(text):
-                emit("response.output_text.delta", item_id=item["id"], output_index=index, content_index=0,
-                     delta=p, logprobs=[])
-            emit("response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=text,
-                 logprobs=[])
-            emit("response.content_part.done", item_id=item["id"], output_index=index, content_index=0,
-                 part=item["content"][0])
+            for at, done in enumerate(item["content"]):
+                _part_events(emit, item["id"], index, at, done)
         elif item["type"] == "function_call":
             for p in pieces(item["arguments"], 8):
                 emit("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=p)
             emit("response.function_call_arguments.done", item_id=item["id"], output_index=index,
                  name=item["name"], arguments=item["arguments"])
         elif item["type"] == "reasoning":
-            summary = item["summary"][0]["text"]
-            for p in pieces(summary):
-                emit("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
-                     summary_index=0, delta=p)
+            for at, summary in enumerate(item.get("summary") or ()):
+                for p in pieces(summary["text"]):
+                    emit("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
+                         summary_index=at, delta=p)
         emit("response.output_item.done", output_index=index, item=item)
     emit("response.completed" if full["status"] == "completed" else "response.incomplete", response=full)
     return events
+
+
+def _part_events(emit: Any, item_id: str, index: int, at: int, done: Mapping[str, Any]) -> None:
+    """One content part of a message item: added empty, its text in deltas, done whole."""
+    if done.get("type") != "output_text":  # a refusal part: sent whole
+        emit("response.content_part.added", item_id=item_id, output_index=index, content_index=at, part=done)
+    else:
+        part = {"type": "output_text", "text": "", "annotations": []}
+        emit("response.content_part.added", item_id=item_id, output_index=index, content_index=at, part=part)
+        reported = iter(done.get("logprobs") or ())
+        for p in pieces(done["text"]):
+            emit("response.output_text.delta", item_id=item_id, output_index=index, content_index=at,
+                 delta=p, logprobs=[e for e in [next(reported, None)] if e is not None])
+        emit("response.output_text.done", item_id=item_id, output_index=index, content_index=at,
+             text=done["text"], logprobs=done.get("logprobs") or [])
+    emit("response.content_part.done", item_id=item_id, output_index=index, content_index=at, part=done)
 
 
 def _opening(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,8 @@ call sends the whole log, so ``dump_request`` makes the request in one pass, the
 gives exactly what the general per-message builder (``_turn``) gives (tests/transports/test_fast_paths.py).
 
 Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
-and the stop reason to ``meta``.
+and the stop reason to ``meta``. A reply that its text and calls cannot rebuild (server tool blocks, several text
+blocks, citations) keeps its blocks (``transports.blocks``), and the assistant turn goes back as those blocks.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
 from brute_nb.sendable import history
+from brute_nb.transports import blocks as reply_blocks
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import anthropic_blocks, attachments_of
 from brute_nb.transports.base import (
@@ -38,6 +40,9 @@ EXPECTED = "a Message with 'content' (as the anthropic SDK returns it)"
 
 CONTINUE_TEXT = "(continue)"
 """The user turn put first when a (compacted) log starts with the assistant: the API requires a user first."""
+EMPTY_REPLY_TEXT = "(empty reply)"
+"""An empty assistant reply is kept as its own turn (merging the user turns around it would change what the
+model was told); the API refuses an empty turn other than the last, so it is sent holding these words."""
 
 
 class Anthropic(MessageTransport):
@@ -72,28 +77,35 @@ class Anthropic(MessageTransport):
                     continue
                 meta = m.meta
                 if ((role is user or role is assistant) and not m.attachments
-                        and (not meta or not (meta.get("thinking_blocks") or meta.get("cache_until_here")))):
+                        and (not meta or not (meta.get("thinking_blocks") or meta.get("cache_until_here")
+                                              or meta.get(reply_blocks.KEY)))):
                     text = m.content
                     if text and not text.isspace():  # the API refuses a whitespace-only text block
                         if turns and turns[-1]["role"] == role._value_:
                             _blocks(turns[-1]).append({"type": "text", "text": text})
                         else:
                             turns.append({"role": role._value_, "content": text})
+                    elif role is assistant and (not turns or turns[-1]["role"] != "assistant"):
+                        turns.append({"role": "assistant", "content": []})  # an empty reply: its own turn
                     continue
             if role_of(m) == "system":
                 if m.content:
                     systems.append(m.content)
                 continue
             turn = cls._turn(m)
-            if turn is None or not turn["content"]:
+            if turn is None or (not turn["content"] and turn["role"] != "assistant"):
                 continue
             if turns and turns[-1]["role"] == turn["role"]:
                 _blocks(turns[-1]).extend(turn["content"])
             else:
                 turns.append(turn)
+        if turns and not turns[-1]["content"]:
+            turns.pop()  # an empty reply last would be a prefill: the model would go on from nothing
         for turn in turns:
             content = turn["content"]
-            if content.__class__ is list:
+            if not content:
+                turn["content"] = EMPTY_REPLY_TEXT
+            elif content.__class__ is list:
                 if turn["role"] == "user":
                     # tool_result blocks must open the user turn that follows a tool_use turn.
                     content.sort(key=lambda b: b.get("type") != "tool_result")
@@ -116,7 +128,7 @@ class Anthropic(MessageTransport):
             return None
         if (role in ("user", "assistant") and not getattr(message, "tool_calls", None)
                 and not getattr(message, "attachments", None) and not meta.get("thinking_blocks")
-                and not meta.get("cache_until_here")):  # the common turn, one text: no block builders to call
+                and not meta.get("cache_until_here") and not meta.get(reply_blocks.KEY)):  # one text: no builders
             text = message.content
             return {"role": role, "content": [{"type": "text", "text": text}] if text and not text.isspace() else []}
         if role == "tool":
@@ -131,6 +143,9 @@ class Anthropic(MessageTransport):
                 block["is_error"] = True
             return {"role": "user", "content": _marked([block], meta)}
         content: list[JSON] = []
+        kept = reply_blocks.stored(message, "anthropic") if role == "assistant" else None
+        if kept is not None:  # the reply's own blocks, in order (server tools, citations, interleaved text)
+            return {"role": role, "content": _marked([b for b in kept if not _blank(b)], meta)}
         if role == "assistant":
             content.extend(thinking_blocks(meta))
             if attachments_of(message):
@@ -152,6 +167,11 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+def _blank(block: Mapping[str, Any]) -> bool:
+    """A text block the API refuses to be sent (empty or whitespace only), though a model may reply with one."""
+    return block.get("type") == "text" and not str(block.get("text") or "").strip()
 
 
 def _blocks(turn: dict[str, Any]) -> list[JSON]:
@@ -207,18 +227,25 @@ def message_from(data: Mapping[str, Any]) -> Message:
                              "signature": block.get("signature") or ""})
         elif kind == "redacted_thinking":
             thinking.append({"type": "redacted_thinking", "data": block.get("data") or ""})
-        elif kind == "server_tool_use" or str(kind).endswith("_tool_result"):
-            continue  # a tool the provider ran itself: read below, into meta["server_tool_calls"]
+        elif kind in KEPT_WHOLE or str(kind).endswith("_tool_result"):
+            continue  # a tool the provider ran itself: read below, into meta["server_tool_calls"], and kept whole
         else:
             raise TypeError(f"Anthropic transport cannot read a {kind!r} content block; it reads text, tool_use, "
-                            "thinking, redacted_thinking and server tool blocks")
+                            "thinking, redacted_thinking, server tool and container_upload blocks")
     meta = message_meta(data)
     blocks = [b for b in content or [] if isinstance(b, Mapping)]
     citations.add_to(meta, citations.anthropic_citations(blocks), citations.anthropic_server_calls(blocks))
     if thinking:
         meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")
         meta["thinking_blocks"] = thinking
-    return Message(data.get("role") or Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
+    message = Message(data.get("role") or Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
+    rebuilt = Anthropic._turn(message)
+    reply_blocks.keep(meta, "anthropic", blocks, rebuilt["content"] if rebuilt else [])
+    return message.replace(meta=meta) if reply_blocks.KEY in meta else message
+
+
+KEPT_WHOLE = frozenset({"server_tool_use", "container_upload"})
+"""Blocks with nothing for a Message's text or calls, kept only in ``meta["blocks"]`` (and read for the views)."""
 
 
 def message_meta(data: Mapping[str, Any]) -> dict[str, JSON]:

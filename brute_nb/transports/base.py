@@ -37,6 +37,18 @@ FINISH_REASONS: dict[str, str] = {
 }
 
 
+def logprobs(entries: Any) -> list[dict[str, JSON]]:
+    """Token logprobs as every API reports them (Chat ``logprobs.content``, Responses ``output_text.logprobs``), in
+    one shape for ``meta["logprobs"]``: ``{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}``."""
+    out: list[dict[str, JSON]] = []
+    for e in entries or ():
+        if isinstance(e, Mapping) and isinstance(e.get("token"), str):
+            top = [{"token": t.get("token"), "logprob": t.get("logprob")}
+                   for t in e.get("top_logprobs") or () if isinstance(t, Mapping)]
+            out.append({"token": e["token"], "logprob": e.get("logprob"), "top_logprobs": top})
+    return out
+
+
 def finish_reason(raw: object) -> str | None:
     if raw is None:
         return None

@@ -118,6 +118,9 @@ def _dump(message: Any, names: dict[str, str]) -> Any:
     from llm.parts import TextPart, ToolCallPart, ToolResultPart
 
     role = role_of(message)
+    files = getattr(message, "attachments", None)
+    if files:  # never sent without them: the model would answer about a file it did not see
+        raise cannot_carry(NAME, f"attachments ({', '.join(a.label for a in files)})")
     content = message.content or ""
     if role == "tool":
         return Part(role="tool", parts=[ToolResultPart(name=tool_name(NAME, message, names), output=content,

@@ -26,6 +26,7 @@ from brute_nb.transports.base import (
     MessageTransport,
     as_data,
     finish_reason,
+    logprobs,
     response_meta,
     unreadable,
 )
@@ -129,6 +130,9 @@ class OpenAI(MessageTransport):
             reason = finish_reason(data.get("finish_reason"))
             if reason is not None:
                 meta["finish_reason"] = reason
+            tokens = logprobs((data.get("logprobs") or {}).get("content"))
+            if tokens:
+                meta["logprobs"] = tokens
             data = data.get("message") or data.get("delta") or {}
         return message_from(data, meta)
 

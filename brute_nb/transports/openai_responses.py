@@ -3,7 +3,8 @@
 One Brute message can become several items (an assistant turn with text and two calls is one message item and
 two function_call items), so ``dump`` returns a list and ``dump_all`` flattens. Inbound, one Response (object or
 dict, streamed or not) becomes one assistant Message: output_text parts joined, function calls parsed without
-raising, reasoning summaries and usage in ``meta``.
+raising, reasoning summaries and usage in ``meta``. A reply with more than one message and its calls (reasoning,
+a server tool's call, annotations) keeps its output items (``transports.blocks``), and goes back as those items.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import Any
 from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
 from brute_nb.sendable import history
+from brute_nb.transports import blocks as reply_blocks
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, responses_parts
 from brute_nb.transports.base import (
     MessageTransport,
     as_data,
     finish_reason,
+    logprobs,
     response_meta,
     unreadable,
 )
@@ -43,13 +46,16 @@ class OpenAIResponses(MessageTransport):
                 output = [*([{"type": "input_text", "text": message.content}] if message.content else []),
                           *responses_parts(files)]
             return [{"type": "function_call_output", "call_id": message.tool_call_id or "", "output": output}]
+        kept = reply_blocks.stored(message, "openai_responses") if role == "assistant" else None
+        if kept is not None:
+            return kept
         items: list[JSON] = []
         if files and role != "user":
             raise AttachmentError(f"openai takes attachments only in user messages, not {role} messages")
         if files:
             text = [{"type": "input_text", "text": message.content}] if message.content else []
             items.append({"type": "message", "role": role, "content": [*text, *responses_parts(files)]})
-        elif role != "assistant" or message.content:
+        elif role != "assistant" or message.content or not message.tool_calls:  # an empty reply too: its own turn
             items.append({"type": "message", "role": role, "content": message.content or ""})
         calls = (message.tool_calls or ()) if role == "assistant" else ()
         for c in calls:
@@ -117,4 +123,18 @@ def response_message(data: Mapping[str, Any]) -> Message:
         meta["thinking"] = "\n\n".join(reasoning)
     output = [i for i in data.get("output") or [] if isinstance(i, Mapping)]
     citations.add_to(meta, citations.responses_citations(output), citations.responses_server_calls(output))
+    tokens = logprobs(p for m in output if m.get("type") == "message" for part in m.get("content") or ()
+                      for p in part.get("logprobs") or ())
+    if tokens:
+        meta["logprobs"] = tokens
+    if _more_than_text_and_calls(output):
+        meta[reply_blocks.KEY] = {"openai_responses": [reply_blocks.clean(i) for i in output]}
     return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
+
+
+def _more_than_text_and_calls(output: list[Mapping[str, Any]]) -> bool:
+    """True when the output items hold what a message item and function calls rebuilt from the text cannot."""
+    messages = [i for i in output if i.get("type") == "message"]
+    if len(messages) > 1 or any(i.get("type") not in ("message", "function_call") for i in output):
+        return True
+    return any(p.get("annotations") for m in messages for p in m.get("content") or ())

@@ -19,12 +19,13 @@ from tests.import_graph import find_cycle
 
 ROOT = Path(brute_nb.__file__).parent
 
-NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "brute_nb.notebook.api")
+NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "brute_nb.notebook.api",
+                       "brute_nb.notebook.fix_button")
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",
                     "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage", "brute_nb.retry_after",
-                    "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing")),
+                    "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing", "brute_nb.raw_replies")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.message", "brute_nb.frames",
                 "brute_nb.prompt_cache", "brute_nb.sendable", "brute_nb.refused")),
     ("sessions", ("brute_nb.sessions",)),

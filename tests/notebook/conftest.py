@@ -3,7 +3,9 @@ real tools) whose model is the loopback FakeProvider, reached through the real `
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,3 +29,18 @@ def nb(tmp_path: Path, fake: FakeProvider) -> NotebookAgent:
     agent.provider = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
     return agent
 
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fresh IPython shell in ``tmp_path`` with brute_nb loaded (unloaded and cleared after)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.chdir(tmp_path)
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "brute_nb")
+    try:
+        yield ip
+    finally:
+        ip.run_line_magic("unload_ext", "brute_nb")
+        InteractiveShell.clear_instance()

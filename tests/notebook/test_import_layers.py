@@ -28,9 +28,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("stack", frozenset({"stack"})),
     ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"cell_turn", "model_commands"})),
+    ("cell commands", frozenset({"cell_turn", "model_commands", "export"})),
     ("registry", frozenset({"registry"})),
-    ("front ends", frozenset({"magics", "widget", "api", "__init__"})),
+    ("front ends", frozenset({"magics", "widget", "api", "fix_button", "__init__"})),
 )
 LEVEL = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
 

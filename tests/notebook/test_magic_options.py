@@ -3,30 +3,22 @@ agent, what ``%%brute?`` and ``%brute help`` say, and the ``summarize`` setting 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.compaction.summary import COMPACTION_PROMPT
 from brute_nb.testing.scripted import Scripted
 
 
 @pytest.fixture
-def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.chdir(tmp_path)
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shell: Any) -> Any:
+    """The shared ``shell`` fixture, with this test's notebook and overflow folder in the environment."""
     monkeypatch.setenv("BRUTE_NB_NOTEBOOK", str(tmp_path / "nb.ipynb"))
     monkeypatch.setenv("BRUTE_NB_OVERFLOW_DIR", str(tmp_path / "overflow"))
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "brute_nb")
-    try:
-        yield shell
-    finally:
-        shell.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
+    return shell
 
 
 def _model(ip: Any, replies: list[Any]) -> Scripted:
@@ -112,3 +104,28 @@ def test_summarize_false_keeps_the_ladder_free(ip: Any) -> None:
     model, nb = _long_session(ip, summarize=False)
     assert not [r for r in model.requests if r["messages"][0]["content"] == COMPACTION_PROMPT]
     assert not any(m.meta.get("summary") for m in nb.log)
+
+
+def test_the_magic_turns_server_tools_on_and_config_turns_them_off(ip: Any, fake_provider: Any) -> None:
+    """--server-tools (issue 27 §2): the provider's own tools reach the request; config turns them off."""
+    from brute_nb.notebook.registry import registry
+    from brute_nb.testing import Reply
+    from tests.providers.helpers import FACTORIES
+    from tests.transports.recorded_blocks import ANTHROPIC
+
+    registry().current().provider = FACTORIES["anthropic"](fake_provider)
+    fake_provider.add(Reply(blocks=tuple(ANTHROPIC["web_search with citations"])), "plain")
+    result = ip.run_cell("%%brute --server-tools web_search,web_fetch --tools none --quiet\ncapital?")
+    assert result.success, result.error_in_exec
+    assert [t["name"] for t in fake_provider.requests[0]["json"]["tools"]] == ["web_search", "web_fetch"]
+    ip.run_line_magic("brute", "config server_tools=none")
+    result = ip.run_cell("%%brute --tools none --quiet\nagain")
+    assert result.success, result.error_in_exec
+    assert "tools" not in fake_provider.requests[1]["json"]
+    later = fake_provider.requests[1]["json"]["messages"]
+    assert [b["type"] for b in later[1]["content"]][:3] == ["text", "server_tool_use", "web_search_tool_result"]
+
+
+def test_a_bad_server_tool_option_is_a_usage_error(ip: Any) -> None:
+    result = ip.run_cell("%%brute --server-tools web_serch --quiet\nhi")
+    assert "--server-tools: server tools: unknown server tool 'web_serch'" in str(result.error_in_exec)

@@ -96,7 +96,7 @@ def test_results_follow_their_own_call_when_ids_repeat() -> None:
     messages = Anthropic.dump_all(BAD_LOG)
     pairs: dict[str, str] = {}
     for turn in messages:
-        for b in turn["content"]:
+        for b in turn["content"] if isinstance(turn["content"], list) else ():  # a string turn holds no calls
             if b["type"] == "tool_use":
                 pairs[b["id"]] = b["input"]["command"]
             if b["type"] == "tool_result":

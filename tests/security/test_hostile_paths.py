@@ -139,6 +139,30 @@ def _read_frame(root: Path, where: Path) -> str:
     return read_frame(where).to_string()
 
 
+def _cell_edit(root: Path, where: Path) -> str:
+    from brute_nb.notebook.cell_tools import EditCell
+
+    return call(root, EditCell, cell="0", source="x", notebook=str(where.relative_to(root)))
+
+
+def _instructions(root: Path, where: Path) -> str:
+    from brute_nb.notebook.environment import instructions_section
+
+    return instructions_section(root, where.parent / "nb.ipynb")  # the notebook's folder's rules
+
+
+def _export(root: Path, where: Path) -> str:
+    from brute_nb.notebook.export import write
+
+    return str(write(b"# a transcript\n", where, root, replace=True))
+
+
+def _sessions_index(root: Path, where: Path) -> str:
+    import brute_nb
+
+    return str(brute_nb.sessions(root).to_string())
+
+
 ESCAPE = frozenset({"escape"})
 SPECIAL = frozenset({"special"})
 NOT_FILES = frozenset({"fifo", "socket", "device"})
@@ -180,6 +204,13 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("aliases", "cfg/brute_nb/aliases.json", SPECIAL | {"huge"}, SPECIAL | {"huge", "hard-link-out"},
           _aliases),
     Entry("read-frame", "chat.jsonl", SPECIAL, SPECIAL, _read_frame),
+    # Issue 28: the cell tools rewrite a notebook (read whole for undo, bounded); the project's instructions are
+    # left out of the prompt when they are anything but a regular file inside the root; an export is a write; the
+    # sessions index lists what it can read and names the rest.
+    Entry("cell-edit", "work/nb.ipynb", ESCAPE | SPECIAL | {"huge"}, EVERY, _cell_edit),
+    Entry("instructions", "work/AGENTS.md", frozenset(), EVERY - {"write"}, _instructions, arm=_valid_skills),
+    Entry("export", "nb.brute/chat.md", ESCAPE | SPECIAL, ESCAPE | SPECIAL | {"write"}, _export),
+    Entry("sessions-index", "nb.brute/chat.jsonl", frozenset(), EVERY - {"write"}, _sessions_index),
 )
 
 
@@ -249,7 +280,15 @@ TOOL_CALLS: dict[str, Callable[[Path, str], str]] = {
     "patch": lambda root, name: call(root, FSPatch, file_path=name, old_string=SECRET[:7], new_string="x"),
     "remove": lambda root, name: call(root, FSRemove, path=name),
     "fs_search": lambda root, name: call(root, FSSearch, pattern=SECRET[8:], path=name),
+    "edit_cell": lambda root, name: _cell_tool(root, "EditCell", cell="0", source="x", notebook=name),
+    "run_cell": lambda root, name: _cell_tool(root, "RunCell", cell="0", notebook=name),
 }
+
+
+def _cell_tool(root: Path, name: str, **arguments: Any) -> str:
+    from brute_nb.notebook import cell_tools
+
+    return call(root, getattr(cell_tools, name), **arguments)
 
 
 @pytest.mark.parametrize("tool", sorted(TOOL_CALLS))

@@ -52,9 +52,10 @@ def test_an_error_body_echoing_the_key_is_redacted(given: str, monkeypatch: pyte
     key = f"sk-fake-ERROR-{given}-7f3a9c"
     echo = Fault("server_error", status=401, message=f"Incorrect API key provided: {key}.")
     with FakeProvider([echo], api_key=key) as fake:
-        if given == "environment":
+        if given == "environment":  # key and server both from the environment: the key goes to the server it names
             monkeypatch.setenv("OPENAI_API_KEY", key)
-            handler = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, max_retries=0)
+            monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+            handler = OpenAIChat("gpt-fake", max_retries=0)
         else:
             handler = OpenAIChat("gpt-fake", base_url=fake.openai_base_url, api_key=key, max_retries=0)
         with pytest.raises(ProviderError) as info:
@@ -95,7 +96,8 @@ def test_a_key_read_from_dotenv_reaches_no_model_file_or_output(tmp_path: Path,
     path = tmp_path / "s.jsonl"
     script = [reply("Let me look.", call("read", {"file_path": ".env"})), f"Your key is {key}."]
     with FakeProvider(script, api_key=key) as fake:
-        handler = AnthropicMessages("claude-fake", base_url=fake.base_url, max_retries=0)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)  # the key goes to the server the environment names
+        handler = AnthropicMessages("claude-fake", max_retries=0)
         env = stack(path, handler, [FSRead()]).start("what is in .env?", root=str(tmp_path))
         sent = repr(fake.requests[-1]["json"])
     messages = list(env["messages"])
@@ -121,3 +123,18 @@ def test_a_key_set_or_changed_after_a_redaction_is_redacted_at_once(monkeypatch:
     module.remember("given-key-abcdefgh")
     assert "abcdefgh" not in redact("and given-key-abcdefgh")
     assert "xyz-extra-12345678" not in redact("an extra xyz-extra-12345678", extra=["xyz-extra-12345678"])
+
+
+def test_a_reference_to_a_key_is_not_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``api_key=env:NAME`` and ``api_key=none`` name no secret: remembering them as keys hid those words, and a
+    stream's trailing "e" or "n" (the start of one), wherever they appeared."""
+    from brute_nb.notebook.settings import parse_api_key
+
+    monkeypatch.setenv("MY_PROXY_KEY", "sk-proxy-0123456789abcdef")
+    for given in ("env:MY_PROXY_KEY", "none", "NONE"):
+        assert parse_api_key(given) == given
+        OpenAIChat("gpt-fake", base_url="http://127.0.0.1:9/v1", api_key=given)
+    assert redact_stream("read the env:MY_PROXY_KEY variable, or none") == "read the env:MY_PROXY_KEY variable, or none"
+    assert redact_stream("and more") == "and more"
+    assert parse_api_key("sk-typed-0123456789abcdef") == "sk-typed-0123456789abcdef"  # a key typed in is one
+    assert "0123456789abcdef" not in redact("it is sk-typed-0123456789abcdef")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from brute_nb.message import Message, ToolCall
 from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.sendable import repaired, sendable, valid
-from brute_nb.transports.anthropic import CONTINUE_TEXT, Anthropic
+from brute_nb.transports.anthropic import CONTINUE_TEXT, EMPTY_REPLY_TEXT, Anthropic
 
 EXAMPLES = settings(max_examples=max(500, settings.default.max_examples), deadline=None)
 
@@ -67,13 +67,17 @@ def plain_dump(log: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     sent = sendable(log)[0]
     for m in sent:
         turn = Anthropic._turn(m)
-        if turn is None or not turn["content"]:
+        if turn is None or (not turn["content"] and turn["role"] != "assistant"):  # an empty reply is a turn
             continue
         if turns and turns[-1]["role"] == turn["role"]:
             turns[-1]["content"].extend(turn["content"])
         else:
             turns.append(turn)
+    if turns and not turns[-1]["content"]:
+        turns.pop()
     for turn in turns:
+        if not turn["content"]:
+            turn["content"] = [{"type": "text", "text": EMPTY_REPLY_TEXT}]
         if turn["role"] == "user":
             turn["content"].sort(key=lambda b: b.get("type") != "tool_result")
         content = turn["content"]

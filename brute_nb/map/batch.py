@@ -1,0 +1,207 @@
+"""``map(..., batch=True)``: the rows as one provider batch (half the price, for work that can wait).
+
+Anthropic gets a Message Batch (``messages/batches``), OpenAI a JSONL file of requests and a Batch over it (Chat
+Completions or Responses). Each row's request is exactly the one its synchronous turn would send (the provider's
+own ``request``), so a batch answers what ``map`` would have. The invariants:
+
+- Never submitted twice: the batch id is written beside the run (``<run>.batch.json``, atomically, through the
+  project's confined write) before anything else happens, so a re-run of the cell (after an interrupt or a kernel
+  restart) resumes polling the same batch. Once its results are cached the file is marked done, and a later run
+  submits only the rows still missing.
+- Work paid for is kept: each row's result is cached (and its session written) as the results are read.
+- One round per row: a batch cannot run a tool and ask again, so batch runs take no tools, and a row whose reply
+  still asks for one says so in its error.
+
+Polling backs off (from ``FIRST_WAIT`` to ``MAX_WAIT`` seconds) and shows the batch's status on the progress bar.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from brute_nb import confine
+from brute_nb.errors import BruteError, SettingsError
+from brute_nb.map import schema as schemas
+from brute_nb.map.cache import Record
+from brute_nb.map.spec import Job, MapSpec
+from brute_nb.message import Log, Message, Role, dumps
+from brute_nb.usage import Usage
+
+FIRST_WAIT = 2.0
+MAX_WAIT = 60.0
+BATCH_DISCOUNT = 0.5
+"""Both providers bill batch requests at half their price (documented by each; genai-prices has no batch rate)."""
+OPENAI_ENDPOINTS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses"}
+
+Done = Callable[[Job, Record], None]
+Status = Callable[[str], None]
+
+
+class BatchError(BruteError):
+    """A batch that could not be submitted or read (the message says which, and what to do)."""
+
+
+def kind_of(provider: Any) -> str:
+    """``anthropic``, ``openai`` or ``openai-responses``; a SettingsError for a provider with no batch API."""
+    label = str(getattr(provider, "label", "")).partition(":")[0]
+    if label in ("anthropic", *OPENAI_ENDPOINTS) and hasattr(provider, "request"):
+        return label
+    raise SettingsError(f"batch=True needs a provider with a batch API (anthropic:..., openai:..., "
+                        f"openai-responses:...), not {label or type(provider).__name__}")
+
+
+def request(spec: MapSpec, provider: Any, job: Job) -> dict[str, Any]:
+    """The body of the row's one request, as its synchronous turn would send it (not streamed)."""
+    log = Log()
+    if spec.system:
+        log.system(spec.system)
+    native = spec.schema is not None and getattr(provider, "native_schema", False)
+    log.user(job.prompt + (schemas.instruction(spec.schema) if spec.schema is not None and not native else ""))
+    env: dict[str, Any] = {"messages": log, "tools": [], "schema": spec.schema if native else None}
+    body = dict(provider.request(env))
+    for key in ("stream", "stream_options"):
+        body.pop(key, None)
+    return body
+
+
+async def run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
+    kind = kind_of(provider)
+    by_id = {job.key: job for job in jobs}
+    state_path = Path(spec.folder + ".batch.json")
+    root = Path(spec.folder).parents[2]
+    state = _load(state_path, root)
+    if state is None or state.get("done") or state.get("kind") != kind:
+        state = {"kind": kind, "id": await _submit(kind, provider, spec, jobs), "rows": sorted(by_id),
+                 "done": False}
+        confine.write_atomic(state_path, dumps(state).encode(), root=root)
+    results = await _wait(kind, provider, str(state["id"]), status)
+    async for custom_id, message, error in results:
+        job = by_id.get(custom_id)
+        if job is not None:
+            done(job, _record(spec, provider, job, message, error))
+    confine.write_atomic(state_path, dumps({**state, "done": True}).encode(), root=root)
+
+
+def _load(path: Path, root: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(confine.read_file(path, root=root, limit=1 << 20, why="a batch record is small"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise BatchError(f"{path}: not a batch record ({exc}); move it aside to submit the rows again") from None
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        raise BatchError(f"{path}: not a batch record (no batch id); move it aside to submit the rows again")
+    return data
+
+
+async def _submit(kind: str, provider: Any, spec: MapSpec, jobs: list[Job]) -> str:
+    client = provider.client
+    bodies = [(job.key, request(spec, provider, job)) for job in jobs]
+    if kind == "anthropic":
+        batch = await client.messages.batches.create(
+            requests=[{"custom_id": key, "params": body} for key, body in bodies])
+        return str(batch.id)
+    endpoint = OPENAI_ENDPOINTS[kind]
+    lines = "".join(dumps({"custom_id": key, "method": "POST", "url": endpoint, "body": body}) + "\n"
+                    for key, body in bodies)
+    upload = await client.files.create(file=(Path(spec.folder).name + ".jsonl", lines.encode()), purpose="batch")
+    batch = await client.batches.create(input_file_id=upload.id, endpoint=endpoint, completion_window="24h")
+    return str(batch.id)
+
+
+async def _wait(kind: str, provider: Any, batch_id: str, status: Status) -> Any:
+    """Poll until the batch has ended (backing off), then the results as ``(custom_id, Message | None, error)``."""
+    client = provider.client
+    wait = FIRST_WAIT
+    while True:
+        if kind == "anthropic":
+            batch = await client.messages.batches.retrieve(batch_id)
+            counts = batch.request_counts
+            status(f"{batch.processing_status}: {counts.succeeded} done, {counts.errored} failed, "
+                   f"{counts.processing} waiting")
+            if batch.processing_status == "ended":
+                return _anthropic_results(provider, batch_id)
+        else:
+            batch = await client.batches.retrieve(batch_id)
+            counts = batch.request_counts
+            status(f"{batch.status}" + (f": {counts.completed} done, {counts.failed} failed of {counts.total}"
+                                        if counts else ""))
+            if batch.status in ("completed", "expired", "cancelled", "failed"):
+                return _openai_results(kind, provider, batch)
+        await anyio.sleep(wait)
+        wait = min(wait * 1.5, MAX_WAIT)
+
+
+async def _anthropic_results(provider: Any, batch_id: str) -> Any:
+    from brute_nb.providers.base import wrapped
+    from brute_nb.transports.anthropic import Anthropic
+
+    async for item in await provider.client.messages.batches.results(batch_id):
+        result = item.result
+        if result.type == "succeeded":
+            yield item.custom_id, wrapped(Anthropic, result.message), None
+        elif result.type == "errored":
+            yield item.custom_id, None, f"anthropic refused the request: {result.error.error.message}"
+        else:
+            yield item.custom_id, None, f"the batch request was {result.type}; run the cell again to submit it again"
+
+
+async def _openai_results(kind: str, provider: Any, batch: Any) -> Any:
+    from brute_nb.providers.base import wrapped
+    from brute_nb.transports.openai import OpenAI
+    from brute_nb.transports.openai_responses import OpenAIResponses
+
+    transport = OpenAIResponses if kind == "openai-responses" else OpenAI
+    for file_id in (batch.output_file_id, batch.error_file_id):
+        if not file_id:
+            continue
+        content = await provider.client.files.content(file_id)
+        for line in content.text.splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            response = item.get("response") or {}
+            if response.get("status_code") == 200:
+                yield item["custom_id"], wrapped(transport, response["body"]), None
+            else:
+                error = (response.get("body") or {}).get("error") or item.get("error") or {}
+                yield item["custom_id"], None, (f"openai refused the request (HTTP {response.get('status_code')}): "
+                                                f"{error.get('message') or error.get('code') or 'no reason given'}")
+
+
+def _record(spec: MapSpec, provider: Any, job: Job, message: Message | None, error: str | None) -> Record:
+    from brute_nb.cost import price
+    from brute_nb.sessions.file import append_lines
+
+    session = spec.sessions / f"{job.key}.jsonl"
+    record: Record = {"key": job.key, "reply": None, "fields": None, "error": error, "input_tokens": 0,
+                      "output_tokens": 0, "cost": None, "session": session.name}
+    if message is None:
+        return record
+    meta = {"provider": getattr(provider, "provider", None), **message.meta, "batch": True}
+    if getattr(provider, "replaying", False):
+        meta["replayed"] = True  # a replayed row cost nothing, as in a map that does not batch (``row.price``)
+    full = price(meta)
+    meta["cost"] = 0.0 if meta.get("replayed") else full * BATCH_DISCOUNT if full is not None else None
+    reply = message.replace(meta=meta)
+    if not session.exists():
+        spec.sessions.mkdir(parents=True, exist_ok=True)
+        append_lines(session, [Message(Role.USER, job.prompt), reply], root=Path(spec.folder).parents[2])
+    usage = reply.usage or Usage()  # the one token convention, as every other map row counts
+    record.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=meta["cost"],
+                  reply=reply.content)
+    if reply.tool_calls:
+        names = ", ".join(sorted({c.name for c in reply.tool_calls}))
+        record["error"] = (f"the reply asks for tools ({names}); a batch runs one round per row, so run this map "
+                           "without batch=True to let the rows use tools")
+    elif spec.schema is not None:
+        try:
+            record["fields"] = schemas.parse(spec.schema, reply.content)
+        except ValueError as exc:
+            record["error"] = str(exc)
+    return record

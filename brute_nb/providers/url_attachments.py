@@ -1,0 +1,75 @@
+"""URL attachments an API cannot read from their URL, fetched for one request through the fetch tool's guard.
+
+The APIs read images (and Anthropic and Responses PDFs) from a URL themselves, so brute_nb sends those as URL
+sources and never touches them. A text file by URL, or a PDF for Chat Completions, has no URL source: the bytes
+are fetched here, with the ``fetch`` tool's guard (public addresses only, every connection checked, redirects
+included) and a size cap, and sent in that request alone; the log and the session file keep the URL. Invariant:
+brute_nb fetches nothing an API could have read itself, and nothing the fetch tool would refuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from brute_nb.attachments import Attachment, AttachmentError, UrlAttachment, from_bytes
+from brute_nb.transports.attachment_blocks import URL_KINDS
+
+MAX_BYTES = 32 * 1024 * 1024
+"""The largest file fetched for a request (Anthropic's whole request may be 32 MB)."""
+TIMEOUT = 60.0
+
+
+def unreadable(messages: Sequence[Any], api: str) -> list[UrlAttachment]:
+    """The URL attachments in ``messages`` that ``api`` cannot read from their URL, each once."""
+    kinds = URL_KINDS.get(api, frozenset())
+    found: dict[str, UrlAttachment] = {}
+    for m in messages:
+        for item in getattr(m, "attachments", None) or ():
+            if isinstance(item, UrlAttachment) and item.kind not in kinds:
+                found.setdefault(item.link, item)
+    return list(found.values())
+
+
+async def fetched(messages: Sequence[Any], api: str, *, transport: Any = None) -> list[Any] | None:
+    """``messages`` with every attachment ``api`` cannot read by URL replaced by its fetched bytes; None when
+    there is none (the common case: nothing is copied)."""
+    wanted = unreadable(messages, api)
+    if not wanted:
+        return None
+    got = {item.link: await fetch(item, transport=transport) for item in wanted}
+    out = []
+    for m in messages:
+        items = getattr(m, "attachments", None) or ()
+        if any(isinstance(a, UrlAttachment) and a.link in got for a in items):
+            m = m.replace(attachments=tuple(got.get(a.link, a) if isinstance(a, UrlAttachment) else a
+                                            for a in items))
+        out.append(m)
+    return out
+
+
+async def fetch(item: UrlAttachment, *, transport: Any = None) -> Attachment:
+    """The file at ``item``'s URL, through the fetch guard; an AttachmentError says why it could not be had."""
+    import httpx2
+
+    from brute_nb.tools.builtin.fetch import USER_AGENT, guarded_transport, read_capped
+    from brute_nb.tools.builtin.fetch_guard import BlockedDestinationError, Guard
+
+    guard = Guard()
+    parts = urlsplit(item.link)
+    try:
+        guard.check_url(parts.scheme.lower(), parts.hostname or "", parts.port)
+        client = httpx2.AsyncClient(timeout=httpx2.Timeout(TIMEOUT), follow_redirects=True, max_redirects=5,
+                                    transport=guarded_transport(guard, transport), headers={"User-Agent": USER_AGENT})
+        async with client, client.stream("GET", item.link) as response:
+            if response.status_code != 200:
+                raise AttachmentError(f"cannot attach {item.link}: the server answered HTTP {response.status_code}")
+            data, cut = await read_capped(response, MAX_BYTES)
+    except AttachmentError:
+        raise
+    except (BlockedDestinationError, ValueError, httpx2.HTTPError) as exc:
+        raise AttachmentError(f"cannot attach {item.link}: {exc}") from None
+    if cut:
+        raise AttachmentError(f"cannot attach {item.link}: it is larger than {MAX_BYTES // 2**20} MB")
+    return from_bytes(data, item.media_type, item.label)

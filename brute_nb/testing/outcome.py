@@ -1,0 +1,38 @@
+"""One answer of the fake provider (status, headers, body chunks, how the connection misbehaves) and the APIs'
+error bodies: shared by the synchronous routes (``fake_server``) and the batch routes (``fake_batches``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from brute_nb.message import dumps
+
+
+@dataclass
+class Outcome:
+    """One answer: status, headers, the body in chunks, and how the connection misbehaves (if it does)."""
+
+    status: int
+    headers: dict[str, str]
+    chunks: list[bytes] = field(default_factory=list)
+    stall_after: int | None = None
+    delay: float = 0.0
+    """Seconds before each chunk after the first (a slow stream)."""
+    cut: bool = False
+    """Close the connection after the chunks without finishing the body (a dropped connection)."""
+    length: int | None = None
+    """The content-length announced when it is not the chunks' (a cut body announces the whole)."""
+
+
+def error_body(api: str, status: int, message: str) -> dict[str, Any]:
+    kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+            413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def json_outcome(status: int, payload: Any, headers: dict[str, str] | None = None) -> Outcome:
+    body = dumps(payload).encode()
+    return Outcome(status, {"content-type": "application/json", **(headers or {})}, [body])

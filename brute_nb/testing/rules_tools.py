@@ -1,0 +1,74 @@
+"""The tool and item kinds the real APIs take beside function tools, as the fake provider checks them.
+
+The lists are the ``type`` literals of the installed SDKs' request types (``anthropic.types.ToolUnionParam``,
+``openai.types.responses.ToolParam`` and ``ResponseInputItemParam``), so the fake accepts a server tool or a
+server tool's output item the real API accepts (``{"type": "web_search"}`` on Responses) and refuses one it
+does not, worded like the API's 400.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+ANTHROPIC_SERVER_TOOLS: dict[str, str] = {
+    "bash_20250124": "bash", "code_execution_20250522": "code_execution",
+    "code_execution_20250825": "code_execution", "code_execution_20260120": "code_execution",
+    "code_execution_20260521": "code_execution", "memory_20250818": "memory",
+    "text_editor_20250124": "str_replace_editor", "text_editor_20250429": "str_replace_based_edit_tool",
+    "text_editor_20250728": "str_replace_based_edit_tool", "web_search_20250305": "web_search",
+    "web_search_20260209": "web_search", "web_search_20260318": "web_search", "web_fetch_20250910": "web_fetch",
+    "web_fetch_20260209": "web_fetch", "web_fetch_20260309": "web_fetch", "web_fetch_20260318": "web_fetch",
+    "tool_search_tool_bm25_20251119": "tool_search_tool_bm25",
+    "tool_search_tool_regex_20251119": "tool_search_tool_regex",
+}
+"""Anthropic's versioned tool types and the one name each must be given."""
+
+RESPONSES_TOOLS = frozenset({
+    "function", "file_search", "computer", "computer_use_preview", "web_search", "web_search_2025_08_26", "mcp",
+    "code_interpreter", "programmatic_tool_calling", "image_generation", "local_shell", "shell", "custom",
+    "namespace", "tool_search", "web_search_preview", "web_search_preview_2025_03_11", "apply_patch"})
+
+RESPONSES_ITEMS = frozenset({
+    "message", "file_search_call", "computer_call", "computer_call_output", "web_search_call", "function_call",
+    "function_call_output", "tool_search_call", "tool_search_output", "additional_tools", "configuration_update",
+    "reasoning", "compaction", "image_generation_call", "code_interpreter_call", "local_shell_call",
+    "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "custom_tool_call_output",
+    "custom_tool_call", "compaction_trigger", "item_reference", "program", "program_output"})
+
+
+def anthropic_server_tool(i: int, tool: Mapping[str, Any]) -> list[str] | None:
+    """The problems of a versioned (server) tool, or None when ``tool`` is a client tool (no type, or custom)."""
+    kind = tool.get("type")
+    if kind in (None, "custom"):
+        return None
+    name = ANTHROPIC_SERVER_TOOLS.get(str(kind))
+    if name is None:
+        return [f"tools.{i}.type: Input tag {kind!r} found using 'type' does not match any of the expected tags: "
+                f"'custom', {', '.join(map(repr, ANTHROPIC_SERVER_TOOLS))}"]
+    if tool.get("name") != name:
+        return [f"tools.{i}.{kind}.name: Input should be {name!r}"]
+    if tool.get("allowed_domains") and tool.get("blocked_domains"):
+        return [f"tools.{i}: allowed_domains and blocked_domains cannot be used together"]
+    return []
+
+
+def responses_tool(i: int, tool: Mapping[str, Any]) -> list[str] | None:
+    """The problems of a non-function Responses tool, or None when ``tool`` is a function tool."""
+    kind = tool.get("type")
+    if kind == "function":
+        return None
+    if kind not in RESPONSES_TOOLS:
+        return [f"tools[{i}].type: Invalid value: {kind!r}. Supported values are: "
+                f"{', '.join(map(repr, sorted(RESPONSES_TOOLS)))}."]
+    if kind == "code_interpreter" and not isinstance(tool.get("container"), str | Mapping):
+        return [f"Missing required parameter: 'tools[{i}].container'."]
+    return []
+
+
+def responses_item(i: int, item: Mapping[str, Any]) -> list[str]:
+    kind = item.get("type", "message")
+    if kind not in RESPONSES_ITEMS:
+        return [f"input[{i}].type: Invalid value: {kind!r}."]
+    return []

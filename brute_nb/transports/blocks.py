@@ -1,0 +1,82 @@
+"""A reply's content as the provider sent it, kept block by block so the next request sends it back unchanged.
+
+Anthropic's content blocks and the Responses API's output items carry more than a ``Message`` holds as text and
+tool calls: a server tool's call and its encrypted result (``server_tool_use`` + ``web_search_tool_result``,
+``web_search_call``), text blocks kept apart with their citations, reasoning items with their ids and encrypted
+content. The APIs expect them back as they came, in order. The invariant kept here: an assistant message whose
+reply could not be rebuilt from its text and calls keeps the reply's blocks in ``meta["blocks"][api]``, and they are
+sent back only while they still say what the message says (the same text, the same calls with the same ids): an
+edited message (``Log.from_frame``), a renamed call id or another API gets the message rebuilt from its fields.
+Pure functions over plain dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from brute_nb.message import JSON, ToolCall, parse_arguments
+
+KEY = "blocks"
+"""``meta[KEY]`` is ``{api: [block, ...]}``: one API's own blocks, as received."""
+RESPONSE_ONLY = frozenset({"parsed_output"})
+"""Fields an SDK adds to a reply block that no request takes."""
+
+
+def clean(block: Mapping[str, Any]) -> dict[str, JSON]:
+    """A reply block as a request block: the fields left empty dropped at every depth (the APIs refuse some
+    nulls, such as a ``caller`` of None, and an SDK fills in None for every field the reply did not send), and the
+    SDK's own additions."""
+    return {k: _cleaned(v) for k, v in block.items() if v is not None and k not in RESPONSE_ONLY}
+
+
+def _cleaned(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _cleaned(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    return value
+
+
+def keep(meta: dict[str, JSON], api: str, blocks: Iterable[Mapping[str, Any]], rebuilt: Sequence[Any]) -> None:
+    """Put ``blocks`` in ``meta`` when rebuilding the message from its fields would not give them back."""
+    cleaned = [clean(b) for b in blocks]
+    if cleaned != list(rebuilt):
+        meta[KEY] = {api: cleaned}
+
+
+def stored(message: Any, api: str) -> list[dict[str, Any]] | None:
+    """The blocks ``message`` keeps for ``api``, or None when it keeps none or they no longer match it."""
+    meta = getattr(message, "meta", None) or {}
+    kept = meta.get(KEY)
+    blocks = kept.get(api) if isinstance(kept, Mapping) else None
+    if not isinstance(blocks, list) or not all(isinstance(b, Mapping) for b in blocks):
+        return None
+    text, calls = READERS[api](blocks)
+    mine = [ToolCall.coerce(c) for c in getattr(message, "tool_calls", None) or ()]
+    if text != (message.content or "") or calls != [(c.id, c.name, c.arguments) for c in mine]:
+        return None
+    return [dict(b) for b in blocks]
+
+
+Calls = list[tuple[str, str, dict[str, JSON]]]
+
+
+def anthropic_says(blocks: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
+    """The text and client tool calls a list of Anthropic content blocks holds."""
+    text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+    calls = [(str(b.get("id") or ""), str(b.get("name") or ""), parse_arguments(b.get("input")))
+             for b in blocks if b.get("type") == "tool_use"]
+    return text, calls
+
+
+def responses_says(items: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
+    """The text and function calls a list of Responses output items holds."""
+    parts = [p for i in items if i.get("type") == "message" for p in i.get("content") or () if isinstance(p, Mapping)]
+    text = "".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
+    calls = [(str(i.get("call_id") or ""), str(i.get("name") or ""), parse_arguments(i.get("arguments")))
+             for i in items if i.get("type") == "function_call"]
+    return text, calls
+
+
+READERS = {"anthropic": anthropic_says, "openai_responses": responses_says}

@@ -1,0 +1,50 @@
+"""Issue 28 §2 without a browser: a failing cell's entry reaches the button hook with the cell's id, the click
+sends the fix prompt for that cell (fix in place with edit_cell, run again with run_cell), and a headless run
+shows nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brute_nb.notebook import cells, fix_button
+from brute_nb.notebook.cell_turn import fix_prompt
+
+
+def test_a_failing_cell_is_offered_with_its_id_and_the_click_sends_its_fix(shell: Any,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    offered: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(fix_button, "offer", lambda ip, error, cell_id: offered.append((error, cell_id)))
+    shell.run_cell("price = 3\nprint(prise * 2)", store_history=True, cell_id="cell-abc")
+    shell.run_cell("ok = 1", store_history=True, cell_id="cell-ok")
+    assert [(e.ename, cell_id) for e, cell_id in offered] == [("NameError", "cell-abc")]
+
+    error = offered[0][0]
+    prompt = fix_prompt(shell.user_ns, count=error.execution_count, cell_id="cell-abc")
+    assert prompt is not None and "edit_cell (cell='cell-abc')" in prompt and "run_cell" in prompt
+    assert "prise" in prompt and "propose_cell" not in prompt
+
+    import ipywidgets
+
+    sent: list[str] = []
+
+    class Panel(ipywidgets.VBox):  # type: ignore[misc]  # the chat panel's shape: a VBox that takes a prompt
+        def send(self, text: str, buffers: Any = None) -> None:
+            sent.append(text)
+
+    panel_box = Panel()
+    monkeypatch.setattr("brute_nb.notebook.widget.chat", lambda: panel_box)
+    box = fix_button.panel(shell, error.execution_count, "cell-abc")
+    button = box.children[0]
+    assert button.description == "Fix with brute"
+    button.click()
+    assert box.children == (panel_box,) and sent == [prompt]
+
+
+def test_headless_runs_show_no_button(shell: Any, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a))
+    fix_button.offer(shell, cells.CellError(1, "x", "NameError", "x"), "id")  # no kernel allowing stdin here
+    assert shown == []
