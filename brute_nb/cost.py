@@ -99,7 +99,10 @@ def model_info(meta: Mapping[str, Any], model: str | None = None) -> dict[str, A
 
 
 def format_usd(value: float | None) -> str:
-    """``$0.0123``: four decimals below a dollar (agent steps cost fractions of a cent), two above."""
+    """``$0.0123``: four decimals below a dollar (agent steps cost fractions of a cent), two above, and as many as
+    a smaller amount needs (``$0.00005``, never ``$0.0000`` for a ceiling or a price that is not nothing)."""
     if value is None:
         return "cost unknown"
+    if 0 < abs(value) < 0.0001:
+        return f"${value:.8f}".rstrip("0")
     return f"${value:,.2f}" if value >= 1 else f"${value:.4f}"

@@ -21,6 +21,7 @@ from time import monotonic
 from typing import Any
 
 from brute_nb.agent import App, Env
+from brute_nb.cost import format_usd
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import Message
 from brute_nb.middleware.tool_result_loop import should_exit
@@ -119,9 +120,12 @@ class Budget:
                         f"known; use a token budget instead (--budget tokens=N)")
             used = spent.get(kind)
             if used >= limit:
-                shown = {"time": f"{used:.1f}", "cost": f"{used:.4f}"}.get(kind, f"{used:,.0f}")
-                cap = f"{limit:.2f}" if kind == "cost" else f"{limit:,.0f}"
-                return (f"Stopped: the {where} {kind} budget is reached ({shown} of {cap} {UNITS[kind]}); "
+                if kind == "cost":  # a sub-cent ceiling reads as itself, never "0.00 USD"
+                    amounts = f"{format_usd(used)} of {format_usd(limit)}"
+                else:
+                    shown = f"{used:.1f}" if kind == "time" else f"{used:,.0f}"
+                    amounts = f"{shown} of {limit:,.0f} {UNITS[kind]}"
+                return (f"Stopped: the {where} {kind} budget is reached ({amounts}); "
                         f"raise it with --budget {name}=N")
         return None
 

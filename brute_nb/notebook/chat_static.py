@@ -23,8 +23,8 @@ ENDED = "brute-chat-ended"
 STYLE = (
     "<style>"
     ".jp-OutputArea:has(.brute-transcript):not(.brute-chat-ended) .brute-chat-static{display:none}"
-    ".jp-OutputArea:has(.brute-chat-static) .jp-OutputArea-output.jupyter-widgets:not(:has(*)){display:none}"
-    ".brute-chat-ended .jp-OutputArea-output.jupyter-widgets{display:none}"
+    ".jp-OutputArea:has(.brute-chat-static) .jupyter-widgets:not(:has(*)){display:none}"
+    ".brute-chat-ended .jupyter-widgets{display:none}"
     "</style>"
 )
 

@@ -35,18 +35,38 @@ ARGS_SUMMARY_CAP = 80
 
 WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
+
+
+def tone(variable: str, fallback: str) -> str:
+    """A colour of JupyterLab's theme (``--jp-success-color1``...) pulled 30% toward the theme's text colour, so it
+    reads at 4.5:1 or more on Lab's light and dark backgrounds alike (the bare colour-1s reach 2.7-4.4:1 on one
+    or the other); ``fallback`` first, for renderers without ``color-mix`` or Lab's variables (static exports)."""
+    return (f"color:{fallback};color:color-mix(in srgb,var({variable},{fallback}) 70%,"
+            "var(--jp-content-font-color1,#000))")
+
+
+WARN = tone("--jp-warn-color1", "#8a6d00")
+SUCCESS = tone("--jp-success-color1", "#1a7f37")
+FAILURE = tone("--jp-error-color1", "#cf222e")
+
 STATUS_STYLE = {
-    "running": "color:#8a6d00",
-    "waiting for approval": "color:#8a6d00;font-weight:bold",
+    "running": WARN,
+    "waiting for approval": WARN + ";font-weight:bold",
     "queued": "opacity:.7",
-    "ok": "color:#1a7f37",
-    "error": "color:#cf222e",
-    "denied": "color:#cf222e",
-    "interrupted": "color:#8a6d00",
-    "server": "color:#0550ae",
+    "ok": SUCCESS,
+    "error": FAILURE,
+    "denied": FAILURE,
+    "interrupted": WARN,
+    "server": tone("--jp-info-color1", "#0550ae"),
 }
 STATUS_TEXT = {"server": "run by the provider"}
 """A status whose words differ from its key: a server tool ran at the provider, not in this kernel."""
+BLOCK = ("margin:.2em 0 .5em .35em;padding:.1em 0 .2em .8em;"
+         "border-left:2px solid var(--jp-border-color1,#d0d7de)")
+"""An open tool block's body: a rule down its side groups it under its summary line."""
+RESULT_PRE = f"{WRAP};tab-size:2;margin:.2em 0"
+"""``read`` numbers lines as ``<n>\\t<text>``: a tab of 2, not 8, keeps the number beside its line."""
+_EXIT = re.compile(r"\[exit code: (-?\d+)\]\s*$")
 
 Bundle = dict[str, str]
 
@@ -148,6 +168,13 @@ class ToolView:
         self.status = "error" if payload.get("is_error") else "ok"
 
     @property
+    def shown_status(self) -> str:
+        """The status a person reads: a command that ran but exited non-zero (a failing test run) says
+        ``exit N``, not "ok"."""
+        found = _EXIT.search(self.result or "") if self.status == "ok" else None
+        return f"exit {found.group(1)}" if found and found.group(1) != "0" else self.status
+
+    @property
     def denied(self) -> bool:
         """The user refused the call (it is also an error result, which is how the cell shows it)."""
         return str(self.meta.get("approval", "")).startswith("denied")
@@ -179,7 +206,7 @@ def human_ms(ms: float | None) -> str:
 
 
 def _summary_bits(view: ToolView) -> list[str]:
-    bits = [STATUS_TEXT.get(view.status, view.status)]
+    bits = [STATUS_TEXT.get(view.status, view.shown_status)]
     if view.duration_ms is not None:
         bits.append(human_ms(view.duration_ms))
     if view.result is not None:
@@ -190,7 +217,7 @@ def _summary_bits(view: ToolView) -> list[str]:
 def tool_html(view: ToolView, *, open_: bool = False) -> str:
     args = short_args(view.arguments)
     bits = _summary_bits(view)
-    style = STATUS_STYLE.get(view.status, "")
+    style = STATUS_STYLE.get("error" if bits[0].startswith("exit ") else view.status, "")
     status = f'<span style="{style}">{escape(bits[0])}</span>'
     rest = "".join(f" · {escape(b)}" for b in bits[1:])
     summary = (
@@ -200,10 +227,11 @@ def tool_html(view: ToolView, *, open_: bool = False) -> str:
     # JSON shows every character of every argument (control characters as \\u escapes), wrapped, never cut:
     # what a person approves is the whole call.
     pretty = visible(redact(json.dumps(dict(view.arguments), indent=2, ensure_ascii=False, default=str)))
-    body = [f'<div style="margin-left:1em"><div><b>arguments</b></div><pre style="{WRAP}">{escape(pretty)}</pre>']
+    body = [f'<div style="{BLOCK}"><div><b>arguments</b></div><pre style="{WRAP};margin:.2em 0">{escape(pretty)}'
+            "</pre>"]
     if view.result is not None:
         shown = plain(view.result[:RESULT_DISPLAY_CAP])
-        body.append(f"<div><b>result</b></div><pre>{escape(shown)}</pre>")
+        body.append(f'<div><b>result</b></div><pre style="{RESULT_PRE}">{diff_html(shown)}</pre>')
         if len(view.result) > RESULT_DISPLAY_CAP:
             body.append(
                 f"<div><small>showing {RESULT_DISPLAY_CAP:,} of {len(view.result):,} characters; the full result is "
@@ -215,6 +243,23 @@ def tool_html(view: ToolView, *, open_: bool = False) -> str:
     body.append("</div>")
     attr = " open" if open_ else ""
     return one_block(f'<details class="brute-tool"{attr}>{summary}{"".join(body)}</details>')
+
+
+ADDED = tone("--jp-success-color1", "#1a7f37")
+REMOVED = tone("--jp-error-color1", "#cf222e")
+
+
+def diff_html(text: str) -> str:
+    """``text`` escaped, the lines of a unified diff in it (from its first ``@@`` hunk on, as ``patch`` and
+    ``write`` report) coloured: added green, removed red, hunk headers dimmed."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines))
+    out = [escape(line) for line in lines[:start]]
+    for line in lines[start:]:
+        style = ("opacity:.65" if line.startswith("@@") else ADDED if line.startswith("+")
+                 else REMOVED if line.startswith("-") else "")
+        out.append(f'<span style="{style}">{escape(line)}</span>' if style else escape(line))
+    return "\n".join(out)
 
 
 def tool_plain(view: ToolView) -> str:

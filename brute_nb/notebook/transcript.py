@@ -166,11 +166,12 @@ function render({ model, el }) {
 export default { render };
 """
 
-# What ipywidgets' HTML widget gives its content (the transcript was one before), so it looks as it did.
+# What ipywidgets' HTML widget gives its content (the transcript was one before), but with the line height of
+# text, not of a one-line control (28px made wrapped lines, such as an error's, read double-spaced).
 CSS = """
 .brute-transcript { box-sizing: border-box; font-size: var(--jp-widgets-font-size, 13px); }
 .brute-transcript-content {
-  align-self: stretch; flex: 1 1 auto; position: relative; line-height: var(--jp-widgets-inline-height, 28px);
+  align-self: stretch; flex: 1 1 auto; position: relative; line-height: var(--jp-content-line-height, 1.6);
 }
 .brute-insert {
   display: block; margin: .4em 0 .8em; padding: 0 8px; line-height: 20px; cursor: pointer;

@@ -31,7 +31,8 @@ def markdown_html(text: str) -> str:
 
 
 def user_html(text: str) -> str:
-    return (f'<div class="brute-user" style="margin:.5em 0;padding:.3em .6em;border-left:3px solid #0969da">'
+    return ('<div class="brute-user" style="margin:.5em 0;padding:.3em .6em;'
+            'border-left:3px solid var(--jp-brand-color1,#0969da)">'
             f'<b>you</b><div style="white-space:pre-wrap;line-height:1.45">{escape(render.plain(text))}</div></div>')
 
 

@@ -14,6 +14,8 @@ Branches: where a turn depends on a person's answer (an approval asked with ``in
 continuation per answer. A branch's lines carry ``"branch": name`` and ``"from": n`` (the 0-based exchange where
 it leaves the main line), in order, after the main line; a request that matches no main exchange at ``n`` but
 matches a branch's first line continues on that branch. ``merge_branch`` adds a recording made with another answer.
+A request that is not the next one recorded but is the first one starts the replay over: a notebook run again
+(Run All twice in one kernel) starts its conversation over too.
 """
 
 from __future__ import annotations
@@ -213,7 +215,8 @@ class Replay(httpx2.AsyncBaseTransport):
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         lines = load_cassette(path)
-        self.exchanges = [line for line in lines if "branch" not in line]
+        self.main = [line for line in lines if "branch" not in line]
+        self.exchanges = list(self.main)
         self.branches: dict[int, list[list[dict[str, Any]]]] = {}
         for _, group in itertools.groupby((line for line in lines if "branch" in line),
                                           key=lambda line: (line["branch"], line.get("from"))):
@@ -233,6 +236,10 @@ class Replay(httpx2.AsyncBaseTransport):
             if branch is not None:  # the answer this run gave was recorded too: go on along its branch
                 self.exchanges = self.exchanges[:self.position] + branch
                 recorded, problem = branch[0], ""
+            elif self.position and self.main and not mismatch(self.main[0], request.method, path, sent):
+                # The conversation started over (a notebook run again in the same kernel): so does the replay.
+                self.exchanges, self.position = list(self.main), 0
+                recorded, problem = self.main[0], ""
         if recorded is None:
             raise CassetteMismatchError(
                 f"this replays recorded model replies ({self.path}), and the recording ends after "

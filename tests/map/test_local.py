@@ -75,6 +75,33 @@ def test_a_failing_row_gets_its_error_and_the_run_goes_on(server: FakeProvider, 
     assert list(again["cached"]) == [True, False, True]
 
 
+def test_a_run_where_every_row_failed_shows_as_failed(server: FakeProvider, notebook: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 32 item 6: not a green 100% bar with a small ``failed=3``: a red bar, one line naming the commonest
+    error, and no ``$0.0000`` where the frame says the cost is unknown."""
+    df = pd.DataFrame({"review": ["FAIL x", "FAIL x", "FAIL y"]})
+    out = brute_nb.map("Say {review}", df, model=MODEL, progress=True, concurrency=1)
+    shown = capsys.readouterr()
+    assert out["error"].notna().all() and out["cost"].isna().all()
+    assert "all 3 rows failed; the commonest error (2x): " in shown.out and "this row is refused: x" in shown.out
+    assert "\x1b[38;2;207;34;46m" in shown.err  # the bar is red
+    assert "$0.0000" not in shown.err and "cost=" not in shown.err
+
+
+def test_progress_colours_failures_and_sums_only_priced_rows() -> None:
+    from brute_nb.map.progress import ALL_FAILED, SOME_FAILED, Progress
+
+    bar = Progress(4, 0, enabled=True, name="t")
+    bar.update({"error": "ProviderError: HTTP 500\ntrace"})
+    assert bar._bar.colour == ALL_FAILED and bar.cost is None
+    bar.update({"reply": "ok", "cost": 0.00002})
+    assert bar._bar.colour == SOME_FAILED and bar.cost == 0.00002
+    assert bar.summary() == ("1 of 2 rows failed; the commonest error (1x): ProviderError: HTTP 500. The frame's "
+                             "error column has each row's; failed rows run again on the next call")
+    bar.close()
+    assert Progress(1, 0, enabled=False, name="t").summary() is None
+
+
 def test_a_429_storm_slows_the_run_down_and_no_row_fails(server: FakeProvider, notebook: Path) -> None:
     server.rate_limit = RateLimit(300)  # 5 requests a second, a burst of 5
     out = brute_nb.map("Say {review}", frame(20), model=MODEL, concurrency=8, progress=False)

@@ -51,3 +51,39 @@ def test_footer_says_model_tokens_calls_time_and_replayed() -> None:
 def test_live_html_escapes_streamed_text() -> None:
     html = render.live_html(["<i>hi</i>", ToolView("c", "read", {})])
     assert "&lt;i&gt;hi&lt;/i&gt;" in html and "running" in html
+
+
+def test_a_command_that_exits_non_zero_says_so_in_red() -> None:
+    """A failing test run is not "ok" in green (issue 32 item 9)."""
+    from brute_nb.notebook.render import FAILURE, SUCCESS, ToolView, tool_html, tool_plain
+
+    failed = ToolView("c1", "shell", {"command": "python3 run_tests.py"}, status="ok",
+                      result="FAIL test_median_even\n1 failed\n\n[exit code: 1]")
+    html = tool_html(failed)
+    assert f'<span style="{FAILURE}">exit 1</span>' in html and "— ok" not in tool_plain(failed)
+    passed = ToolView("c2", "shell", {"command": "true"}, status="ok", result="all passed")
+    assert f'<span style="{SUCCESS}">ok</span>' in tool_html(passed)
+    errored = ToolView("c3", "shell", {"command": "x"}, status="error", result="Error: boom [exit code: 2]")
+    assert ">error</span>" in tool_html(errored)
+
+
+def test_status_colours_come_from_the_lab_theme_with_fallbacks() -> None:
+    """Dark theme (issue 32 item 8): Lab's variables, pulled toward the text colour; a plain colour first."""
+    from brute_nb.notebook.render import STATUS_STYLE
+
+    for status in ("ok", "error", "running"):
+        style = STATUS_STYLE[status]
+        first, second = style.split(";")[:2]
+        assert first.startswith("color:#") and "color-mix(in srgb,var(--jp-" in second
+        assert "var(--jp-content-font-color1" in second
+
+
+def test_a_diff_in_a_result_is_coloured_and_escaped() -> None:
+    from brute_nb.notebook.render import ADDED, REMOVED, ToolView, tool_html
+
+    result = ("success: true\n-not a diff line\ndiff:\n@@ -1 +1 @@\n-old <b>\n+new <script>\n same")
+    html = tool_html(ToolView("c", "patch", {"file_path": "a.py"}, status="ok", result=result))
+    assert "\n-not a diff line" not in html and "&#10;-not a diff line" in html  # before the hunk: plain
+    assert f'<span style="{REMOVED}">-old &lt;b&gt;</span>' in html
+    assert f'<span style="{ADDED}">+new &lt;script&gt;</span>' in html and "<script>" not in html
+    assert 'style="opacity:.65">@@ -1 +1 @@</span>' in html and "tab-size:2" in html

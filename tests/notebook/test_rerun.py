@@ -1,16 +1,23 @@
 """A demo run twice in one kernel (issue 32 item 2): its setup cell deletes ``<notebook>.brute/`` under the live
-agent, and the next turn must recreate the folder and start the session afresh, never fail on the lock file."""
+agent, and the next turn must recreate the folder and start the session afresh, never fail on the lock file; the
+replay starts over with the conversation."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_helpers import ROOT, kernel, run
 
 from brute_nb.event_loop import run_sync
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.testing import FakeProvider
+
+NOTEBOOKS = ROOT / "notebooks"
 
 
 def test_a_session_folder_deleted_under_a_live_agent_is_recreated(tmp_path: Path,
@@ -31,3 +38,34 @@ def test_a_session_folder_deleted_under_a_live_agent_is_recreated(tmp_path: Path
     assert len(lines) == 2 and "hello again" in lines[0]
     sent = fake_provider.requests[-1]["json"]["messages"]
     assert not any("first reply" in str(m.get("content")) for m in sent)  # the deleted history is not sent
+
+
+def run_notebook(kc: Any, path: Path) -> dict[int, str]:
+    """Every code cell of ``path`` in order, as Run All would (no stdin); the errors of cells not tagged
+    ``raises-exception``, by cell index."""
+    import nbformat
+
+    failed = {}
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type != "code":
+            continue
+        reply, _ = run(kc, cell.source, timeout=120)
+        if reply["status"] != "ok" and "raises-exception" not in cell.metadata.get("tags", []):
+            failed[index] = f"{reply.get('ename')}: {reply.get('evalue')}"
+    return failed
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("demo", ["tools", "quickstart", "map_over_rows", "plots_and_structured", "transports",
+                                  "sessions_and_compaction", "widget"])
+def test_a_demo_runs_twice_in_one_kernel(tmp_path: Path, demo: str) -> None:
+    """Run All twice (issue 32 items 2 and 7): the second run replays from the start, its setup cell's deleted
+    session folder comes back, no error, and no cell gains a copy."""
+    root = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns("scratch*", "*.brute", ".ipynb_checkpoints"))
+    env = {"BRUTE_MODEL": "", "BRUTE_NB_DEMO": "replay"}  # keys as the test run has them (none)
+    with kernel(root, **env) as (_, kc):
+        kc.allow_stdin = False  # as nbclient: the approval question becomes deny (the browser test answers it)
+        assert run_notebook(kc, root / f"{demo}.ipynb") == {}
+        assert run_notebook(kc, root / f"{demo}.ipynb") == {}

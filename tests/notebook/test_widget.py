@@ -14,6 +14,7 @@ import pytest
 from notebook_helpers import HOLD, WAIT, wait_for
 
 from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
+from brute_nb.notebook import render
 from brute_nb.notebook import widget as widget_module
 from brute_nb.notebook.coalesce import Coalescer
 from brute_nb.notebook.display import CellView
@@ -156,7 +157,7 @@ def test_stop_cancels_cleanly_and_the_next_turn_is_accepted(
     assert unanswered_calls(saved) == [] and saved[-1].content == INTERRUPTED_RESULT
     html = chat.transcript_html
     assert "stopped: the turn was cancelled" in html
-    assert '<span style="color:#8a6d00">interrupted</span>' in html  # the tool block says so, not "error"
+    assert f"<span style=\"{render.STATUS_STYLE['interrupted']}\">interrupted</span>" in html  # not "error"
     assert chat.input.value == "queued after"  # nothing typed is lost
     assert not (nb.root / "finished").exists()  # the command was killed, not waited for
     # The strict server accepts the next request (it refuses a call without its result).

@@ -75,6 +75,7 @@ def test_the_footer_shows_a_known_cost_and_hides_an_unknown_one() -> None:
     assert "$0.0123" in footer_text({"model": "m", "input_tokens": 1, "output_tokens": 1, "cost": 0.0123})
     assert "$" not in footer_text({"model": "m", "input_tokens": 1, "output_tokens": 1, "cost": None})
     assert format_usd(12.5) == "$12.50"
+    assert format_usd(0.00005) == "$0.00005" and format_usd(0.0000001) == "$0.0000001"  # never "$0.0000"
 
 
 async def test_a_cost_budget_stops_the_turn_between_steps(fake_provider: FakeProvider) -> None:
@@ -84,6 +85,7 @@ async def test_a_cost_budget_stops_the_turn_between_steps(fake_provider: FakePro
     env = await a.astart("go")
     assert env["should_exit"]["reason"] == "budget_exhausted"
     assert "cost budget is reached" in env["should_exit"]["message"]
+    assert "of $0.0000001)" in env["should_exit"]["message"]  # a sub-cent ceiling as itself (issue 28 item 8)
     assert len(fake_provider.requests) == 1
     assert env["messages"][-1].role == "tool"
 

@@ -98,11 +98,30 @@ async def test_a_longer_session_than_recorded_says_so(tmp_path: Path) -> None:
     a = tool_agent(openai_chat(None, replay=str(cassette)))
     await a.astart("x")
     with pytest.raises(CassetteMismatchError) as info:
-        await a.astart("x")
+        await a.astart("y")
     text = str(info.value)
     assert "\n" not in text
     assert "the recording ends after 1 requests, so request 2 has no reply" in text
     assert "BRUTE_LIVE=1" in text and "OPENAI_API_KEY" in text
+
+
+async def test_a_conversation_that_starts_over_replays_from_the_start(tmp_path: Path) -> None:
+    """A demo run twice in one kernel (issue 32 item 2): the same model connection, a fresh conversation."""
+    from .helpers import openai_chat
+
+    cassette = tmp_path / "s.jsonl"
+    with FakeProvider(["one", "two"]) as fake:
+        agent = tool_agent(openai_chat(fake, record=str(cassette)))
+        await agent.astart("x")
+        await agent.astart("y")
+    provider = openai_chat(None, replay=str(cassette))
+    for _ in range(2):
+        agent = tool_agent(provider)  # a new conversation over the one replaying connection
+        assert (await agent.astart("x"))["messages"][-1].content == "one"
+        assert (await agent.astart("y"))["messages"][-1].content == "two"
+    await tool_agent(provider).astart("x")
+    with pytest.raises(CassetteMismatchError, match="request 2 is not the one recorded"):
+        await tool_agent(provider).astart("z")  # neither the next request nor the first
 
 
 async def test_a_branch_recorded_with_another_answer_is_followed(tmp_path: Path) -> None:

@@ -1,0 +1,117 @@
+"""What a new user sees in JupyterLab running the demos (issue 32): each demo run with Run All twice in one kernel,
+answering the approval question it asks, and the chat panel across a kernel restart and a reopen.
+
+The demos are the server root's copies of ``notebooks/`` (``conftest.py``), replaying their cassettes. Run All is
+clicked in the menu, as a person would; an ``input()`` prompt is answered in its box. Items: 1 (tools.ipynb's
+``shell=ask`` cell answered y, then n: each answer's recorded branch, no ``CassetteMismatchError``), 2 (the second
+Run All, whose setup cell deletes the session folder under the live agent, runs clean), 3 (the panel's static
+copy replaces it after a restart and after a reopen, never "model not found"). Screenshots land in
+``tests/artifacts/lab-demos-*``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from lab_helpers import WAIT_MS, Lab, notebook_page, open_notebook, output_of, run_cell, shot, wait_ran
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+pytestmark = pytest.mark.browser
+
+ERRORS = ".jp-NotebookPanel:visible .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+STDIN = ".jp-NotebookPanel:visible input.jp-Stdin-input:visible"
+
+# Whether every code cell of the visible notebook shows an execution count (``[3]``), or (with ``false``) none does.
+PROMPTS_RAN = """([ran]) => {
+  const panel = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => p.offsetParent !== null);
+  if (!panel) return false;
+  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent) === ran);
+}"""
+
+
+def run_all(page: Any, answer: str | None = None, timeout_s: float = 400) -> None:
+    """Run > Run All Cells, answering any ``input()`` with ``answer``, until every code cell ran again; fails at
+    the first error output."""
+    page.click(".lm-MenuBar-itemLabel:text-is('Edit')")  # so each cell's count shows when it has run again
+    page.click(".lm-Menu-itemLabel:visible:text-is('Clear Outputs of All Cells')")
+    page.wait_for_function(PROMPTS_RAN, arg=[False])
+    page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+    page.click(".lm-Menu-itemLabel:visible:text-is('Run All Cells')")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if page.locator(ERRORS).count():
+            shot(page, "lab-demos-error")
+            pytest.fail(f"a cell failed:\n{page.locator(ERRORS).first.inner_text()}")
+        box = page.locator(STDIN)
+        if box.count():
+            assert answer is not None, "the notebook asked a question this run was not told to answer"
+            with contextlib.suppress(PlaywrightTimeout):  # answered meanwhile: the box became text
+                box.first.fill(answer, timeout=2000)
+                box.first.press("Enter", timeout=2000)
+        if page.evaluate(PROMPTS_RAN, [True]):
+            return
+        page.wait_for_timeout(300)
+    shot(page, "lab-demos-timeout")
+    pytest.fail("Run All did not finish")
+
+
+@pytest.fixture
+def demo(lab: Lab, browser: Any) -> Iterator[Any]:
+    pg = browser.new_page(viewport={"width": 1280, "height": 1000})
+    pg.set_default_timeout(WAIT_MS)
+    try:
+        yield pg
+    finally:
+        pg.close()
+
+
+@pytest.mark.timeout(900)  # two Run Alls of a demo on a shared machine
+def test_tools_demo_answers_its_approval_and_runs_twice(lab: Lab, demo: Any) -> None:
+    open_notebook(demo, lab, "tools.ipynb")
+    run_all(demo, answer="y")
+    asked = output_of(demo, "%%brute --approve shell=ask")
+    assert "The tests ran" in asked.inner_text() and "CassetteMismatchError" not in asked.inner_text()
+    last = demo.locator(".jp-NotebookPanel:visible .jp-CodeCell").last.locator(".jp-OutputArea")
+    assert "FAIL test_median_even" in last.inner_text()  # the tests really ran
+    shot(demo, "lab-demos-tools-allowed")
+
+    run_all(demo, answer="n")  # the setup cell deletes tools.brute/ under the live agent first
+    asked = output_of(demo, "%%brute --approve shell=ask")
+    assert "You declined" in asked.inner_text()
+    assert "FileNotFoundError" not in demo.locator(".jp-NotebookPanel:visible").inner_text()
+
+
+PANEL_CELLS = ("%load_ext brute_nb", "import brute_nb\npanel = brute_nb.chat('restart')\npanel")
+
+
+def test_the_chat_panel_gives_way_to_its_static_copy_after_a_restart_and_a_reopen(lab: Lab, browser: Any) -> None:
+    with notebook_page(lab, browser, "panel_restart.ipynb", PANEL_CELLS) as page:
+        cell = run_cell(page, "panel = brute_nb.chat")
+        wait_ran(cell)
+        out = output_of(page, "panel = brute_nb.chat")
+        out.locator(".brute-transcript").wait_for(state="attached")  # empty: no height yet
+        assert not out.locator(".brute-chat-static").is_visible()  # the live panel, and only it
+        assert out.locator(".jupyter-button", has_text="Send").is_visible()
+
+        page.click(".lm-MenuBar-itemLabel:text-is('Kernel')")
+        page.click(".lm-Menu-itemLabel:visible:text-is('Restart Kernel…')")
+        page.click(".jp-Dialog-button.jp-mod-accept")
+        out.locator(".brute-chat-static").wait_for(state="visible")
+        assert not out.locator(".jupyter-button", has_text="Send").is_visible()  # no dead Send button
+        assert "idle" in out.locator(".brute-chat-static").inner_text()
+        shot(page, "lab-demos-panel-restarted")
+
+        page.keyboard.press("Control+s")
+        page.wait_for_timeout(1000)
+        page.reload()
+        page.wait_for_selector(".jp-NotebookPanel:visible .jp-Cell")
+        out = output_of(page, "panel = brute_nb.chat")
+        out.locator(".brute-chat-static").wait_for(state="visible")
+        page.wait_for_timeout(2000)  # the widget manager has looked for the model by now
+        assert "model not found" not in out.inner_text()
+        shot(page, "lab-demos-panel-reopened")
