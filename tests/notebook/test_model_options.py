@@ -17,6 +17,7 @@ from brute_nb.providers import auto
 from brute_nb.providers.compatible import ENDPOINTS, CompatibleChat
 from brute_nb.providers.options import OptionError, check
 from brute_nb.testing import FakeProvider
+from tests.ipython_shell import loaded_shell
 from tests.loopback import Handler, serve
 
 KEYS = ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
@@ -32,16 +33,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.fixture
 def shell(tmp_path: Path) -> Iterator[Any]:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
-    try:
-        shell.run_line_magic("load_ext", "brute_nb")
-        shell.run_line_magic("brute", f"config notebook={tmp_path / 'nb.ipynb'} root={tmp_path}")
-        yield shell
-    finally:
-        shell.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
+    with loaded_shell(tmp_path) as loaded:
+        yield loaded
 
 
 def test_options_are_checked_against_the_sdk_signature() -> None:

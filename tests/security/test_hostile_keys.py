@@ -22,6 +22,7 @@ from brute_nb.providers import auto
 from brute_nb.redact import KEY_VARIABLES
 from brute_nb.testing import FakeProvider, call, redirect, reply
 from brute_nb.tools import FSWrite
+from tests.ipython_shell import loaded_shell
 from tests.security.hostile import KEYS, Case
 
 BASE_URLS = ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "BRUTE_MODEL", "OLLAMA_HOST")
@@ -132,16 +133,8 @@ def test_a_redirect_carries_no_key(case: Case) -> None:
 
 @pytest.fixture
 def shell(tmp_path: Path) -> Iterator[Any]:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
-    try:
-        shell.run_line_magic("load_ext", "brute_nb")
-        shell.run_line_magic("brute", f"config notebook={tmp_path / 'nb.ipynb'} root={tmp_path}")
-        yield shell
-    finally:
-        shell.run_line_magic("unload_ext", "brute_nb")
-        InteractiveShell.clear_instance()
+    with loaded_shell(tmp_path) as loaded:
+        yield loaded
 
 
 def session_text(folder: Path) -> str:
