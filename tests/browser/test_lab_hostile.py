@@ -31,6 +31,7 @@ from lab_helpers import (
     wait_ran,
 )
 
+from brute_nb.notebook.chat_static import STYLE
 from brute_nb.testing import call, reply
 from brute_nb.testing.hostile import EXFIL_HOST, FLAG, REPLY, live_parts
 
@@ -120,7 +121,10 @@ def test_the_saved_notebook_reopened_and_exported_stays_inert(page: Any, lab: La
         cell.outputs = []
     nbformat.write(empty, lab.root.parent / "empty.ipynb")
     baseline = live_parts(export_html(lab.root.parent / "empty.ipynb", lab.root.parent / "export"))
-    added = live_parts(html)
+    # The chat panel's static copy carries brute_nb's own fixed stylesheet (which of copy and panel shows; no url(),
+    # nothing of the model's): not a part the model's text made.
+    assert STYLE in html  # the panel's copy is in the export (the check below is not vacuous)
+    added = live_parts(html.replace(STYLE, ""))
     for part in baseline:
         if part in added:
             added.remove(part)
