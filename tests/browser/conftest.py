@@ -85,3 +85,11 @@ def browser(chromium: Path) -> Iterator[Any]:
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture(autouse=True)
+def _own_script(request: pytest.FixtureRequest) -> None:
+    """Each test scripts the replies it needs on the session's one fake provider: what an earlier test scripted and
+    its page never asked for (a turn the test did not wait for) must not answer the next test's prompt."""
+    if "lab" in request.fixturenames:
+        request.getfixturevalue("lab").fake.script.clear()
