@@ -30,8 +30,9 @@ SCOPE = "brute_nb"
 AGENT_NAME = "brute_nb"
 _INACTIVE = frozenset({"ProxyTracerProvider", "NoOpTracerProvider"})
 
-_tracers: dict[int, Any] = {}
-"""A tracer per tracer provider (``id``), so a turn does not ask the provider for one each time."""
+_last: list[Any] = [None, None]
+"""The provider last asked and its tracer, so a turn does not ask the provider for one each time (one slot: a
+kernel has one provider at a time, and a dict of every provider seen would keep them all alive)."""
 
 
 def tracer() -> Any | None:
@@ -42,10 +43,9 @@ def tracer() -> Any | None:
     provider = trace.get_tracer_provider()
     if type(provider).__name__ in _INACTIVE:
         return None
-    found = _tracers.get(id(provider))
-    if found is None or found[0] is not provider:
-        found = _tracers[id(provider)] = (provider, provider.get_tracer(SCOPE, _version()))
-    return found[1]
+    if _last[0] is not provider:
+        _last[:] = [provider, provider.get_tracer(SCOPE, _version())]
+    return _last[1]
 
 
 def _version() -> str | None:
