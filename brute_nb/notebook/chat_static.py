@@ -4,9 +4,10 @@ A widget output only renders while its model lives in the kernel. After a restar
 without its kernel, JupyterLab shows "Error displaying widget: model not found" and never the ``text/html`` the
 same output carries. So a displayed panel publishes two outputs: this copy (with a display id), then the widget.
 ``STYLE`` (in the copy, so it needs no kernel or widget code) shows exactly one of them: the copy hides while a
-live panel is rendered in its output area; the widget output hides while it holds no element (its error line,
-or the wait for its model); after a kernel restart the panel's script marks the area ended
-(``brute-chat-ended``) and the copy takes the dead panel's place. nbconvert, GitHub and nbviewer show the copy.
+live panel is rendered in its output area; the widget output hides while its node holds no element (its error
+line, or the wait for its model; not the panel's own text-only buttons); after a kernel restart the panel's script
+marks the area ended (``brute-chat-ended``) and the copy takes the dead panel's place.
+nbconvert, GitHub and nbviewer show the copy.
 
 The copy follows the conversation: it is published again under its display id after every turn (nbclient and
 nbconvert store the last one). Its HTML is the panel's own, already sanitised (``render``), and the style is ours.
@@ -23,7 +24,9 @@ ENDED = "brute-chat-ended"
 STYLE = (
     "<style>"
     ".jp-OutputArea:has(.brute-transcript):not(.brute-chat-ended) .brute-chat-static{display:none}"
-    ".jp-OutputArea:has(.brute-chat-static) .jupyter-widgets:not(:has(*)){display:none}"
+    # Only the widget output's own node, which holds text alone while it waits ("Loading widget...") or failed
+    # ("Error displaying widget: model not found"); a button inside the live panel has text alone too.
+    ".jp-OutputArea:has(.brute-chat-static) .jp-OutputArea-output:not(:has(*)){display:none}"
     ".brute-chat-ended .jupyter-widgets{display:none}"
     "</style>"
 )

@@ -47,15 +47,9 @@ CELLS = ("%load_ext brute_nb", SETUP, SLOW, NEXT, WIDGET)
 SLOW_COMMAND = "sleep 60 && touch lab-slow-finished.txt"
 
 
-
-
 def session_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
-
-
-REGRESSED = ("Regressed in session 5's merge (issue 28 Stop / issue 32 panel copy): passes alone, times out "
-             "waiting for the panel after an earlier turn in the same kernel; to be fixed under issue 32")
 
 @pytest.fixture(scope="module")
 def page(lab: Lab, browser: Any) -> Iterator[Any]:
@@ -160,7 +154,6 @@ def approval_turn(widget: Any, lab: Lab, target: Path, button: str, first: str, 
     return last_turn(widget)
 
 
-@pytest.mark.skip(reason=REGRESSED)
 def test_widget_deny_then_allow(page: Any, widget: Any, lab: Lab) -> None:
     denied, allowed = lab.root / "lab-denied.txt", lab.root / "lab-allowed.txt"
     block = approval_turn(widget, lab, denied, "Deny", "I will create the file.", "All right, I left it alone.")
@@ -177,9 +170,11 @@ def test_widget_deny_then_allow(page: Any, widget: Any, lab: Lab) -> None:
     shot(page, "lab-interactive-widget-allowed")
 
 
-@pytest.mark.skip(reason=REGRESSED)
 def test_widget_stop_during_a_slow_tool(page: Any, widget: Any, lab: Lab) -> None:
-    lab.fake.add(reply("This takes a while.", call("shell", {"command": SLOW_COMMAND})))
+    # A long preamble, so the transcript overflows its box whatever came before: the box must follow the turn.
+    preamble = "This takes a while. Here is what it does, step by step:\n\n" + "\n".join(
+        f"{n}. step {n} of the slow command" for n in range(1, 31))
+    lab.fake.add(reply(preamble, call("shell", {"command": SLOW_COMMAND})))
     send(widget, "Run the slow command from the widget")
     approve(widget, "Always allow")
     widget.locator(".brute-chat details.brute-tool summary", has_text="running").wait_for()
@@ -200,7 +195,6 @@ def test_widget_stop_during_a_slow_tool(page: Any, widget: Any, lab: Lab) -> Non
     assert lines[-1]["content"].startswith("Error: interrupted")
 
 
-@pytest.mark.skip(reason=REGRESSED)
 def test_widget_shift_enter_makes_a_new_line_and_enter_sends(page: Any, widget: Any, lab: Lab) -> None:
     lab.fake.add("Got both lines.")
     cell = code_cell(page, "brute_nb.chat(")

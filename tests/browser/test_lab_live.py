@@ -22,17 +22,12 @@ CELLS = ("%load_ext brute_nb", ASK, HOSTILE)
 STORY = "# A title\n\nThe **first** paragraph is done.\n\n" + " ".join(f"word{i}" for i in range(60)) + " *end*"
 
 
-
-REGRESSED = ("Regressed in session 5's merge (issue 28 Stop / issue 32 panel copy): passes alone, times out "
-             "waiting for the panel after an earlier turn in the same kernel; to be fixed under issue 32")
-
 @pytest.fixture(scope="module")
 def page(lab: Lab, browser: Any) -> Iterator[Any]:
     with notebook_page(lab, browser, NOTEBOOK, CELLS) as pg:
         yield pg
 
 
-@pytest.mark.skip(reason=REGRESSED)
 def test_streamed_text_shows_live_with_finished_paragraphs_rendered(page: Any, lab: Lab) -> None:
     lab.fake.add(slow(STORY, delay=0.05))  # ~80 pieces: about four seconds
     cell = run_cell(page, "Tell me slowly.")
@@ -49,7 +44,6 @@ def test_streamed_text_shows_live_with_finished_paragraphs_rendered(page: Any, l
     assert out.locator(".brute-text h1", has_text="A title").count() == 1
 
 
-@pytest.mark.skip(reason=REGRESSED)
 def test_hostile_text_streamed_slowly_runs_nothing(page: Any, lab: Lab) -> None:
     lab.fake.add(slow(REPLY, delay=0.005))
     cell = run_cell(page, "Summarise it slowly.")
