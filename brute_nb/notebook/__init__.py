@@ -8,7 +8,8 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   ``chat_input``, ``prompt`` ({expr} filling, value summaries), ``short_errors``, ``warm`` (the
                   SDK's imports in the background after ``%load_ext``), ``live`` (the streaming view's widget),
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
-                  (the panel's static copy, shown where the widget cannot render)
+                  (the panel's static copy, shown where the widget cannot render), ``structured_view`` (a
+                  ``--schema`` reply as tables or indented JSON)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live

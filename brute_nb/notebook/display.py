@@ -30,7 +30,9 @@ from brute_nb.notebook import render
 from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
 from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink, NoLive
 from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.structured_view import structured_bundle
 from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
+from brute_nb.structured import SCHEMA_KEY
 from brute_nb.usage import Usage
 
 __all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "WAITING", "CellView"]
@@ -263,7 +265,8 @@ class CellView:
                                                                        "status": item.status}})
             else:
                 text, meta = item
-                self._publish(render.text_bundle(text), {"brute": {**base, **meta}})
+                bundle = (structured_bundle(text) if meta.get(SCHEMA_KEY) else None) or render.text_bundle(text)
+                self._publish(bundle, {"brute": {**base, **meta}})
         if stats.get("cut_off"):
             self._publish(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted"), {"brute": base})
         if self.stopped and not self.quiet:
@@ -304,6 +307,8 @@ class CellView:
                                                                 "output_tokens": usage.output_tokens}
                 if "id" in meta:
                     own["message_id"] = meta["id"]
+                if meta.get(SCHEMA_KEY):
+                    own[SCHEMA_KEY] = meta[SCHEMA_KEY]  # shown as a table or indented JSON (structured_view)
                 out.append((m.content, own))
             sources = render.sources_text(meta.get("citations"))
             if sources:
