@@ -51,6 +51,10 @@ META_COLUMNS: tuple[str, ...] = (
 )
 """Columns lifted out of ``Message.meta`` (providers report these keys)."""
 
+KIND = "brute_nb"
+"""The ``attrs`` key marking a frame as a session log (``"log"``) or its tool calls (``"tool_calls"``): the
+notebook shows such frames with their text as text (``notebook.frame_view``); pandas carries it through filters."""
+
 TOOL_CALL_COLUMNS: tuple[str, ...] = (
     "turn", "call_id", "name", "arguments", "result", "is_error", "result_chars", "duration_ms",
 )
@@ -85,9 +89,11 @@ def _frame_of(columns: dict[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     index = pd.RangeIndex(len(columns["turn"]))
-    return pd.DataFrame({name: pd.Series(values, index=index, dtype=object, copy=False)
-                         if isinstance(values, np.ndarray) and values.dtype == object else values
-                         for name, values in columns.items()}, index=index, copy=False)
+    df = pd.DataFrame({name: pd.Series(values, index=index, dtype=object, copy=False)
+                       if isinstance(values, np.ndarray) and values.dtype == object else values
+                       for name, values in columns.items()}, index=index, copy=False)
+    df.attrs[KIND] = "log"
+    return df
 
 
 def _present(values: list[Any], offset: int) -> tuple[Any, list[Any]] | None:
@@ -356,7 +362,7 @@ def tool_calls_frame(log: Iterable[Any]) -> pd.DataFrame:
             row[4:] = [text, bool(flagged) if flagged is not None else text.startswith("Error:"), len(text),
                        _number_or_none(meta.get("duration_ms"))]
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(TOOL_CALL_COLUMNS)
-    return pd.DataFrame({
+    df = pd.DataFrame({
         "turn": pd.array(cols[0], dtype="int64"),
         "call_id": _strings(list(cols[1])),
         "name": _strings(list(cols[2])),
@@ -366,6 +372,8 @@ def tool_calls_frame(log: Iterable[Any]) -> pd.DataFrame:
         "result_chars": pd.array(cols[6], dtype="Int64"),
         "duration_ms": pd.array(cols[7], dtype="Float64"),
     }, index=pd.RangeIndex(len(rows)))
+    df.attrs[KIND] = "tool_calls"
+    return df
 
 
 def log_from_frame(df: pd.DataFrame) -> Log:

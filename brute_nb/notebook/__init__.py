@@ -9,7 +9,7 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   SDK's imports in the background after ``%load_ext``), ``live`` (the streaming view's widget),
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
                   (the panel's static copy, shown where the widget cannot render), ``structured_view`` (a
-                  ``--schema`` reply as tables or indented JSON)
+                  ``--schema`` reply as tables or indented JSON), ``frame_view`` (log frames' text as text)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
@@ -40,7 +40,7 @@ from typing import Any
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook import cells, short_errors
+    from brute_nb.notebook import cells, frame_view, short_errors
     from brute_nb.notebook.magics import BruteMagics
     from brute_nb.notebook.registry import install
 
@@ -49,6 +49,7 @@ def load_ipython_extension(ipython: Any) -> None:
     registry.error_recorder.on_error = lambda error, cell_id: _offer_fix(ipython, error, cell_id)
     ipython.register_magics(BruteMagics(ipython, registry))
     short_errors.install(ipython, debug=lambda: registry.debug)
+    frame_view.register(ipython)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
     from brute_nb.notebook import warm
@@ -63,11 +64,12 @@ def _offer_fix(ipython: Any, error: Any, cell_id: str | None) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook import cells, short_errors
+    from brute_nb.notebook import cells, frame_view, short_errors
     from brute_nb.notebook.registry import registry, uninstall
 
     cells.uninstall(ipython, registry().error_recorder)
     short_errors.uninstall(ipython)
+    frame_view.unregister(ipython)
     magics = ipython.magics_manager.magics
     for kind in ("line", "cell"):
         magics[kind].pop("brute", None)

@@ -20,7 +20,8 @@ FOLDER = Path(brute_nb.notebook.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
-                           "warm", "live", "transcript", "chat_static", "structured_view"})),
+                           "warm", "live", "transcript", "chat_static", "structured_view",
+                           "frame_view"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_bridge",
                                   "environment",

@@ -44,6 +44,7 @@ ALLOWED_OURS = {
     "brute_nb.errors",
     "brute_nb.notebook",
     "brute_nb.notebook.cells",
+    "brute_nb.notebook.frame_view",  # the log frames' display, stdlib only until a frame is shown
     "brute_nb.notebook.magics",
     "brute_nb.notebook.prompt",  # {expr} filling, stdlib only
     "brute_nb.notebook.registry",
