@@ -8,12 +8,14 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   ``chat_input``, ``prompt`` ({expr} filling, value summaries), ``short_errors``, ``warm`` (the
                   SDK's imports in the background after ``%load_ext``), ``live`` (the streaming view's widget),
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
-                  (the panel's static copy, shown where the widget cannot render)
+                  (the panel's static copy, shown where the widget cannot render), ``namespace_watch`` (what
+                  code did to a namespace: names bound, deleted, changed in place)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
                   document in JupyterLab), ``environment`` (the system prompt's <env> and project rules): what
-                  the stack adds
+                  the stack adds; ``kernel_journal`` (per turn, what the agent's code did to the namespace) and
+                  ``turn_undo`` (a whole turn's variables, files and cells put back)
 4. stack          ``stack``: the agent's middleware stack, built from settings and values
 5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);

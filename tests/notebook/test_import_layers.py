@@ -20,11 +20,11 @@ FOLDER = Path(brute_nb.notebook.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
-                           "warm", "live", "transcript", "chat_static"})),
+                           "warm", "live", "transcript", "chat_static", "namespace_watch"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_bridge",
                                   "environment",
-                                  "cell_tools"})),
+                                  "cell_tools", "kernel_journal", "turn_undo"})),
     ("stack", frozenset({"stack"})),
     ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
     ("session", frozenset({"session"})),
