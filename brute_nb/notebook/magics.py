@@ -32,7 +32,8 @@ SUBCOMMANDS = """\
 %brute sessions          the sessions saved beside this notebook
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
-%brute undo [PATH]       revert the agent's last change: a cell it edited, or a file (or the last change to PATH)
+%brute undo [PATH]       revert the agent's last turn: the variables its code changed, its files and cells
+                         together (or the last change to PATH); says what it could not restore
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
 %brute system            the system prompt as the next turn sends it (environment and project rules included)

@@ -168,8 +168,11 @@ class Before:
     names: Names = field(default_factory=Names)
 
 
-def before(namespace: dict[str, Any], code: str, *, limit: int = COPY_LIMIT, budget: int = RUN_LIMIT) -> Before:
-    """What ``namespace`` holds before ``code`` runs in it (see the module's docstring)."""
+def before(namespace: dict[str, Any], code: str, *, limit: int | None = None, budget: int | None = None) -> Before:
+    """What ``namespace`` holds before ``code`` runs in it (see the module's docstring); ``limit`` and ``budget``
+    default to ``COPY_LIMIT`` and ``RUN_LIMIT`` as they are when it runs."""
+    limit = COPY_LIMIT if limit is None else limit
+    budget = RUN_LIMIT if budget is None else budget
     names = names_in(code)
     taken = Before(dict(namespace), names=names)
     for name in sorted(names.mentioned):
@@ -178,7 +181,7 @@ def before(namespace: dict[str, Any], code: str, *, limit: int = COPY_LIMIT, bud
         value = namespace[name]
         size = size_of(value, min(limit, budget))
         if size is None:
-            taken.uncopied[name] = (f"too large to copy (over {min(limit, budget) // 2**20} MB)" if budget >= limit
+            taken.uncopied[name] = (f"too large to copy (over {_megabytes(min(limit, budget))})" if budget >= limit
                                     else "not copied: this run's copies reached their limit")
             continue
         try:
@@ -188,6 +191,10 @@ def before(namespace: dict[str, Any], code: str, *, limit: int = COPY_LIMIT, bud
             continue
         budget -= size
     return taken
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:.3g} MB"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from brute_nb import agent
@@ -246,7 +247,7 @@ async def test_each_call_knows_its_own_id_and_name_and_none_outside_a_call() -> 
     @tool
     async def whoami(i: int) -> str:
         """Say which call this is."""
-        await anyio.sleep(0)  # the calls interleave: each must still see its own
+        await anyio.lowlevel.checkpoint()  # the calls interleave: each must still see its own
         found = current_call()
         return f"{found[0]}:{found[1]}" if found else "none"
 
