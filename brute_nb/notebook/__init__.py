@@ -22,7 +22,7 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
 7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
-                  ``export`` (a session as Markdown, HTML or a notebook)
+                  ``export`` (a session as Markdown, HTML or a notebook), ``provenance`` (``%brute why NAME``)
 8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
 9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
                   failing cell's error), this package's hooks

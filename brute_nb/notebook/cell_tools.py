@@ -217,7 +217,7 @@ class RunCell(CellTool):
                                         "last save): save the notebook (Ctrl+S) and run it again")
             if kind != "code":
                 raise NotebookFileError(f"cell {cell_id} is a {kind} cell; only code cells run")
-            where = shown_path(self.notebook_file(notebook)) if notebook or current_env().get("notebook") else None
+            where = str(self.notebook_file(notebook)) if notebook or current_env().get("notebook") else None
             work = watched(code, namespace, lambda: run_source(code, namespace), tool="run_cell",
                            cell=f"id {cell_id}", notebook=where)
             ran = await run_interruptibly(work, stopped)
@@ -234,7 +234,7 @@ class RunCell(CellTool):
         if kind != "code":
             raise NotebookFileError(f"cell [{index}] is a {kind} cell; only code cells run")
         work = watched(source, namespace, lambda: run_source(source, namespace), tool="run_cell",
-                       cell=f"[{index}] (id {cell_id})", notebook=shown_path(path))
+                       cell=f"[{index}] (id {cell_id})", notebook=str(path))
         ran = await run_interruptibly(work, stopped)
 
         def save(nb: Any) -> None:

@@ -49,6 +49,7 @@ class Assignment:
     cell: str | None
     """For ``run_cell``: the cell as the tool named it (``[3]`` or its id)."""
     notebook: str | None
+    """For ``run_cell``: the notebook file's path."""
     turn: Turn
     stamp: int
     """When (``time.monotonic_ns``): the newest assignment of a name across the kernel's sessions wins."""

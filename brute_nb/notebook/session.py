@@ -16,7 +16,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
@@ -24,6 +24,9 @@ from brute_nb.message import Log, role_of
 from brute_nb.notebook.settings import Settings
 from brute_nb.prompt_cache import session_key
 from brute_nb.sessions.file import SessionFile
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel_journal import Journal
 
 
 class NotebookAgent:
@@ -210,6 +213,13 @@ class NotebookAgent:
     def last(self) -> Any:
         """The session's last assistant reply (``current().last.parsed``, ``.cost``), or None."""
         return next((m for m in reversed(self.log) if role_of(m) == "assistant"), None)
+
+    @property
+    def journal(self) -> Journal:
+        """What the agent's code did to the kernel's namespace, turn by turn (``%brute undo``, ``%brute why``)."""
+        from brute_nb.notebook.kernel_journal import journal
+
+        return journal(self._state)
 
     def reset(self) -> Path | None:
         """Start the session afresh; the old file is kept, renamed with a timestamp."""

@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("stack", frozenset({"stack"})),
     ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"cell_turn", "model_commands", "export"})),
+    ("cell commands", frozenset({"cell_turn", "model_commands", "export", "provenance"})),
     ("registry", frozenset({"registry"})),
     ("front ends", frozenset({"magics", "widget", "api", "fix_button", "__init__"})),
 )

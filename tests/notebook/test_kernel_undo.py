@@ -11,48 +11,19 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
+from turn_bench import Bench, turn_bench
 
-from brute_nb.testing import FakeProvider, call, reply
-from tests.ipython_shell import loaded_shell
-
-KEYS = ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "BRUTE_NB_NOTEBOOK")
-
-
-class Bench:
-    def __init__(self, shell: Any, fake: FakeProvider, folder: Path) -> None:
-        self.shell, self.fake, self.folder = shell, fake, folder
-        self.ns: dict[str, Any] = shell.user_ns
-
-    def turn(self, prompt: str, *replies: Any) -> None:
-        """One ``%%brute`` cell: the model's replies scripted, the python and notebook tools allowed."""
-        self.fake.add(*replies)
-        self.shell.run_cell_magic(
-            "brute", f"-m openai:gpt-fake --base-url {self.fake.openai_base_url} -o api_key=env:FAKE_KEY "
-                     "--tools +python --approve python=allow,notebook=allow,write=allow --quiet", prompt)
-
-    def python(self, prompt: str, *codes: str) -> None:
-        """A turn whose model runs each of ``codes`` with the python tool, then says it is done."""
-        self.turn(prompt, *(reply("Running.", call("python", {"code": code})) for code in codes), "Done.")
-
-    def brute(self, line: str, capsys: pytest.CaptureFixture[str]) -> str:
-        capsys.readouterr()
-        self.shell.run_line_magic("brute", line)
-        return capsys.readouterr().out
+from brute_nb.testing import call, reply
 
 
 @pytest.fixture
 def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bench]:
-    for name in KEYS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    with FakeProvider() as fake, loaded_shell(tmp_path) as shell:
-        monkeypatch.setenv("FAKE_KEY", fake.api_key)
-        yield Bench(shell, fake, tmp_path)
+    with turn_bench(tmp_path, monkeypatch) as made:
+        yield made
 
 
 def test_undo_restores_the_variables_and_the_files_of_the_last_turn_together(
