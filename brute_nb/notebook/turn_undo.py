@@ -20,7 +20,7 @@ from brute_nb.notebook import namespace_watch as watch
 from brute_nb.notebook.cell_bridge import EDITS_KEY, CellBridge
 from brute_nb.notebook.kernel_journal import Turn, journal
 from brute_nb.tools.builtin.fs_edit import FSUndo
-from brute_nb.tools.context import use_env
+from brute_nb.tools.context import shown_path, use_env
 from brute_nb.tools.stores import SnapshotStore, snapshots
 
 CHANGED_SINCE = "changed since the agent's turn (the value now is not the one it left); left as it is"
@@ -73,23 +73,28 @@ def _undo_cells(cells: list[tuple[dict[str, Any], Any]], bridge: CellBridge | No
 
 def _undo_files(agent_state: dict[str, Any], root: Path, store: SnapshotStore, mark: int,
                 failed: dict[str, str]) -> list[str]:
-    done = []
+    """Every file change since ``mark``, newest first; one line a file (a file changed twice in the turn, as
+    ``run_cell`` saving outputs after ``edit_cell``, is put back to what it was before the turn)."""
+    undone: dict[str, list[dict[str, Any]]] = {}
     with use_env({"state": agent_state, "root": root, "ask": None, "events": None, "metadata": {}}):
         while (last := store.last()) is not None and (change := store.peek(last)) is not None and change.seq > mark:
             try:
                 result = run_sync(lambda: FSUndo().execute(path=last))
             except Exception as exc:  # a file that cannot be written back: say so, and go on with the rest
-                failed[last] = f"{type(exc).__name__}: {exc}"
+                failed[shown_path(Path(last))] = f"{type(exc).__name__}: {exc}"
                 store.pop(last)
                 continue
-            done.append(_file_line(result))
-    return done
+            undone.setdefault(str(result.get("path")), []).append(result)
+    return [_file_line(path, results) for path, results in undone.items()]
 
 
-def _file_line(result: dict[str, Any]) -> str:
-    """FSUndo's result (``{"success", "path", "action", "note"?}``) as one line of the report."""
-    line = f"{result.get('path')}: {result.get('action')}"
-    return line + (f"; {result['note']}" if result.get("note") else "")
+def _file_line(path: str, results: list[dict[str, Any]]) -> str:
+    """FSUndo's results for one file (``{"success", "path", "action", "note"?}``, newest change first) as a line:
+    the action that leaves it as before the turn, how many changes, and any note (a version kept beside it)."""
+    line = f"{path}: {results[-1].get('action')}"
+    if len(results) > 1:
+        line += f" ({len(results)} changes)"
+    return "; ".join([line, *(str(r["note"]) for r in results if r.get("note"))])
 
 
 def _undo_variables(turn: Turn, changes: dict[str, watch.Changed], failed: dict[str, str]) -> list[str]:

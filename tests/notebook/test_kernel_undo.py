@@ -108,3 +108,15 @@ def test_a_value_too_large_to_copy_is_named_and_left(bench: Bench, capsys: pytes
     text = bench.brute("undo", capsys)  # the turn changed nothing undo can put back: it says so, not "nothing"
     assert "nothing could be put back" in text and "big: too large to copy" in text and "stays" in text
     assert bench.ns["big"] is big and big[-1] == -1
+
+
+def test_a_file_changed_twice_in_a_turn_is_one_line_and_goes_back_to_before_the_turn(
+        bench: Bench, capsys: pytest.CaptureFixture[str]) -> None:
+    (bench.folder / "kept.txt").write_text("earlier turn\n")
+    bench.turn("an earlier turn", reply("Writing.", call("write", {"file_path": "kept.txt", "content": "v1\n"})),
+               "Done.")
+    bench.turn("make a file", reply("Writing.", call("write", {"file_path": "made.txt", "content": "a\n"})),
+               reply("Again.", call("write", {"file_path": "made.txt", "content": "b\n"})), "Done.")
+    text = bench.brute("undo", capsys)
+    assert "made.txt: deleted (file did not exist before) (2 changes)" in text and "kept.txt" not in text
+    assert not (bench.folder / "made.txt").exists() and (bench.folder / "kept.txt").read_text() == "v1\n"
