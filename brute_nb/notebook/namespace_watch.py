@@ -40,6 +40,7 @@ SAME_DEPTH: Final = 4
 WALK_LIMIT: Final = 200_000
 """Objects the size estimate visits before it gives up and calls a value too large to copy."""
 
+ARRAY_LIBRARIES: Final = frozenset({"numpy", "torch", "jax", "jaxlib", "cupy", "tensorflow", "xarray"})
 IMMUTABLE: Final = (int, float, complex, str, bytes, bool, type(None), range, type(Ellipsis))
 CODE_LIKE: Final = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, type)
 _IPYTHON_NAME = re.compile(r"^(_+|_i+|_i\d+|_\d+|_ih|_oh|_dh|In|Out|Err|exit|quit|get_ipython)$")
@@ -120,15 +121,17 @@ def _module_scope(tree: ast.AST) -> list[ast.AST]:
 
 def size_of(value: Any, limit: int) -> int | None:
     """The bytes a deep copy of ``value`` would take, estimated; None when over ``limit`` (or too many objects to
-    count). pandas and numpy objects say their own size; anything else is walked through its references."""
+    count). pandas and polars frames say their own size; anything else is walked through its references, an array
+    of an array library (numpy, torch, ...) counted by its ``nbytes``, which ``sys.getsizeof`` misses for a view or
+    a tensor whose data lives outside Python."""
     kind = type(value).__module__.split(".")[0]
     try:
         if kind == "pandas" and hasattr(value, "memory_usage"):
             used = value.memory_usage(deep=True)
             total = int(used.sum()) if hasattr(used, "sum") else int(used)
             return total if total <= limit else None
-        if kind == "numpy" and hasattr(value, "nbytes"):
-            total = int(value.nbytes)
+        if kind == "polars" and hasattr(value, "estimated_size"):
+            total = int(value.estimated_size())
             return total if total <= limit else None
     except Exception:  # a broken object says nothing useful: walk it like any other
         pass
@@ -139,12 +142,23 @@ def size_of(value: Any, limit: int) -> int | None:
         if id(item) in seen or isinstance(item, CODE_LIKE):
             continue
         seen.add(id(item))
-        total += sys.getsizeof(item, 64)
+        total += max(sys.getsizeof(item, 64), _array_bytes(item))
         if total > limit or len(seen) > WALK_LIMIT:
             return None
         if not isinstance(item, IMMUTABLE):
             todo.extend(gc.get_referents(item))
     return total
+
+
+def _array_bytes(item: Any) -> int:
+    """An array's data size, for the libraries that keep it outside the Python object; 0 for anything else (no
+    other object's attributes are read: a property may do anything)."""
+    if type(item).__module__.split(".")[0] not in ARRAY_LIBRARIES:
+        return 0
+    try:
+        return int(getattr(item, "nbytes", 0) or 0)
+    except Exception:
+        return 0
 
 
 def needs_copy(value: Any) -> bool:

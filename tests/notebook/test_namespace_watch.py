@@ -121,7 +121,9 @@ def test_size_estimates_and_comparisons() -> None:
     import numpy as np
     import pandas as pd
 
-    assert size_of(np.zeros(10), 1000) == 80 and size_of(np.zeros(1000), 1000) is None
+    assert 80 <= (size_of(np.zeros(10), 1000) or 0) <= 1000 and size_of(np.zeros(1000), 1000) is None
+    # A view's data is not in its sys.getsizeof, but its copy holds it: counted by nbytes.
+    assert (size_of({"v": np.zeros(10_000)[::2]}, 10**6) or 0) >= 40_000
     assert size_of(pd.DataFrame({"a": range(10)}), 10_000) is not None
     assert size_of({"k": [1, 2, 3]}, 10_000) is not None and size_of(list(range(10_000)), 1000) is None
     a = np.array([1.0, np.nan])
