@@ -64,6 +64,8 @@ class Turn:
     cells_mark: int
     changes: dict[str, watch.Changed] = field(default_factory=dict)
     """Name -> its change over the whole turn: the value before the turn's first change, after its last."""
+    since: dict[str, int] = field(default_factory=dict)
+    """Name -> when the snapshot its value before came from was taken (``time.monotonic_ns``)."""
     unrestorable: dict[str, str] = field(default_factory=dict)
     """Name -> why undo cannot put it back (cannot be copied, too large, not kept)."""
     assignments: list[Assignment] = field(default_factory=list)
@@ -90,18 +92,26 @@ class Journal:
         return turn
 
     def record(self, turn: Turn, namespace: dict[str, Any], found: list[watch.Changed], unknown: dict[str, str],
-               made: Callable[[watch.Changed], Assignment]) -> None:
-        """Add one run's changes to ``turn`` (the first value before of a name is kept, the last value after)."""
+               made: Callable[[watch.Changed], Assignment], taken_at: int = 0) -> None:
+        """Add one run's changes to ``turn``: per name, the value before from the earliest snapshot (``taken_at``:
+        when the run's was taken; two calls of one reply may run at once and finish in either order) and the value
+        after from the run that finished last (this one)."""
         with self.lock:
             turn.namespace = namespace
             for change in found:
                 first = turn.changes.get(change.name)
                 if first is None:
                     turn.changes[change.name] = change
-                elif first.before is watch.MISSING and change.after is watch.MISSING:
-                    del turn.changes[change.name]  # made and deleted in one turn: nothing to put back
+                    turn.since[change.name] = taken_at
+                    earliest = change
                 else:
-                    turn.changes[change.name] = watch.Changed(change.name, first.how, first.before, change.after)
+                    earliest = first if turn.since[change.name] <= taken_at else change
+                    turn.since[change.name] = min(turn.since[change.name], taken_at)
+                if earliest.before is watch.MISSING and change.after is watch.MISSING:
+                    del turn.changes[change.name]  # made and deleted in one turn: nothing to put back
+                    del turn.since[change.name]
+                else:
+                    turn.changes[change.name] = watch.Changed(change.name, earliest.how, earliest.before, change.after)
                 turn.unrestorable.pop(change.name, None)
                 turn.assignments.append(made(change))
             for name, why in unknown.items():
@@ -119,7 +129,7 @@ class Journal:
 def _forget_values(turn: Turn) -> None:
     for name in turn.changes:
         turn.unrestorable[name] = NOT_KEPT
-    turn.changes = {}
+    turn.changes, turn.since = {}, {}
 
 
 def journal(agent_state: dict[str, Any]) -> Journal:
@@ -157,6 +167,7 @@ def watched(code: str, namespace: dict[str, Any], work: Callable[[], T], *, tool
     turn = turn_of(env)
 
     def run() -> T:
+        taken_at = time.monotonic_ns()
         taken = watch.before(namespace, code)
         try:
             return work()
@@ -164,6 +175,6 @@ def watched(code: str, namespace: dict[str, Any], work: Callable[[], T], *, tool
             found, unknown = watch.changes(taken, namespace)
             stamp = time.monotonic_ns()
             book.record(turn, namespace, found, unknown, lambda c: Assignment(
-                c.name, c.how, tool, call[0], code, cell, notebook, turn, stamp))
+                c.name, c.how, tool, call[0], code, cell, notebook, turn, stamp), taken_at)
 
     return run

@@ -68,3 +68,13 @@ def test_without_a_front_end_the_cell_edits_are_named_as_not_restored(tmp_path: 
     text = undo_turn(state, tmp_path, None)
     assert text is not None and "Could not restore:\n  cells: 1 edit(s) of the open notebook" in text
     assert undo_turn(state, tmp_path, None) is None  # that turn is done: nothing further to undo
+
+
+def test_two_calls_running_at_once_keep_the_value_from_before_both() -> None:
+    state: dict[str, Any] = {}
+    book = kj.journal(state)
+    turn = book.begin(state, "two calls")
+    # Call A took its snapshot first (x was 0) but finishes second; call B saw A's x = 1 and finished first.
+    book.record(turn, {}, [Changed("x", "assigned", 1, 2)], {}, assignment(turn), taken_at=2)
+    book.record(turn, {}, [Changed("x", "assigned", 0, 2)], {}, assignment(turn), taken_at=1)
+    assert turn.changes["x"].before == 0 and turn.changes["x"].after == 2
