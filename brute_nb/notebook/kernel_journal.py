@@ -121,6 +121,7 @@ class Journal:
                 _forget_values(turn)
 
     def last_assignment(self, name: str) -> Assignment | None:
+        """The newest change to ``name`` the journal knows (values forgotten or not: ``%brute why`` needs none)."""
         with self.lock:
             return max((a for t in self.turns for a in t.assignments if a.name == name),
                        key=lambda a: a.stamp, default=None)
