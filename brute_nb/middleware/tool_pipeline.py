@@ -14,7 +14,8 @@ Guarantees (Brute's, with its bugs fixed):
   place in the call order); result messages carry ``meta`` ``tool_name``, ``duration_ms`` (without the time an
   approval question waited, kept as ``approval_wait_ms``), ``is_error``.
 
-Seams: tools reach the turn's env through ``brute_nb.tools.context.current_env()``, set here around each call;
+Seams: tools reach the turn's env through ``brute_nb.tools.context.current_env()`` and the call they run for
+through ``current_call()``, both set here around each call;
 ``env["approve"]`` (``approve(call, adapter) -> str | None``, sync or async) may deny a call before it runs,
 its string becoming the error result.
 """
@@ -36,7 +37,7 @@ from brute_nb.middleware.tool_result_loop import should_exit
 from brute_nb.redact import redact
 from brute_nb.sendable import redacted_call
 from brute_nb.tools.adapter import Adapter, wrap_all
-from brute_nb.tools.context import use_env
+from brute_nb.tools.context import in_call, use_env
 from brute_nb.tools.results import error_text, finish
 from brute_nb.tools.truncation import ToolOutput
 
@@ -122,7 +123,8 @@ class DefaultToolPipeline:
         emit(env, "tool_call", {"call": call, "index": index})
         start = time.perf_counter()
         adapter = self.adapters.get(call.name)
-        with use_env(env), tracing.tool_call(env, call, getattr(adapter, "description", None)) as traced:
+        description = getattr(adapter, "description", None)
+        with use_env(env), in_call(call.id, call.name), tracing.tool_call(env, call, description) as traced:
             output = await self._output(env, call)
             traced(redact(output.text), output.is_error)
         # The time a person took to answer an approval question is not the tool's (the approver records it).

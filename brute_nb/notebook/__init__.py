@@ -9,19 +9,21 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   SDK's imports in the background after ``%load_ext``), ``live`` (the streaming view's widget),
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
                   (the panel's static copy, shown where the widget cannot render), ``structured_view`` (a
-                  ``--schema`` reply as tables or indented JSON), ``frame_view`` (log frames' text as text)
+                  ``--schema`` reply as tables or indented JSON), ``frame_view`` (log frames' text as text),
+                  ``namespace_watch`` (what code did to a namespace: names bound, deleted, changed in place)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
                   document in JupyterLab), ``environment`` (the system prompt's <env> and project rules): what
-                  the stack adds
+                  the stack adds; ``kernel_journal`` (per turn, what the agent's code did to the namespace) and
+                  ``turn_undo`` (a whole turn's variables, files and cells put back)
 4. stack          ``stack``: the agent's middleware stack, built from settings and values
 5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
 7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
-                  ``export`` (a session as Markdown, HTML or a notebook)
+                  ``export`` (a session as Markdown, HTML or a notebook), ``provenance`` (``%brute why NAME``)
 8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
 9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
                   failing cell's error), this package's hooks

@@ -8,7 +8,8 @@ nbformat reads and writes it (``ipynb_cells``), the path goes through the worksp
 no link out, a regular file), the write is the file tools' atomic replace under the file's lock, and the old bytes
 go on the agent's undo stack, so ``%brute undo`` reverts the edit as it reverts a file tool's. ``run_cell`` runs
 the cell's source in this kernel, like the ``python`` tool (a stop interrupts it), and returns what it showed,
-printed text and figures, to the model; its outputs are written under the cell.
+printed text and figures, to the model; its outputs are written under the cell. What the cell does to the
+namespace is journaled per turn (``kernel_journal``), for ``%brute undo`` and ``%brute why``.
 """
 
 from __future__ import annotations
@@ -203,6 +204,7 @@ class RunCell(CellTool):
         self._namespace = namespace
 
     async def execute(self, cell: str, notebook: str | None = None) -> ToolOutput:
+        from brute_nb.notebook.kernel_journal import watched
         from brute_nb.notebook.python_tool import ipython_namespace, run_interruptibly
 
         namespace = (self._namespace or ipython_namespace)()
@@ -215,7 +217,10 @@ class RunCell(CellTool):
                                         "last save): save the notebook (Ctrl+S) and run it again")
             if kind != "code":
                 raise NotebookFileError(f"cell {cell_id} is a {kind} cell; only code cells run")
-            ran = await run_interruptibly(lambda: run_source(code, namespace), stopped)
+            where = str(self.notebook_file(notebook)) if notebook or current_env().get("notebook") else None
+            work = watched(code, namespace, lambda: run_source(code, namespace), tool="run_cell",
+                           cell=f"id {cell_id}", notebook=where)
+            ran = await run_interruptibly(work, stopped)
             bridge.send({"op": "outputs", "id": cell_id, "outputs": ipynb_cells.outputs(ran)})
             return result_for(cell_id, ran)
         path = self.notebook_file(notebook)
@@ -228,7 +233,9 @@ class RunCell(CellTool):
         index, cell_id, kind, source = await self.look(path, locate)
         if kind != "code":
             raise NotebookFileError(f"cell [{index}] is a {kind} cell; only code cells run")
-        ran = await run_interruptibly(lambda: run_source(source, namespace), stopped)
+        work = watched(source, namespace, lambda: run_source(source, namespace), tool="run_cell",
+                       cell=f"[{index}] (id {cell_id})", notebook=str(path))
+        ran = await run_interruptibly(work, stopped)
 
         def save(nb: Any) -> None:
             at = ipynb_cells.find(nb, cell_id or str(index), shown_path(path))

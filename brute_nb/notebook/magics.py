@@ -32,7 +32,10 @@ SUBCOMMANDS = """\
 %brute sessions          the sessions saved beside this notebook
 %brute use NAME          switch to (or start) session NAME
 %brute reset             start the current session afresh (the old file is kept, timestamped)
-%brute undo [PATH]       revert the agent's last change: a cell it edited, or a file (or the last change to PATH)
+%brute undo [PATH]       revert the agent's last turn: the variables its code changed, its files and cells
+                         together (or the last change to PATH); says what it could not restore
+%brute why NAME          the turn, tool call and code that last assigned NAME in the kernel (the python tool or a
+                         cell the agent ran), with the session line (file:line) or the cell
 %brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
 %brute usage             tokens and cost (USD) per turn and in total
 %brute system            the system prompt as the next turn sends it (environment and project rules included)
@@ -95,8 +98,8 @@ class BruteMagics(Magics):
                                                   "below, unrun")
     @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
                                 "(default: %%brute config context=N, else 0)")
-    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, fix, usage, "
-                                            "system, config, widget, help")
+    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, why, fix, "
+                                            "usage, system, config, widget, help")
     @line_cell_magic
     def brute(self, line: str, cell: str | None = None) -> Any:
         """Talk to the agent that lives in this kernel. The cell body is the prompt; ``{expr}`` is filled in.
@@ -259,6 +262,13 @@ class BruteMagics(Magics):
             print(self.registry.current().undo(rest[0] if rest else None))
         except LookupError as exc:  # nothing recorded for that path
             raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
+
+    def _cmd_why(self, rest: list[str]) -> Any:
+        if len(rest) != 1 or not rest[0].isidentifier():
+            raise UsageError("usage: %brute why NAME (a variable's name, e.g. %brute why df)")
+        from brute_nb.notebook.provenance import why
+
+        return why(rest[0], list(self.registry.agents.values()), self.shell.user_ns if self.shell else {})
 
     def _cmd_fix(self, rest: list[str]) -> None:
         __tracebackhide__ = True

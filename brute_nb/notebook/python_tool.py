@@ -4,7 +4,8 @@ user's variables.
 It returns what a person would see: captured stdout and stderr, then the last expression's value (bounded;
 DataFrames and arrays summarised), or the traceback as an ``Error:`` result. Capture is per thread (a router on
 ``sys.stdout``/``sys.stderr``), so output of cells the user runs meanwhile still reaches their own cells. Its risk
-class is ``python``: the approval policy asks before every call unless the user allowed it.
+class is ``python``: the approval policy asks before every call unless the user allowed it. What the code does to
+the namespace is journaled per turn (``kernel_journal``), for ``%brute undo`` and ``%brute why``.
 
 The code runs on its own thread, so the turn's loop keeps delivering events while it runs. When the turn is
 stopped (an interrupt, the widget's Stop) that thread gets a ``KeyboardInterrupt`` raised in it, as a cell would;
@@ -223,9 +224,12 @@ class PythonTool(Tool):
         return ns() if callable(ns) else ns
 
     async def execute(self, code: str, **_: Any) -> str:
+        from brute_nb.notebook.kernel_journal import watched
+
         namespace = self.namespace()
-        result: str = await run_interruptibly(lambda: run_code(code, namespace),
-                                              "Error: KeyboardInterrupt: stopped by the user")
+        # Journaled for %brute undo and %brute why: what the code replaced, created or changed in the namespace.
+        work = watched(code, namespace, lambda: run_code(code, namespace), tool="python")
+        result: str = await run_interruptibly(work, "Error: KeyboardInterrupt: stopped by the user")
         return result
 
 

@@ -16,7 +16,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
@@ -24,6 +24,9 @@ from brute_nb.message import Log, role_of
 from brute_nb.notebook.settings import Settings
 from brute_nb.prompt_cache import session_key
 from brute_nb.sessions.file import SessionFile
+
+if TYPE_CHECKING:
+    from brute_nb.notebook.kernel_journal import Journal
 
 
 class NotebookAgent:
@@ -143,9 +146,12 @@ class NotebookAgent:
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
         from brute_nb.notebook.cell_bridge import front
+        from brute_nb.notebook.kernel_journal import TURN_KEY, journal
 
         extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
         extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
+        # Where files and cells stand now, so %brute undo takes back this turn's changes (and the kernel's) together.
+        extra.setdefault(TURN_KEY, journal(self._state).begin(self._state, prompt))
         return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
@@ -208,6 +214,13 @@ class NotebookAgent:
         """The session's last assistant reply (``current().last.parsed``, ``.cost``), or None."""
         return next((m for m in reversed(self.log) if role_of(m) == "assistant"), None)
 
+    @property
+    def journal(self) -> Journal:
+        """What the agent's code did to the kernel's namespace, turn by turn (``%brute undo``, ``%brute why``)."""
+        from brute_nb.notebook.kernel_journal import journal
+
+        return journal(self._state)
+
     def reset(self) -> Path | None:
         """Start the session afresh; the old file is kept, renamed with a timestamp."""
         from brute_nb.notebook.paths import timestamped_backup
@@ -224,23 +237,24 @@ class NotebookAgent:
         self._key = None
 
     def undo(self, path: str | None = None) -> str:
-        """Revert the agent's last change: a cell it edited in the open notebook, else a file (a saved notebook's
-        cells included), or the last change to ``path``."""
+        """Revert the agent's last turn: the variables its code changed, the files and the cells, together, with
+        one report of what could not be put back; or the last change to ``path``."""
         from brute_nb.event_loop import run_sync
         from brute_nb.notebook.cell_bridge import front, undo_last
+        from brute_nb.notebook.turn_undo import undo_turn
         from brute_nb.tools import FSUndo, use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots
 
         if path is None:
-            done = undo_last(self._state, front())
+            done = undo_turn(self._state, self.root, front()) or undo_last(self._state, front())
             if done is not None:
                 return done
 
         with use_env({"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {}}):
             target = path or snapshots().last()
             if target is None:
-                return "nothing to undo: the agent has changed no file in this kernel"
+                return NOTHING_TO_UNDO
             result = run_sync(lambda: FSUndo().execute(path=target))
         return render(result).text
 
@@ -275,6 +289,9 @@ class NotebookAgent:
     def __repr__(self) -> str:
         return f"NotebookAgent(session={self.name!r}, path={str(self.session_path)!r})"
 
+
+NOTHING_TO_UNDO = ("nothing to undo: the agent has changed no variable, file or cell in this kernel (undo history "
+                   "is kept in the kernel's memory, so a restart forgets it)")
 
 PROVIDER_VARIABLES = ("BRUTE_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL")
 PROVIDER_SUFFIXES = ("_API_KEY", "_BASE_URL", "_AUTH_TOKEN", "_API_BASE", "_ORG_ID", "_PROJECT_ID")

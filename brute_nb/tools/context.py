@@ -5,6 +5,10 @@ DefaultToolPipeline sets the turn's env in a contextvar around each call, so bui
 todos) and the workspace root. A tool called directly, outside any pipeline (a test, a notebook cell), gets one
 process-wide default env, so ``write`` then ``undo`` still work there.
 
+The call a tool is running for (its id and name) is kept the same way (``current_call``), so a tool that records
+what it did (the notebook's ``python`` tool, for ``%brute why`` and ``%brute undo``) can name the call in the
+session file; None outside a pipeline.
+
 Root rule: ``env["root"]`` if set, else ``os.getcwd()`` read when the tool runs (never at import). A path that
 resolves outside the root (``..``, an absolute path, or a symlink whose target escapes) is refused unless the
 tool was built with ``allow_outside_root=True`` or the env has ``env["allow_outside_root"] = True``.
@@ -25,6 +29,7 @@ from brute_nb.errors import PathOutsideRootError
 Env = dict[str, Any]
 
 _current: ContextVar[Env | None] = ContextVar("brute_nb_tool_env", default=None)
+_call: ContextVar[tuple[str, str] | None] = ContextVar("brute_nb_tool_call", default=None)
 _default: Env | None = None
 
 
@@ -50,6 +55,21 @@ def use_env(env: Env) -> Iterator[Env]:
         yield env
     finally:
         _current.reset(token)
+
+
+def current_call() -> tuple[str, str] | None:
+    """(id, name) of the tool call running now, set by the pipeline; None for a tool called directly."""
+    return _call.get()
+
+
+@contextlib.contextmanager
+def in_call(call_id: str, name: str) -> Iterator[None]:
+    """Mark the tool call running inside this block (the pipeline does this around each call)."""
+    token = _call.set((call_id, name))
+    try:
+        yield
+    finally:
+        _call.reset(token)
 
 
 def state(env: Env | None = None) -> dict[str, Any]:

@@ -10,6 +10,8 @@
   undo each other's edits): a stack per real path of what the file held before a mutation and a digest of what
   the mutation left, pushed only after the mutation succeeded (Brute pushed before, leaving stale snapshots on
   failure). The digest lets undo notice that someone changed the file since. ``DID_NOT_EXIST`` makes undo a delete.
+  Each change has a sequence number (``pushed()`` counts them), so a front end can undo every change made since a
+  mark it took (the notebook's ``%brute undo`` reverts one whole turn).
 * ``TodoStore``: the list, replaced wholesale.
 """
 
@@ -101,19 +103,28 @@ class Change:
 
     before: Snapshot
     after: str | None
+    seq: int = 0
+    """Its place among every change pushed to its store, from 1."""
 
 
 class SnapshotStore:
     def __init__(self) -> None:
         self._stacks: dict[str, list[Change]] = {}
         self._order: list[str] = []  # keys in push order, so "undo the last change" needs no path
+        self._pushed = 0
         self._guard = threading.Lock()
 
     def push(self, path: str | os.PathLike[str], snapshot: Snapshot, after: bytes | None) -> None:
         """Record a change that succeeded: ``snapshot`` from before it, ``after`` what it left (None: deleted)."""
         with self._guard:
-            self._stacks.setdefault(lock_key(path), []).append(Change(snapshot, digest(after)))
+            self._pushed += 1
+            self._stacks.setdefault(lock_key(path), []).append(Change(snapshot, digest(after), self._pushed))
             self._order.append(lock_key(path))
+
+    def pushed(self) -> int:
+        """How many changes were ever pushed: a mark; the changes made after it have a greater ``seq``."""
+        with self._guard:
+            return self._pushed
 
     def peek(self, path: str | os.PathLike[str]) -> Change | None:
         with self._guard:

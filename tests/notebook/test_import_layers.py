@@ -21,15 +21,15 @@ FOLDER = Path(brute_nb.notebook.__file__).parent
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
                            "warm", "live", "transcript", "chat_static", "structured_view",
-                           "frame_view"})),
+                           "frame_view", "namespace_watch"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_bridge",
                                   "environment",
-                                  "cell_tools"})),
+                                  "cell_tools", "kernel_journal", "turn_undo"})),
     ("stack", frozenset({"stack"})),
     ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"cell_turn", "model_commands", "export"})),
+    ("cell commands", frozenset({"cell_turn", "model_commands", "export", "provenance"})),
     ("registry", frozenset({"registry"})),
     ("front ends", frozenset({"magics", "widget", "api", "fix_button", "__init__"})),
 )

@@ -141,6 +141,22 @@ def test_undo_reverts_the_agents_file_changes(bench: Bench) -> None:
         assert reply_["ename"] == "UsageError" and needle in reply_["evalue"]
 
 
+def test_undo_and_why_cover_the_variables_the_python_tool_changed(bench: Bench) -> None:
+    ok(bench.kc, "%brute use vars")
+    ok(bench.kc, "counts = {'a': 1}")
+    bench.fake.add(reply("Counting.", call("python", {"code": "counts['b'] = 2\ntotal = sum(counts.values())"})),
+                   "The total is 3.")
+    ok(bench.kc, "%%brute --quiet --tools +python --approve python=allow\nadd b and count them")
+    assert value_of(bench.kc, "(counts, total)") == ({"a": 1, "b": 2}, 3)
+    why = "".join(c["data"]["text/plain"] for c in shown(ok(bench.kc, "%brute why total")))
+    assert why.startswith('total was last created by the agent: session vars, turn 1 ("add b and count them").')
+    assert f"session line: {bench.sessions / 'vars.jsonl'}:2" in why and "total = sum(counts.values())" in why
+    undo = text_of(ok(bench.kc, "%brute undo"))
+    assert "counts: restored (changed in place by the agent)" in undo and "total: removed" in undo
+    assert value_of(bench.kc, "(counts, 'total' in globals())") == ({"a": 1}, False)
+    ok(bench.kc, "%brute use main")
+
+
 def test_config_shows_where_the_notebook_path_came_from_and_sets_keys(bench: Bench) -> None:
     text = text_of(ok(bench.kc, "%brute config"))
     assert f"{bench.folder / 'demo.ipynb'}  (from BRUTE_NB_NOTEBOOK)" in text
@@ -160,7 +176,8 @@ def test_config_shows_where_the_notebook_path_came_from_and_sets_keys(bench: Ben
 
 def test_help_and_the_cell_magics_usage(bench: Bench) -> None:
     text = text_of(ok(bench.kc, "%brute help"))
-    for sub in ("log", "tools", "sessions", "use NAME", "reset", "undo [PATH]", "usage", "config", "help"):
+    for sub in ("log", "tools", "sessions", "use NAME", "reset", "undo [PATH]", "why NAME", "usage", "config",
+                "help"):
         assert f"%brute {sub}" in text
     assert text_of(ok(bench.kc, "%brute")) == text
     reply_, _ = run(bench.kc, "%brute frobnicate")

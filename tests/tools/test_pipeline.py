@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from brute_nb import agent
@@ -238,3 +239,34 @@ def test_top_level_names() -> None:
 
     assert brute_nb.Tool is __import__("brute_nb.tools", fromlist=["Tool"]).Tool
     assert callable(brute_nb.tool)
+
+
+async def test_each_call_knows_its_own_id_and_name_and_none_outside_a_call() -> None:
+    from brute_nb.tools.context import current_call
+
+    @tool
+    async def whoami(i: int) -> str:
+        """Say which call this is."""
+        await anyio.lowlevel.checkpoint()  # the calls interleave: each must still see its own
+        found = current_call()
+        return f"{found[0]}:{found[1]}" if found else "none"
+
+    env = await run_turn([whoami], reply("", call("whoami", {"i": 1}), call("whoami", {"i": 2})))
+    assert [m.content for m in tool_results(env)] == ["call_1:whoami", "call_2:whoami"]
+    assert current_call() is None
+
+
+def test_every_snapshot_has_a_sequence_number_a_mark_can_be_taken_against() -> None:
+    from brute_nb.tools.stores import DID_NOT_EXIST, SnapshotStore
+
+    store = SnapshotStore()
+    assert store.pushed() == 0
+    store.push("a.txt", DID_NOT_EXIST, b"1")
+    mark = store.pushed()
+    store.push("b.txt", b"0", b"1")
+    store.push("a.txt", b"1", b"2")
+    assert store.pushed() == 3 and mark == 1
+    changes = [store.peek("a.txt"), store.peek("b.txt")]
+    assert [c.seq for c in changes if c is not None] == [3, 2]
+    store.pop("a.txt")
+    assert store.pushed() == 3  # a mark counts pushes, so undoing one never makes a later change look older
