@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.errors import SettingsError
+from brute_nb.frames import KIND
 from brute_nb.map import schema as schemas
 from brute_nb.map import template as templates
 from brute_nb.map.cache import MapCache, Record
@@ -228,4 +229,5 @@ def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],
     for column in ("input_tokens", "output_tokens"):
         out[column] = out[column].astype("Int64")
     out["cost"] = out["cost"].astype("Float64")
+    out.attrs[KIND] = "map"  # a notebook shows replies with their line breaks and session paths by their end
     return out

@@ -1,5 +1,6 @@
 """Log frames shown with their text as text: line breaks and tabs in ``content`` and ``result`` break the line in
-the cell, instead of pandas' escaped ``\\n`` and ``\\t``.
+the cell, instead of pandas' escaped ``\\n`` and ``\\t``; a map's frame the same for its replies, with each session
+path cut at its start, so the file name shows.
 
 Only the display changes (the data keeps every character). A frame is ours when ``frames.KIND`` is in its
 ``attrs``, which pandas carries through filtering, ``head`` and copies, so ``df[df.role == "tool"]`` reads the
@@ -16,7 +17,9 @@ from html import escape
 from typing import Any
 
 TEXT = "white-space:pre-wrap;overflow-wrap:anywhere;text-align:left;display:block;min-width:12em"
-TEXT_COLUMNS = frozenset({"content", "result", "arguments", "reasoning"})
+TEXT_COLUMNS = frozenset({"content", "result", "arguments", "reasoning", "reply", "error"})
+PATH_COLUMNS = frozenset({"session"})
+"""A path is cut at its start, not its end: the file name is what tells one row's session from the next."""
 
 
 def frame_html(df: Any) -> str | None:
@@ -32,8 +35,8 @@ def frame_html(df: Any) -> str | None:
         return _pandas_html(df)
 
     width, precision = get_option("display.max_colwidth"), get_option("display.precision")
-    formatters = {name: partial(_text if name in TEXT_COLUMNS else _cell, width=width, precision=precision)
-                  for name in df.columns}
+    formatters = {name: partial(_text if name in TEXT_COLUMNS else _path if name in PATH_COLUMNS else _cell,
+                                width=width, precision=precision) for name in df.columns}
     rows, shortest = get_option("display.max_rows"), get_option("display.min_rows")
     if rows and len(df) > rows and shortest:
         rows = min(rows, shortest)  # pandas' own rule: a frame too long to show whole shows min_rows of it
@@ -61,6 +64,12 @@ def _plain_labels(df: Any) -> bool:
 
 def _cut(text: str, width: int | None) -> str:
     return text if width is None or len(text) <= width else text[:max(width - 3, 0)] + "..."
+
+
+def _path(value: Any, *, width: int | None, precision: int) -> str:
+    if not isinstance(value, str) or width is None or len(value) <= width:
+        return _cell(value, width=None, precision=precision)
+    return f'<span title="{escape(value)}">{escape("..." + value[-max(width - 3, 1):])}</span>'
 
 
 def _cell(value: Any, *, width: int | None, precision: int) -> str:

@@ -247,3 +247,21 @@ def test_an_interrupted_run_keeps_finished_rows_and_resumes_without_paying_twice
     asked = paid(server)
     assert all(asked.count(f"Say r{i}") == 1 for i in range(8) if i != 4)
     assert asked.count("Say r4") == 2  # only the row cut off mid-reply is asked again
+
+
+def test_a_map_frame_shows_replies_as_text_and_session_paths_by_their_file_name(server: FakeProvider,
+                                                                                  notebook: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tests.ipython_shell import loaded_shell
+
+    df = frame(2)
+    out = brute_nb.map("Say {review}\nin two lines", df, model=MODEL, progress=False)
+    assert out["reply"].str.contains("\n").all()  # the data keeps its line breaks
+    with loaded_shell(notebook.parent) as ip:
+        html = ip.display_formatter.format(out)[0]["text/html"]
+    assert InteractiveShell.initialized() is False
+    name = Path(out["session"].iloc[0]).name
+    assert f"{name}</span>" in html  # cut at its start: the file name that tells the rows apart shows
+    assert f'title="{out["session"].iloc[0]}"' in html  # the whole path on hover
+    assert "echo: Say r0\nin two lines" in html and "white-space:pre-wrap" in html
