@@ -180,6 +180,11 @@ CSS = """
   border: var(--jp-border-width, 1px) solid var(--jp-border-color1, #bbb); border-radius: 2px;
 }
 .brute-insert:hover { background: var(--jp-layout-color3, #ddd); }
+/* Inline code (a tool's name, `code` in a reply) as a cell shows it: JupyterLab styles it only in rendered HTML. */
+.brute-transcript :not(pre) > code {
+  background-color: var(--jp-layout-color2, #eee); padding: 1px 5px;
+  font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 13px);
+}
 """
 
 

@@ -46,31 +46,56 @@ def segments_html(items: list[Any]) -> str:
 def turns(messages: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
     """The transcript's pieces in order: ``(prompt, [])`` for each user message, ``(None, segments)`` for the turn
     that follows it (its texts and tool blocks, from ``CellView.final_segments``). System messages are left out."""
+    for prompt, items, _ in turn_views(messages):
+        yield prompt, items
+
+
+def turn_views(messages: list[Any]) -> Iterator[tuple[Any, list[Any], CellView | None]]:
+    """``turns`` with each turn's ``CellView`` (None beside a prompt), for what a turn's footer says."""
     turn: list[Any] = []
 
-    def segments() -> list[Any]:
-        view = CellView(publish=no_publish, update=no_publish)
-        view.messages = list(turn)
+    def view() -> CellView:
+        shown = CellView(publish=no_publish, update=no_publish)
+        shown.messages = list(turn)
         turn.clear()
-        return view.final_segments()
+        return shown
 
     for m in messages:
         role = role_of(m)
         if role == "user":
             if turn:
-                yield None, segments()
-            yield m, []
+                done = view()
+                yield None, done.final_segments(), done
+            yield m, [], None
         elif role != "system":
             turn.append(m)
     if turn:
-        yield None, segments()
+        done = view()
+        yield None, done.final_segments(), done
 
 
-def log_html(messages: list[Any]) -> str:
-    """Messages (history, or turns run from cells) as the transcript shows them: one block a turn."""
-    return "".join(segments_html(items) if prompt is None else
-                   user_html(str(prompt.content)) + thumbnails_html(getattr(prompt, "attachments", None) or ())
-                   for prompt, items in turns(messages))
+def log_html(messages: list[Any], *, replayed: bool = False) -> str:
+    """Messages (history, or turns run from cells) as the transcript shows them: one block a turn, each turn with
+    the footer it had in its cell (its time is the model's, from the replies' ``duration_ms``, where recorded)."""
+    out: list[str] = []
+    for prompt, items, view in turn_views(messages):
+        if view is None:
+            out.append(user_html(str(prompt.content)) + thumbnails_html(getattr(prompt, "attachments", None) or ()))
+            continue
+        out.append(segments_html(items))
+        if any(role_of(m) == "assistant" for m in view.messages):
+            out.append(render.footer_bundle(history_stats(view, items, replayed))["text/html"])
+    return "".join(out)
+
+
+def history_stats(view: CellView, items: list[Any], replayed: bool) -> dict[str, Any]:
+    """A past turn's footer numbers: as the cell counted them, with the model's time instead of a stopwatch."""
+    stats = view.stats(sum(isinstance(i, ToolView) for i in items))
+    times = [m.meta.get("duration_ms") for m in view.messages if role_of(m) == "assistant"]
+    known = all(isinstance(t, int | float) for t in times)
+    stats["elapsed_s"] = sum(times) / 1000 if times and known else None
+    stats["replayed"] = replayed
+    return stats
 
 
 def error_details_html(exc: BaseException) -> str:

@@ -284,7 +284,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         messages = self._conversation()
         with self._lock:
             if len(messages) > self._seen:
-                self._blocks.append(log_html(messages[self._seen:]))
+                self._blocks.append(log_html(messages[self._seen:], replayed=self.nb.replayed))
             self._seen = len(messages)
             self._base = totals(messages)
 

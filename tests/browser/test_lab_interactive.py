@@ -160,6 +160,8 @@ def test_widget_deny_then_allow(page: Any, widget: Any, lab: Lab) -> None:
     assert not denied.exists()
     assert "denied" in block.locator("summary").inner_text()
     assert "denied by user" in block.text_content()
+    name = block.locator("summary code").first  # the tool's name as a pill, as cells show it
+    assert name.evaluate("(el) => getComputedStyle(el).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
     assert not widget.locator("button:visible", has_text="Deny").count()
     shot(page, "lab-interactive-widget-denied")
 

@@ -308,6 +308,10 @@ def test_history_and_cell_turns_show_up(nb: NotebookAgent, fake: FakeProvider) -
     html = chat.transcript_html
     assert html.index("from before") < html.index("cell question") < html.index("widget question")
     assert html.count("from before") == 1
+    footers = html.count('class="brute-footer"')
+    assert footers == 3, html  # history and the cell's turn have their footers too, as the cells showed them
+    first = html[html.index("from before"):html.index("cell question")]
+    assert "in /" in first and "0 tool calls" in first
 
 
 def test_errors_are_shown_and_the_widget_goes_on(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
