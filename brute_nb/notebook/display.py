@@ -35,7 +35,10 @@ from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
 from brute_nb.structured import SCHEMA_KEY
 from brute_nb.usage import Usage
 
-__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "WAITING", "CellView"]
+__all__ = ["MAX_UPDATES_PER_S", "NOTICE", "PLACEHOLDER", "WAITING", "CellView"]
+
+NOTICE = "notice"
+"""A text segment's meta key marking it a notice (compaction), not the model's words: its value is the kind."""
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
 WAITING = "waiting for approval"
 
@@ -83,6 +86,7 @@ class CellView:
         self._live_from = 0  # live segments before this index are published; the live display shows the rest
         self._tool_displays: dict[str, str] = {}  # call id -> display id of a tool row published early
         self._paused = False  # a question is on screen: the live display must not write above it
+        self.compactions: list[tuple[int, str]] = []  # (replies before it, what it says): shown where it happened
 
     def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], None]]:
         return {
@@ -92,6 +96,7 @@ class CellView:
             "tool_result": self.on_tool_result,
             "should_exit": self.on_should_exit,
             "repaired": self.on_repaired,
+            "compacted": self.on_compacted,
         }
 
     def attach(self, agent: Any) -> None:
@@ -150,6 +155,11 @@ class CellView:
 
     def on_should_exit(self, env: dict[str, Any], payload: Any) -> None:
         self.stopped = payload.get("message") if isinstance(payload, Mapping) else str(payload)
+
+    def on_compacted(self, env: dict[str, Any], payload: Any) -> None:
+        """Compaction before a model call: a notice in the transcript between the steps it came between."""
+        replies = sum(role_of(m) == "assistant" for m in self.messages)
+        self.compactions.append((replies, render.compaction_text(payload)))
 
     def on_repaired(self, env: dict[str, Any], payload: Any) -> None:
         """The request was repaired (``sendable``); the agent reports each repair once, so it shows once."""
@@ -224,7 +234,7 @@ class CellView:
                     self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name}},
                                   display_id=self._tool_displays[item.call_id])
             else:
-                self._publish(render.text_bundle(item[0]), {"brute": {**base, **item[1]}})
+                self._publish(segment_bundle(*item), {"brute": {**base, **item[1]}})
         self._committed = max(self._committed, end)
         at = [i for i, s in enumerate(self.segments) if isinstance(s, ToolView) and s.call_id == call_id]
         self._live_from = at[0] + 1 if at else len(self.segments)
@@ -265,8 +275,7 @@ class CellView:
                                                                        "status": item.status}})
             else:
                 text, meta = item
-                bundle = (structured_bundle(text) if meta.get(SCHEMA_KEY) else None) or render.text_bundle(text)
-                self._publish(bundle, {"brute": {**base, **meta}})
+                self._publish(segment_bundle(text, meta), {"brute": {**base, **meta}})
         if stats.get("cut_off"):
             self._publish(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted"), {"brute": base})
         if self.stopped and not self.quiet:
@@ -296,9 +305,12 @@ class CellView:
         """Assistant texts and tool calls of this turn, in log order, with results joined."""
         results = {m.tool_call_id: m for m in self.messages if role_of(m) == "tool"}
         out: list[Any] = []
+        replies = 0
         for m in self.messages:
             if role_of(m) != "assistant":
                 continue
+            out.extend((text, {NOTICE: "note"}) for at, text in self.compactions if at == replies)
+            replies += 1
             meta = dict(getattr(m, "meta", {}) or {})
             out.extend(server_views(meta))
             if m.content:
@@ -328,6 +340,7 @@ class CellView:
                     if str(rmeta.get("approval", "")).startswith("denied"):
                         view.status = "denied"
                 out.append(view)
+        out.extend((text, {NOTICE: "note"}) for at, text in self.compactions if at >= replies)
         return out
 
     def stats(self, tool_calls: int) -> dict[str, Any]:
@@ -350,6 +363,14 @@ class CellView:
             "replayed": self.replayed,
             "cut_off": cut_off,
         }
+
+
+def segment_bundle(text: str, meta: Mapping[str, Any]) -> dict[str, str]:
+    """A text segment as the cell shows it: a notice, a structured reply (tables), or the model's Markdown."""
+    if NOTICE in meta:
+        return render.notice_bundle(text, meta[NOTICE])
+    structured = structured_bundle(text) if meta.get(SCHEMA_KEY) else None
+    return structured or render.text_bundle(text)
 
 
 def server_views(meta: Mapping[str, Any]) -> list[ToolView]:

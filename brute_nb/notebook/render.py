@@ -358,6 +358,18 @@ def live_html(segments: list[Any]) -> str:
     return "".join(out)
 
 
+def compaction_text(payload: Mapping[str, Any]) -> str:
+    """The ``compacted`` event in one line: what ran, what it saved, and that nothing was lost."""
+    layers = ", ".join(str(layer) for layer in payload.get("layers") or ()) or str(payload.get("layer", ""))
+    removed, rewritten = payload.get("removed") or (), payload.get("rewritten") or ()
+    count = (len(removed) if isinstance(removed, list | tuple) else int(removed or 0),
+             len(rewritten) if isinstance(rewritten, list | tuple) else int(rewritten or 0))
+    return (f"history compacted by {layers}: {payload.get('tokens_before', 0):,} → "
+            f"{payload.get('tokens_after', 0):,} tokens, {payload.get('messages_before', 0)} → "
+            f"{payload.get('messages_after', 0)} messages ({count[0]} removed, {count[1]} rewritten; "
+            "the originals are in the session's archive file)")
+
+
 def notice_bundle(text: str, kind: str = "note") -> Bundle:
     text = plain(text)
     style = STATUS_STYLE.get(kind, "")

@@ -74,6 +74,13 @@ class TerminalView(CellView):
             self._end_region()
             self.tools[call.id] = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
 
+    def on_compacted(self, env: dict[str, Any], payload: Any) -> None:
+        super().on_compacted(env, payload)
+        if not self.quiet:
+            with self._print_lock:
+                self._end_region()
+                self._line(self.compactions[-1][1], "dim")
+
     def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
         view = self.tools.get(payload["call"].id)
         if view is None:

@@ -14,7 +14,7 @@ from typing import Any
 from brute_nb.cost import total as cost_total
 from brute_nb.message import role_of
 from brute_nb.notebook import render
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.display import NOTICE, CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.thumbnails import thumbnails_html
 from brute_nb.notebook.transcript import proposal_html
@@ -39,7 +39,8 @@ def user_html(text: str) -> str:
 def segments_html(items: list[Any]) -> str:
     """A finished turn's texts and tool blocks (from ``CellView.final_segments``); a ``propose_cell`` call's code
     follows its block as a code block, with its "Insert as cell" button in the browser."""
-    return "".join(render.tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else markdown_html(i[0])
+    return "".join(render.tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else
+                   render.notice_bundle(i[0], i[1][NOTICE])["text/html"] if NOTICE in i[1] else markdown_html(i[0])
                    for i in items)
 
 
