@@ -297,7 +297,10 @@ def run(name: str, mode: str, env: dict[str, str]) -> nbformat.NotebookNode:
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+        NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
+                       resources={"metadata": {"path": str(HERE)}}).execute()
+        for cell in nb.cells:  # no timestamps: a demo run again stores the same notebook, not a diff of times
+            cell.metadata.pop("execution", None)
     finally:
         for k, v in old.items():
             if v is None:
