@@ -5,8 +5,13 @@ When a cell raises and the notebook is open in a front end (JupyterLab, Notebook
 prompt for that cell's error (``Err[n]``) with the cell's id, so the agent can replace the cell's source with
 ``edit_cell`` and run it again with ``run_cell`` on the live document (``cell_bridge``); the user watches the cell
 change and can undo it with Ctrl+Z. The click arrives after the cell has finished, when the kernel is free to hear
-it, and the chat panel runs its turn from there as it always does. Headless runs (nbclient, nbval) have no one to
-click: nothing is shown there, so saved outputs stay as they were.
+it, and the chat panel runs its turn from there as it always does.
+
+Where a button cannot show, a hint line says what to type instead (``%brute fix``): in headless runs (nbclient,
+nbval: no one to click, so the line is all there is), in a terminal, in nbconvert's HTML and on GitHub, and in
+JupyterLab after a restart. There the hint is an output of its own beside the button; ``STYLE`` shows exactly one
+of them, as the chat panel's static copy does (``chat_static``): the hint hides while the live button is rendered in
+its output area, and the widget output hides while it holds only its "model not found" line.
 """
 
 from __future__ import annotations
@@ -14,17 +19,33 @@ from __future__ import annotations
 from typing import Any
 
 BUTTON = "Fix with brute"
+HINT = "Fix with brute: run %brute fix in a new cell (the agent explains this error, fixes it and runs it again)"
+STYLE = (
+    "<style>"
+    ".jp-OutputArea:has(.brute-fix) .brute-fix-hint{display:none}"
+    ".jp-OutputArea:has(.brute-fix-hint) .jp-OutputArea-output:not(:has(*)){display:none}"
+    "</style>"
+)
+
+
+def hint_bundle() -> dict[str, str]:
+    """The line shown where the button cannot be: plain text, and HTML with ``%brute fix`` as code."""
+    html = HINT.replace("%brute fix", "<code>%brute fix</code>")
+    return {"text/plain": HINT, "text/html": f'{STYLE}<div class="brute-fix-hint" style="opacity:.75">{html}</div>'}
 
 
 def offer(shell: Any, error: Any, cell_id: str | None) -> None:
-    """Show the button under the error of cell ``error.execution_count`` (nothing headless)."""
-    from brute_nb.notebook.approvals import stdin_available
-
-    if not stdin_available():
-        return
+    """Under the error of cell ``error.execution_count``: the hint line, then the button where someone can click
+    it (a front end that allows stdin)."""
     from IPython.display import display
 
-    display(panel(shell, error.execution_count, cell_id))  # type: ignore[no-untyped-call]
+    from brute_nb.notebook.approvals import stdin_available
+
+    display(hint_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    if stdin_available():
+        box = panel(shell, error.execution_count, cell_id)
+        view = dict(box._repr_mimebundle_() or {})
+        display({**view, "text/plain": ""}, raw=True)  # type: ignore[no-untyped-call]  # the hint has the text
 
 
 def panel(shell: Any, count: int, cell_id: str | None) -> Any:

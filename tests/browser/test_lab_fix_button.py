@@ -42,6 +42,7 @@ def test_the_button_under_an_error_fixes_the_cell_in_place(page: Any, lab: Lab) 
     button = output_of(page, "print(prise").locator("button.brute-fix:visible")
     button.wait_for()
     assert "NameError" in output_of(page, "print(prise").inner_text()
+    assert not output_of(page, "print(prise").locator(".brute-fix-hint:visible").count()  # the button, not both
     shot(page, "lab-fix-button")
     button.click()
 

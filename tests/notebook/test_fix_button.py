@@ -1,6 +1,6 @@
 """Issue 28 §2 without a browser: a failing cell's entry reaches the button hook with the cell's id, the click
 sends the fix prompt for that cell (fix in place with edit_cell, run again with run_cell), and a headless run
-shows nothing."""
+shows the hint line instead."""
 
 from __future__ import annotations
 
@@ -42,9 +42,18 @@ def test_a_failing_cell_is_offered_with_its_id_and_the_click_sends_its_fix(shell
     assert box.children == (panel_box,) and sent == [prompt]
 
 
-def test_headless_runs_show_no_button(shell: Any, monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_headless_runs_show_the_hint_line_only(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[Any] = []
-    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a))
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
     fix_button.offer(shell, cells.CellError(1, "x", "NameError", "x"), "id")  # no kernel allowing stdin here
-    assert shown == []
+    assert shown == [fix_button.hint_bundle()]
+    assert "%brute fix" in shown[0]["text/plain"] and "<code>%brute fix</code>" in shown[0]["text/html"]
+
+
+def test_where_someone_can_click_the_button_follows_the_hint(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    monkeypatch.setattr("brute_nb.notebook.approvals.stdin_available", lambda: True)
+    fix_button.offer(shell, cells.CellError(1, "x", "NameError", "x"), "id")
+    assert shown[0] == fix_button.hint_bundle()
+    assert "application/vnd.jupyter.widget-view+json" in shown[1] and shown[1]["text/plain"] == ""
