@@ -11,6 +11,7 @@ imports ipywidgets), never by ``%load_ext``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -23,65 +24,10 @@ PLACEHOLDER = "Message the agent (Enter sends, Shift+Enter for a new line)"
 # message itself, so what is sent is what was on screen. Shift+Enter inserts its newline itself: JupyterLab cancels a
 # line break typed anywhere inside a cell (its output included), keeping Shift+Enter for "run cell"; an inserted text
 # tells Lab the key was used, so it runs no cell either. stopPropagation keeps the notebook's own handlers out.
-ESM = """
-function render({ model, el }) {
-  const box = document.createElement("textarea");
-  box.className = "brute-input";
-  const sync = () => {
-    if (box.value !== model.get("value")) box.value = model.get("value");
-    box.placeholder = model.get("placeholder");
-    box.disabled = model.get("disabled");
-    box.rows = model.get("rows");
-  };
-  sync();
-  box.addEventListener("input", () => {
-    model.set("value", box.value);
-    model.save_changes();
-  });
-  box.addEventListener("keydown", (event) => {
-    if (event.key !== "Enter" || event.isComposing || event.keyCode === 229) return;
-    event.stopPropagation();
-    event.preventDefault();
-    if (event.shiftKey) {
-      if (!box.disabled && !document.execCommand("insertText", false, "\\n")) {
-        box.setRangeText("\\n", box.selectionStart, box.selectionEnd, "end");
-        box.dispatchEvent(new Event("input", { bubbles: true }));
-      }
-      return;
-    }
-    const text = box.value;
-    if (box.disabled || !text.trim()) return;
-    box.value = "";
-    model.set("value", "");
-    model.save_changes();
-    model.send({ type: "submit", value: text });
-  });
-  for (const name of ["value", "placeholder", "disabled", "rows"]) model.on(`change:${name}`, sync);
-  el.classList.add("brute-input-host");
-  el.appendChild(box);
-  return () => {
-    for (const name of ["value", "placeholder", "disabled", "rows"]) model.off(`change:${name}`, sync);
-  };
-}
-export default { render };
-"""
+ESM = Path(__file__).with_name("chat_input.js")
 
 # JupyterLab's own variables, so the box matches the theme (light or dark); plain fallbacks elsewhere.
-CSS = """
-.brute-input-host { width: 100%; }
-.brute-input {
-  box-sizing: border-box; width: 100%; resize: vertical; margin: 4px 0; padding: 6px 8px;
-  font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size1, 13px);
-  line-height: 1.4; color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color1, #fff);
-  border: var(--jp-border-width, 1px) solid var(--jp-border-color1, #bbb); border-radius: 2px;
-}
-.brute-input:focus {
-  outline: none; border-color: var(--jp-brand-color1, #1976d2);
-  box-shadow: inset 0 0 0 1px var(--jp-brand-color1, #1976d2);
-}
-.brute-input::placeholder { color: var(--jp-ui-font-color3, #888); }
-.brute-input:disabled { opacity: .6; cursor: not-allowed; }
-"""
+CSS = Path(__file__).with_name("chat_input.css")
 
 
 class ChatInput(anywidget.AnyWidget):

@@ -18,6 +18,7 @@ says so. Imported only when a chat widget is built, never by ``%load_ext``.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anywidget
 import traitlets
@@ -36,160 +37,20 @@ PROPOSE_CELL = "propose_cell"
 # cells or nested in a layout), else, for a view outside the cell list (Lab's "New View for Cell Output"), the
 # first cell whose outputs hold the panel's model id (``anchor``). Both index the shared notebook model that
 # JupyterLab's widget manager exposes as ``context``. The code goes in below it with no execution count.
-ESM = """
-const CODE_BLOCKS = %(selector)s;
-const LABEL = %(label)s;
-const ENDED = %(ended)s;
-const VIEW = "application/vnd.jupyter.widget-view+json";
-
-function codeOf(pre) {
-  return (pre.textContent || "").replace(/\\n+$/, "");
-}
-
-function holds(cell, anchor) {
-  if (!anchor || cell.cell_type !== "code" || typeof cell.getOutputs !== "function") return false;
-  return cell.getOutputs().some((o) => o && o.data && o.data[VIEW] && o.data[VIEW].model_id === anchor);
-}
-
-function domIndex(el) {
-  const cell = el.closest(".jp-Notebook .jp-Cell");
-  if (!cell) return -1;
-  const index = Number.parseInt(cell.dataset.windowedListIndex ?? "", 10);
-  if (!Number.isNaN(index)) return index;
-  return Array.from(cell.parentElement.children).filter((c) => c.classList.contains("jp-Cell")).indexOf(cell);
-}
-
-function cellIndex(notebook, anchor, el) {
-  const cells = notebook.cells || [];
-  const around = domIndex(el);
-  if (around >= 0 && around < cells.length) return around;
-  for (let i = 0; i < cells.length; i++) if (holds(cells[i], anchor)) return i;
-  return -1;
-}
-
-async function copy(text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch (error) {
-    const area = document.createElement("textarea");
-    area.value = text;
-    area.style.position = "fixed";
-    area.style.opacity = "0";
-    document.body.appendChild(area);
-    area.select();
-    const done = document.execCommand("copy");
-    area.remove();
-    return done;
-  }
-}
-
-function say(button, text) {
-  button.textContent = text;
-  setTimeout(() => { button.textContent = LABEL; }, 2000);
-}
-
-async function insert(model, el, code, button) {
-  let notebook = null;
-  try {
-    const context = model.widget_manager && model.widget_manager.context;
-    notebook = context && context.model && context.model.sharedModel;
-  } catch (error) {
-    notebook = null;  // a widget manager without a document (VS Code, Colab, Voila)
-  }
-  const usable = notebook && typeof notebook.insertCell === "function";
-  const index = usable ? cellIndex(notebook, model.get("anchor"), el) : -1;
-  if (index >= 0) {
-    notebook.insertCell(index + 1, { cell_type: "code", source: code, metadata: {} });
-    say(button, "inserted below");
-    return;
-  }
-  say(button, (await copy(code)) ? "copied" : "copy failed: select the code");
-}
-
-// After a kernel restart the panel is dead (its model is gone from the kernel): its output area is marked ended,
-// and the static copy beside it (chat_static.STYLE) takes its place instead of a Send button that does nothing.
-function watchKernel(model, el) {
-  let session = null;
-  try {
-    session = model.widget_manager && model.widget_manager.context && model.widget_manager.context.sessionContext;
-  } catch (error) {
-    session = null;
-  }
-  if (!session || !session.statusChanged) return () => {};
-  const onStatus = (_, status) => {
-    if (status !== "restarting" && status !== "autorestarting" && status !== "dead") return;
-    const area = el.closest(".jp-OutputArea");
-    if (area) area.classList.add(ENDED);
-  };
-  session.statusChanged.connect(onStatus);
-  return () => session.statusChanged.disconnect(onStatus);
-}
-
-function render({ model, el }) {
-  el.classList.add("brute-transcript");
-  const unwatch = watchKernel(model, el);
-  const content = document.createElement("div");
-  content.className = "brute-transcript-content";
-  el.appendChild(content);
-  const finished = document.createElement("div");
-  const running = document.createElement("div");
-  content.append(finished, running);
-  const fill = (box, html) => {
-    box.innerHTML = html;
-    for (const pre of box.querySelectorAll(CODE_BLOCKS)) {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "brute-insert";
-      button.textContent = LABEL;
-      button.title = "Put this code in a new cell below the chat's cell, not run";
-      button.addEventListener("click", (event) => {
-        event.preventDefault();
-        event.stopPropagation();
-        insert(model, el, codeOf(pre), button);
-      });
-      pre.after(button);
-    }
-  };
-  const drawFinished = () => fill(finished, model.get("value"));
-  const drawRunning = () => fill(running, model.get("live"));
-  drawFinished();
-  drawRunning();
-  model.on("change:value", drawFinished);
-  model.on("change:live", drawRunning);
-  return () => {
-    unwatch();
-    model.off("change:value", drawFinished);
-    model.off("change:live", drawRunning);
-  };
-}
-export default { render };
-"""
+ESM = Path(__file__).with_name("transcript.js")
 
 # What ipywidgets' HTML widget gives its content (the transcript was one before), but with the line height of
 # text, not of a one-line control (28px made wrapped lines, such as an error's, read double-spaced).
-CSS = """
-.brute-transcript { box-sizing: border-box; font-size: var(--jp-widgets-font-size, 13px); }
-.brute-transcript-content {
-  align-self: stretch; flex: 1 1 auto; position: relative; line-height: var(--jp-content-line-height, 1.6);
-}
-.brute-insert {
-  display: block; margin: .4em 0 .8em; padding: 0 8px; line-height: 20px; cursor: pointer;
-  font-family: var(--jp-ui-font-family, system-ui, sans-serif); font-size: var(--jp-ui-font-size0, 11px);
-  color: var(--jp-ui-font-color1, #222); background: var(--jp-layout-color2, #eee);
-  border: var(--jp-border-width, 1px) solid var(--jp-border-color1, #bbb); border-radius: 2px;
-}
-.brute-insert:hover { background: var(--jp-layout-color3, #ddd); }
-/* Inline code (a tool's name, `code` in a reply) as a cell shows it: JupyterLab styles it only in rendered HTML. */
-.brute-transcript :not(pre) > code {
-  background-color: var(--jp-layout-color2, #eee); padding: 1px 5px;
-  font-family: var(--jp-code-font-family, monospace); font-size: var(--jp-code-font-size, 13px);
-}
-"""
+CSS = Path(__file__).with_name("transcript.css")
 
 
 def esm() -> str:
-    return ESM % {"selector": json.dumps(CODE_BLOCKS), "label": json.dumps(BUTTON), "ended": json.dumps(ENDED)}
+    """The transcript's front-end program, with the constants it shares with this module filled in."""
+    values = {"__CODE_BLOCKS__": CODE_BLOCKS, "__LABEL__": BUTTON, "__ENDED__": ENDED}
+    text = ESM.read_text(encoding="utf-8")
+    for token, value in values.items():
+        text = text.replace(token, json.dumps(value))
+    return text
 
 
 class Transcript(anywidget.AnyWidget):

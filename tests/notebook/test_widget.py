@@ -462,3 +462,18 @@ def test_a_streaming_reply_resends_only_the_running_turn(chat: ChatWidget, fake:
     assert all("First answer" not in w for w in live_writes)
     assert len(history_writes) <= 2 and "w59" in history_writes[-1]  # at most: prompt shown, turn finished
     assert chat.transcript.live == "" and "w59" in chat.transcript_html
+
+
+def test_front_end_programs_ship_as_files_with_their_constants_filled_in() -> None:
+    """The widgets' JavaScript and CSS are package files (anywidget reads them); the transcript's constants are
+    Python's, so a button's label or selector cannot drift between the two."""
+    import json
+
+    from brute_nb.notebook import chat_input, live, transcript
+
+    program = transcript.esm()
+    assert "__CODE_BLOCKS__" not in program and "__LABEL__" not in program and "__ENDED__" not in program
+    assert f"const LABEL = {json.dumps(transcript.BUTTON)};" in program
+    for path in (chat_input.ESM, chat_input.CSS, transcript.ESM, transcript.CSS):
+        assert path.is_file() and path.stat().st_size > 100
+    assert "export default" in live.ESM
