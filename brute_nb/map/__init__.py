@@ -2,12 +2,14 @@
 
 Modules, in the order data flows: ``template`` (fill a row), ``spec`` (settings and row keys), ``cache`` (the
 per-row JSONL), ``limiter`` (AIMD concurrency), ``row`` (one row's agent turn), ``local`` / ``cluster`` (the
-engines), ``progress``, ``api`` (the public function). Importing this package registers the pandas accessor.
+engines), ``progress``, ``api`` (the public function), ``cost_estimate`` (its cost before it runs). Importing this
+package registers the pandas accessor.
 """
 
 from brute_nb.map import accessor as _accessor  # noqa: F401 - registers df.brute
 from brute_nb.map.api import map_rows
+from brute_nb.map.cost_estimate import Estimate, estimate
 
 map = map_rows  # the public name: brute_nb.map(template, df), like the builtin over rows
 
-__all__ = ["map", "map_rows"]
+__all__ = ["Estimate", "estimate", "map", "map_rows"]
