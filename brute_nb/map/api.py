@@ -46,6 +46,7 @@ def map_rows(
     progress: bool = True,
     partition_size: int | None = None,
     batch: bool = False,
+    confirm_above: float | str | None = None,
 ) -> pd.DataFrame:
     """Run ``template``, filled from each row of ``df``, as one agent turn per row; a frame indexed like ``df``.
 
@@ -53,7 +54,8 @@ def map_rows(
     ``cost`` (USD, None for an unpriced model), ``session`` (the row's conversation, a session file) and
     ``cached``. ``backend``: ``"local"``, ``"dask"``, a ``distributed.Client`` or a scheduler address.
     ``batch=True`` sends the missing rows as one provider batch at half the price (``map.batch``): one round per
-    row, no tools; re-running the cell resumes the same batch.
+    row, no tools; re-running the cell resumes the same batch. ``confirm_above`` (USD; default ``%brute config
+    confirm_above``): when the rows still to send may cost more (``brute_nb.estimate``), ask first (``map.confirm``).
     """
     if batch and (backend != "local" or tools != "none"):
         raise SettingsError("map(batch=True) sends one request per row in one provider batch: it runs in this kernel "
@@ -71,6 +73,10 @@ def map_rows(
         results: dict[str, Record] = {}
         cached = {key for key in positions if key in store.records}
         todo = [job for job in jobs if job.key not in cached]
+        limit = ceiling(confirm_above)
+        if limit is not None and todo:
+            provider = _confirmed(spec, provider, todo, store.records, rows=len(df), cached=len(df) - sum(
+                len(positions[j.key]) for j in todo), limit=limit, batch=batch)
         bar = Progress(len(df), len(df) - sum(len(positions[j.key]) for j in todo), enabled=progress,
                        name=Path(spec.folder).name)
 
@@ -146,6 +152,30 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
                    replay=str(s.replay) if s.replay and provider is None and not model else None,
                    record=str(s.record) if s.record and provider is None and not model else None)
     return spec, provider
+
+
+def ceiling(confirm_above: float | str | None) -> float | None:
+    """The run's ``confirm_above`` in USD (given, else the kernel's setting); None when nothing is to be asked."""
+    from brute_nb.notebook.registry import registry
+    from brute_nb.notebook.settings import parse_cost
+
+    value = parse_cost("confirm_above", confirm_above) if confirm_above is not None else \
+        registry().current().settings.confirm_above
+    return None if value is None or value == float("inf") else value
+
+
+def _confirmed(spec: MapSpec, provider: Any, todo: list[Job], records: dict[str, Record], *, rows: int, cached: int,
+               limit: float, batch: bool) -> Any:
+    """The provider to run with, once the estimate is within ``limit`` or a person said yes (else raises)."""
+    from brute_nb.event_loop import run_sync
+    from brute_nb.map.confirm import confirm
+    from brute_nb.map.cost_estimate import estimate_jobs
+    from brute_nb.map.row import make_provider
+
+    chosen = provider if provider is not None else make_provider(spec)  # the rows reuse its client (local runs)
+    estimate = run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=rows, cached=cached, records=records))
+    confirm(estimate, limit, batch=batch)
+    return chosen
 
 
 def _check_tools(tools: Any) -> None:
