@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ def map_rows(
     partition_size: int | None = None,
     batch: bool = False,
     confirm_above: float | str | None = None,
+    escalate: list[Any] | tuple[Any, ...] = (),
 ) -> pd.DataFrame:
     """Run ``template``, filled from each row of ``df``, as one agent turn per row; a frame indexed like ``df``.
 
@@ -56,6 +58,9 @@ def map_rows(
     ``batch=True`` sends the missing rows as one provider batch at half the price (``map.batch``): one round per
     row, no tools; re-running the cell resumes the same batch. ``confirm_above`` (USD; default ``%brute config
     confirm_above``): when the rows still to send may cost more (``brute_nb.estimate``), ask first (``map.confirm``).
+    ``escalate`` (with ``schema``): models (``provider:model`` names, or providers in this kernel) a row whose reply
+    fails the schema is asked again on, in order, while the run has spent less than ``confirm_above``; the frame
+    gains a ``model`` column naming the one that answered.
     """
     if batch and (backend != "local" or tools != "none"):
         raise SettingsError("map(batch=True) sends one request per row in one provider batch: it runs in this kernel "
@@ -64,6 +69,9 @@ def map_rows(
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=max_iterations, cache=cache, backend=backend,
                             concurrency=concurrency)
+    names, given = _escalations(escalate, schema=schema, batch=batch, backend=backend)
+    limit = ceiling(confirm_above)
+    spec = replace(spec, escalate=names, ceiling=limit)
     concurrency = int(concurrency)
     positions, jobs = plan(spec, df)
     # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
@@ -73,7 +81,6 @@ def map_rows(
         results: dict[str, Record] = {}
         cached = {key for key in positions if key in store.records}
         todo = [job for job in jobs if job.key not in cached]
-        limit = ceiling(confirm_above)
         if limit is not None and todo:
             provider = _confirmed(spec, provider, todo, store.records, rows=len(df), cached=len(df) - sum(
                 len(positions[j.key]) for j in todo), limit=limit, batch=batch)
@@ -90,7 +97,7 @@ def map_rows(
                 _run_batch(spec, todo, done, provider, bar)
             else:
                 run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
-                    partition_size=partition_size)
+                    partition_size=partition_size, escalations=given)
         finally:
             bar.close()
         for key in cached:
@@ -154,6 +161,28 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
     return spec, provider
 
 
+def _escalations(escalate: Any, *, schema: Any, batch: bool, backend: Any) -> tuple[tuple[str, ...],
+                                                                                     list[Any] | None]:
+    """``escalate``'s model names, and its providers when some were given as objects (else None: built by name)."""
+    items = [escalate] if isinstance(escalate, str) else list(escalate or ())
+    if not items:
+        return (), None
+    problems = []
+    if schema is None:
+        problems.append("escalate= asks another model when a reply fails its schema: pass schema= too")
+    if batch:
+        problems.append("escalate= runs after a row's reply, which a batch returns only at its end: drop batch=True")
+    objects = [x for x in items if not isinstance(x, str)]
+    if objects and backend != "local":
+        problems.append("escalate= takes 'provider:model' names with a Dask backend (each worker builds its own)")
+    if any(not isinstance(x, str) and not hasattr(x, "label") for x in items):
+        problems.append("escalate= takes 'provider:model' names or providers (brute_nb.providers.auto(...))")
+    if problems:
+        raise SettingsError("map(): " + "; ".join(problems))
+    names = tuple(x if isinstance(x, str) else str(x.label) for x in items)
+    return names, ([None if isinstance(x, str) else x for x in items] if objects else None)
+
+
 def ceiling(confirm_above: float | str | None) -> float | None:
     """The run's ``confirm_above`` in USD (given, else the kernel's setting); None when nothing is to be asked."""
     from brute_nb.notebook.registry import registry
@@ -207,14 +236,15 @@ def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Jo
 
 
 def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, backend: Any, concurrency: int,
-        provider: Any, partition_size: int | None) -> None:
+        provider: Any, partition_size: int | None, escalations: list[Any] | None = None) -> None:
     if not jobs:
         return
     if backend == "local":
         from brute_nb.event_loop import run_sync
         from brute_nb.map.local import run_local
 
-        run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider))
+        run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider,
+                                   escalations=escalations))
         return
     from brute_nb.map.cluster import run_dask
 
@@ -242,12 +272,15 @@ def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],
         for i in at:
             rows[i] = record
     sessions = Path(spec.folder) / "sessions"
-    data: dict[str, list[Any]] = {f: [] for f in (*fields, *COLUMNS)}
+    extra = (("answered_by" if "model" in fields else "model"),) if spec.escalate else ()
+    data: dict[str, list[Any]] = {f: [] for f in (*fields, *extra, *COLUMNS)}
     for record in rows:
         r = record or {"error": "not run (the run was interrupted)"}
         values = r.get("fields") or {} if spec.schema is not None else {REPLY: r.get(REPLY)}
         for f in fields:
             data[f].append(values.get(f))
+        if extra:
+            data[extra[0]].append(r.get("model") or spec.model)
         data["error"].append(r.get("error"))
         data["input_tokens"].append(r.get("input_tokens"))
         data["output_tokens"].append(r.get("output_tokens"))
