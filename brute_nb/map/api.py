@@ -72,8 +72,18 @@ def map_rows(
     names, given = _escalations(escalate, schema=schema, batch=batch, backend=backend)
     limit = ceiling(confirm_above)
     spec = replace(spec, escalate=names, ceiling=limit)
-    concurrency = int(concurrency)
     positions, jobs = plan(spec, df)
+    return execute(spec, df, positions, jobs, provider=provider, backend=backend, concurrency=int(concurrency),
+                   cache=cache, progress=progress, batch=batch, partition_size=partition_size, limit=limit,
+                   escalations=given)
+
+
+def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jobs: list[Job], *, provider: Any,
+            backend: Any = "local", concurrency: int = 8, cache: bool = True, progress: bool = True,
+            batch: bool = False, partition_size: int | None = None, limit: float | None = None,
+            escalations: list[Any] | None = None) -> pd.DataFrame:
+    """The rows ``plan`` made, run: cached ones read back, the rest confirmed against ``limit`` and run (each
+    cached as it finishes), and the frame assembled. ``brute_nb.compare`` runs its prompts through here too."""
     # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
     store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl",
                      root=Path(spec.folder).parents[2])
@@ -97,7 +107,7 @@ def map_rows(
                 _run_batch(spec, todo, done, provider, bar)
             else:
                 run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
-                    partition_size=partition_size, escalations=given)
+                    partition_size=partition_size, escalations=escalations)
         finally:
             bar.close()
         for key in cached:

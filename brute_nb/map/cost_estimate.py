@@ -1,4 +1,6 @@
-"""``brute_nb.estimate(template, df, ...)``: what a map would cost, worked out before anything is sent.
+"""What a map would cost, worked out before anything is sent: the ``Estimate`` and how it is made from the jobs.
+
+``brute_nb.estimate(template, df, ...)`` (``map.forecast``) and ``map(confirm_above=...)`` both come here.
 
 No model is called. The rows a re-run would answer from the cache are free and counted apart; each row still to
 send has its first request built exactly as its turn would build it (``batch.request``: the same system prompt,
@@ -12,10 +14,9 @@ standard rate, at the batch discount and with the prompt cache reading the prefi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -25,9 +26,6 @@ from brute_nb.map.cache import Record, read_records
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.providers.token_count import ESTIMATE, TokenCount, count_request, count_text
 from brute_nb.usage import Usage
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 CACHE_MINIMUM = 1024
 """The shortest prefix either API caches (Anthropic's Sonnet and Opus, OpenAI): a shorter shared one saves nothing."""
@@ -105,29 +103,6 @@ def _money(value: Range | None) -> str:
     if high is None:
         return f"at least {format_usd(low)} (no upper bound: pass max_tokens= or run a few rows first)"
     return format_usd(low) if low == high else f"{format_usd(low)} to {format_usd(high)}"
-
-
-def estimate(template: str, df: pd.DataFrame, *, model: str | None = None, system: str | None = None,
-             schema: Any = None, tools: str = "none", name: str | None = None, max_tokens: int | None = None,
-             root: str | os.PathLike[str] | None = None) -> Estimate:
-    """What ``brute_nb.map(template, df, ...)`` with the same arguments would send and cost, without sending it.
-
-    ``max_tokens`` bounds each reply's output when no row of this run has been answered yet (default: the
-    provider's own ``max_tokens``).
-    """
-    from brute_nb.event_loop import run_sync
-    from brute_nb.map.api import plan, settle
-    from brute_nb.map.row import make_provider
-
-    spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
-                            root=root, max_iterations=20, cache=True, backend="local", concurrency=8)
-    positions, jobs = plan(spec, df)
-    records = cached_records(spec)
-    todo = [job for job in jobs if job.key not in records]
-    cached = sum(len(at) for key, at in positions.items() if key in records)
-    chosen = provider if provider is not None else make_provider(spec)
-    return run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=len(df), cached=cached, records=records,
-                                          max_tokens=max_tokens))
 
 
 def cached_records(spec: MapSpec) -> dict[str, Record]:
