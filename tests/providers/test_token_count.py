@@ -85,3 +85,16 @@ def test_without_a_tokenizer_it_is_an_estimate_and_says_so(monkeypatch: pytest.M
     counted = anyio.run(count_request, provider, body_for(provider, "x" * 400))
     assert counted.method == ESTIMATE and not counted.exact
     assert counted.tokens == 100 + token_count.FRAMING * 2
+
+
+def test_a_count_is_recorded_and_replayed_like_a_turn_and_names_the_api(tmp_path: Any) -> None:
+    from brute_nb.providers import auto
+
+    cassette = str(tmp_path / "count.jsonl")
+    with FakeProvider() as fake:
+        recording = AnthropicMessages("claude-x", base_url=fake.base_url, api_key=fake.api_key, record=cassette)
+        live = anyio.run(count_request, recording, body_for(recording, "count me"))
+    replaying = auto(replay=cassette)  # the cassette starts with a count: still Anthropic's API and model
+    assert isinstance(replaying, AnthropicMessages) and replaying.model == "claude-x"
+    again = anyio.run(count_request, replaying, body_for(replaying, "count me"))
+    assert again == live and again.method == ENDPOINT
