@@ -88,6 +88,8 @@ class BruteMagics(Magics):
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
     @argument("--batch", action="store_true", help="with --over: send the rows as one provider batch (half price, "
                                                      "results when it ends; re-running resumes it)")
+    @argument("--estimate", action="store_true", help="with --over: show the rows, tokens and cost range the run "
+                                                      "would have, sending nothing (brute_nb.estimate)")
     @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
                                                   "(default: names, attributes and literal subscripts only)")
     @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
@@ -147,7 +149,7 @@ class BruteMagics(Magics):
         ns = self.shell.user_ns if self.shell else {}
         if args.over not in ns:
             raise UsageError(f"--over {args.over}: no such variable; name a DataFrame defined in this notebook")
-        from brute_nb.map import map_rows
+        from brute_nb.map import estimate, map_rows
 
         try:
             checked = st.parse_settings({"model": args.model, "max_iterations": args.max_iterations})
@@ -156,6 +158,9 @@ class BruteMagics(Magics):
                 "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
                 "batch": args.batch or None,
                 "progress": not args.quiet}
+            if args.estimate:
+                keep = ("model", "system", "tools", "root")
+                return estimate(template, ns[args.over], **{k: options[k] for k in keep if options.get(k) is not None})
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
         except BruteError as exc:
             raise UsageError(str(exc)) from None

@@ -83,3 +83,19 @@ def test_bad_arguments_are_refused_before_anything_is_counted(server: FakeProvid
     with pytest.raises(brute_nb.BruteError, match="revew"):
         brute_nb.estimate("Say {revew}", reviews(2), model=PRICED)
     assert server.counted == []
+
+
+def test_the_magic_estimates_with_over_and_sends_nothing(server: FakeProvider, notebook: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from brute_nb.map import Estimate
+
+    shell = InteractiveShell()
+    try:
+        shell.extension_manager.load_extension("brute_nb")
+        shell.user_ns["df"] = reviews(3)
+        result = shell.run_cell_magic("brute", f"--over df --model {PRICED} --estimate", "Say {review}\n")
+    finally:
+        InteractiveShell.clear_instance()
+    assert isinstance(result, Estimate) and result.requests == 3 and result.exact
+    assert paid(server) == [] and len(server.counted) == 3
