@@ -262,6 +262,30 @@ SCRIPTS["server_tools_and_batches"] = [
 ]
 
 
+SCRIPTS["cost_and_compare"] = [
+    # map(TEMPLATE, reviews.head(2)); the estimates before and after only count tokens (no reply)
+    "positive", "negative",
+    # the rest of the rows, once within confirm_above
+    "mixed", "positive", "negative", "negative",
+    # schema=Sentiment, one row at a time; Haiku answers 1045 in prose, so Sonnet (escalate=) is asked right after
+    '{"label": "positive", "reason": "crushes ice and is quiet"}',
+    '{"label": "negative", "reason": "arrived broken, no answer from support"}',
+    '{"label": "mixed", "reason": "loud, but it works"}',
+    '{"label": "positive", "reason": "the best kettle they have owned"}',
+    "Mixed: the lid cracked, but the heating works.",
+    '{"label": "mixed", "reason": "the lid cracked, the heating is fine"}',
+    '{"label": "negative", "reason": "they returned it"}',
+    # compare(sentiment, models=[sonnet]): each row's prompt on Sonnet
+    "positive", "negative", "mixed", "positive", "mixed", "negative",
+    # two %%brute turns on Haiku
+    "Hush Blend",
+    "Crushes ice, not conversations.",
+    # compare("default", models=[sonnet]): the same two prompts, Sonnet's own conversation
+    "QuietCore",
+    "Full power, none of the noise.",
+]
+
+
 BRANCHES: dict[str, dict[str, tuple[str, int, list[Any]]]] = {
     # The last %%brute cell asks before it runs the tests (shell=ask). Headless runs cannot answer (the main
     # recording); a person in JupyterLab answers, and each answer gets its own recorded continuation.

@@ -140,7 +140,9 @@ def _tools(spec: MapSpec) -> list[Any]:
 
 
 async def _count_all(spec: MapSpec, provider: Any, jobs: list[Job], tools: list[Any]) -> list[TokenCount]:
-    limiter = anyio.CapacityLimiter(COUNT_CONCURRENCY)
+    # A cassette is one connection's traffic in order: counts recorded or replayed go one at a time.
+    taped = bool(getattr(provider, "replay", None) or getattr(provider, "record", None))
+    limiter = anyio.CapacityLimiter(1 if taped else COUNT_CONCURRENCY)
     counts: list[TokenCount | None] = [None] * len(jobs)
 
     async def one(i: int, job: Job) -> None:
@@ -162,8 +164,8 @@ def _outputs(records: dict[str, Record], n: int, max_tokens: Any) -> tuple[tuple
                 if r.get("error") is None and isinstance(r.get("output_tokens"), int) and r["output_tokens"] > 0]
     if answered:
         low, high = min(answered), max(answered)
-        return (low * n, high * n), (f"from the {len(answered)} rows of this run already answered, {low:,} to "
-                                     f"{high:,} tokens a row")
+        each = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+        return (low * n, high * n), f"from the {len(answered)} rows of this run already answered, {each} tokens a row"
     if isinstance(max_tokens, int) and max_tokens > 0:
         return (0, max_tokens * n), (f"up to max_tokens={max_tokens:,} a row; run a few rows first for a tighter "
                                      "range")

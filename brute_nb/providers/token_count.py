@@ -50,6 +50,8 @@ async def count_request(provider: Any, body: dict[str, Any]) -> TokenCount:
             result = await counter(**{k: v for k, v in body.items() if k in accepted})
             return TokenCount(int(result.input_tokens), ENDPOINT)
         except Exception as exc:  # the estimate is advisory: a proxy without the endpoint falls back, saying so
+            if getattr(provider, "replaying", False):
+                raise  # a replay that differs from its recording is a mismatch to show, never an estimate
             from brute_nb.redact import redact
 
             note = redact(f"the count_tokens endpoint failed ({type(exc).__name__}: {exc})"[:300])
