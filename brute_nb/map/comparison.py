@@ -33,16 +33,22 @@ READ_ONLY_SPECS = ("none", "read-only")
 
 def compare(source: Any, models: list[Any] | tuple[Any, ...], *, system: str | None = None, tools: str = "none",
             name: str | None = None, concurrency: int = 8, max_iterations: int = 20, progress: bool = True,
-            confirm_above: float | str | None = None) -> pd.DataFrame:
+            confirm_above: float | str | None = None, schema: Any = None) -> pd.DataFrame:
     """``source`` (a session name or file, ``brute_nb.current()``, or a ``brute_nb.map`` result) replayed on each
     of ``models`` (``provider:model`` names or providers); one row per turn (or map row), a ``(field, model)``
-    column per model with the original first: reply, tool calls, tokens, cost, seconds, error, and ``diff``."""
+    column per model with the original first: reply, tool calls, tokens, cost, seconds, error, and ``diff``.
+
+    ``system`` is the models' system prompt (the kernel agent's is rebuilt at every turn from the notebook, so it is
+    not replayed); ``schema`` asks a map's rows for the same pydantic model as the original map did."""
     import pandas as pd
 
     labels = _check(models, tools)
     if isinstance(source, pd.DataFrame):
         return _compare_map(source, models, labels, system=system, tools=tools, name=name, concurrency=concurrency,
-                            max_iterations=max_iterations, progress=progress, confirm_above=confirm_above)
+                            max_iterations=max_iterations, progress=progress, confirm_above=confirm_above,
+                            schema=schema)
+    if schema is not None:
+        raise SettingsError("compare(): schema= is for a map result's rows; a session's turns are replayed as text")
     return _compare_session(source, models, labels, system=system, tools=tools, name=name,
                             max_iterations=max_iterations)
 
@@ -165,7 +171,7 @@ async def replay_turns(model: Any, prompts: list[str], path: Path, *, root: Path
 
 def _compare_map(frame: pd.DataFrame, models: Any, labels: list[str], *, system: str | None, tools: str,
                  name: str | None, concurrency: int, max_iterations: int, progress: bool,
-                 confirm_above: float | str | None) -> pd.DataFrame:
+                 confirm_above: float | str | None, schema: Any) -> pd.DataFrame:
     import pandas as pd
 
     from brute_nb.map.api import ceiling, execute, settle
@@ -182,7 +188,7 @@ def _compare_map(frame: pd.DataFrame, models: Any, labels: list[str], *, system:
     rows = pd.DataFrame({"prompt": [prompts[i] for i in asked]})
     limit = ceiling(confirm_above)
     for model, label in zip(models, labels, strict=True):
-        spec, provider = settle("{prompt}", rows, schema=None, tools=tools, model=model, system=system,
+        spec, provider = settle("{prompt}", rows, schema=schema, tools=tools, model=model, system=system,
                                 name=f"{name or 'compare'}-{digest(label)[:8]}", root=None,
                                 max_iterations=max_iterations, cache=True, backend="local", concurrency=concurrency)
         positions, jobs = _exact(spec, [prompts[i] or "" for i in asked])

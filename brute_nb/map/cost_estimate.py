@@ -119,6 +119,9 @@ async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: 
     input_tokens = sum(c.tokens for c in counts)
     method = next((c.method for c in counts if c.method == ESTIMATE), counts[0].method if counts else ESTIMATE)
     note = next((c.note for c in counts if c.note), "")
+    if tools:  # a row with tools makes a model call per step; only its first request can be counted beforehand
+        note = "; ".join(filter(None, [note, "with tools each row makes one model call per step, and each later "
+                                             "call reads more; this counts the first call of each row"]))
     n = len(jobs)
     outputs, basis = _outputs(records, n, max_tokens if max_tokens is not None else getattr(provider, "max_tokens",
                                                                                             None))
@@ -134,9 +137,11 @@ async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: 
 
 
 def _tools(spec: MapSpec) -> list[Any]:
+    """The row's tools as the tool pipeline advertises them (adapters: their schemas are what a request carries)."""
     from brute_nb.notebook.stack import select_tools
+    from brute_nb.tools import wrap_all
 
-    return select_tools(spec.tools) if spec.tools != "none" else []
+    return list(wrap_all(select_tools(spec.tools)).values()) if spec.tools != "none" else []
 
 
 async def _count_all(spec: MapSpec, provider: Any, jobs: list[Job], tools: list[Any]) -> list[TokenCount]:

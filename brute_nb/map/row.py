@@ -10,7 +10,8 @@ of the root, so rows cannot trample each other's files or the user's.
 
 ``escalate``: a row whose reply fails its schema is asked again, from the prompt, on the next model in the list, in
 a session of its own (``sessions/<digest of key and model>.jsonl``, resumed the same way), while the run has spent
-less than its ``confirm_above``; its record says which model answered and counts every attempt's tokens and cost.
+less than its ``confirm_above`` (on a Dask cluster, what its partition has spent); its record says which model
+answered and counts every attempt's tokens and cost.
 """
 
 from __future__ import annotations

@@ -92,3 +92,21 @@ def test_bad_arguments_are_refused_before_anything_is_sent(server: FakeProvider,
     with pytest.raises(brute_nb.BruteError, match="does not exist"):
         brute_nb.compare("nothing-here", models=[OTHER])
     assert server.requests == []
+
+
+def test_a_map_with_a_schema_is_compared_with_the_same_schema(models: FakeProvider, notebook: Path) -> None:
+    from pydantic import BaseModel
+
+    class Word(BaseModel):
+        word: str
+
+    def json_by_model(body: dict[str, Any]) -> str:
+        return f'{{"word": "{body["model"]}"}}'
+
+    models.responder = json_by_model
+    out = brute_nb.map("Name {review}", pd.DataFrame({"review": ["x"]}), model=MODEL, schema=Word, progress=False)
+    table = brute_nb.compare(out, models=[OTHER], schema=Word, progress=False)
+    assert table.loc[0, ("reply", OTHER)] == '{"word": "claude-other"}'
+    assert "output_config" in sent_to(models, "claude-other")[0]  # asked for the same structure
+    with pytest.raises(SettingsError, match="schema= is for a map result"):
+        brute_nb.compare("chat", models=[OTHER], schema=Word)

@@ -99,3 +99,10 @@ def test_the_magic_estimates_with_over_and_sends_nothing(server: FakeProvider, n
         InteractiveShell.clear_instance()
     assert isinstance(result, Estimate) and result.requests == 3 and result.exact
     assert paid(server) == [] and len(server.counted) == 3
+
+
+def test_with_tools_the_first_call_is_counted_and_the_note_says_so(server: FakeProvider, notebook: Path) -> None:
+    bare = brute_nb.estimate("Say {review}", reviews(2), model=PRICED)
+    tooled = brute_nb.estimate("Say {review}", reviews(2), model=PRICED, tools="read-only")
+    assert tooled.input_tokens > bare.input_tokens  # the tools' schemas are part of what is read
+    assert "tools" in server.counted[-1] and "counts the first call of each row" in tooled.note

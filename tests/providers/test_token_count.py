@@ -98,3 +98,16 @@ def test_a_count_is_recorded_and_replayed_like_a_turn_and_names_the_api(tmp_path
     assert isinstance(replaying, AnthropicMessages) and replaying.model == "claude-x"
     again = anyio.run(count_request, replaying, body_for(replaying, "count me"))
     assert again == live and again.method == ENDPOINT
+
+
+def test_a_replay_that_differs_from_its_recording_is_raised_not_estimated(tmp_path: Any) -> None:
+    from brute_nb.errors import BruteError
+    from brute_nb.providers import auto
+
+    cassette = str(tmp_path / "count.jsonl")
+    with FakeProvider() as fake:
+        recording = AnthropicMessages("claude-x", base_url=fake.base_url, api_key=fake.api_key, record=cassette)
+        anyio.run(count_request, recording, body_for(recording, "count me"))
+    replaying = auto(replay=cassette)
+    with pytest.raises((BruteError, anthropic.APIConnectionError)):
+        anyio.run(count_request, replaying, body_for(replaying, "something else"))
