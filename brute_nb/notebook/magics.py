@@ -360,6 +360,10 @@ class BruteMagics(Magics):
         for key in ("mcp", "base_url", "options", "server_tools"):  # shown once set (older outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
+        if s.confirm_above is not None and s.confirm_above != float("inf"):  # shown once set, like the ones above
+            from brute_nb.cost import format_usd
+
+            print(f"{'confirm_above:':<15} {format_usd(s.confirm_above)}  (a map that may cost more asks first)")
         if s.api_key:  # a key typed here is never shown; a variable's name or "none" is no secret
             shown = s.api_key if s.api_key.lower() == "none" or s.api_key.startswith("env:") else "(set, not shown)"
             print(f"{'api_key:':<15} {shown}")

@@ -78,3 +78,18 @@ def test_a_bad_ceiling_is_a_settings_error(server: FakeProvider, notebook: Path)
         brute_nb.map("Say {review}", reviews(2), model=PRICED, confirm_above="lots", progress=False)
     with pytest.raises(SettingsError, match="cost in US dollars"):
         brute_nb.configure(confirm_above=-1)
+
+
+def test_config_shows_the_ceiling_once_set(server: FakeProvider, notebook: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell()
+    try:
+        shell.extension_manager.load_extension("brute_nb")
+        shell.run_line_magic("brute", "config")
+        assert "confirm_above" not in capsys.readouterr().out
+        shell.run_line_magic("brute", "config confirm_above=0.25")
+        assert "confirm_above:  $0.2500" in capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
