@@ -299,6 +299,11 @@ BRANCHES: dict[str, dict[str, tuple[str, int, list[Any]]]] = {
                   "`--approve shell=allow`) and I'll run them."),
         ]),
     },
+    # confirm_above asks in JupyterLab. "n" sends what a headless run sends (the refusal); "y" sends the six rows at
+    # once, and every later map finds them cached: the same replies, in the same order, from another request on.
+    "cost_and_compare": {
+        "allow": ("y", len(SCRIPTS["cost_and_compare"]), []),
+    },
 }
 """Per notebook, continuations recorded with another answer to its ``input()`` question: (answer, where the
 branch's replies replace the main script's, replies). ``Replay`` follows the one a run's answer leads to."""

@@ -52,7 +52,7 @@ def confirm(estimate: Estimate, limit: float, *, batch: bool = False, ask: Ask |
         raise CostNotConfirmedError(f"this map was not run: {reason}, and no one can answer a question here (no "
                                     f"stdin: nbclient, nbval or papermill). {nothing}\n\n{estimate!r}")
     print(repr(estimate), flush=True)
-    answer = asker(f"This map {reason}. Send {estimate.requests:,} requests? [y]es / [n]o: ")
+    answer = asker(f"{reason[:1].upper()}{reason[1:]}. Send {estimate.requests:,} requests? [y]es / [n]o: ")
     if answer.strip().lower()[:1] != "y":
         raise CostNotConfirmedError(f"this map was not run: you answered {answer.strip()[:20]!r}. {nothing}")
 
