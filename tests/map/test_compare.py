@@ -51,7 +51,7 @@ def test_a_map_result_is_replayed_row_by_row_and_a_rerun_is_free(models: FakePro
     assert "+claude-other on: Say bad" in table.loc[8, ("diff", OTHER)]
     assert ("diff", "original") not in table.columns
     assert (table[("input_tokens", OTHER)] > 0).all() and table[("error", OTHER)].isna().all()
-    assert [prompt_of(b) for b in sent_to(models, "claude-other")] == ["Say good", "Say bad"]  # equal rows once
+    assert sorted(prompt_of(b) for b in sent_to(models, "claude-other")) == ["Say bad", "Say good"]  # equal rows once
     before = len(models.requests)
     again = brute_nb.compare(out, models=[OTHER], progress=False)
     assert len(models.requests) == before
@@ -110,3 +110,29 @@ def test_a_map_with_a_schema_is_compared_with_the_same_schema(models: FakeProvid
     assert "output_config" in sent_to(models, "claude-other")[0]  # asked for the same structure
     with pytest.raises(SettingsError, match="schema= is for a map result"):
         brute_nb.compare("chat", models=[OTHER], schema=Word)
+
+
+def test_tool_calls_tokens_and_seconds_are_counted_per_turn(models: FakeProvider, notebook: Path) -> None:
+    from brute_nb.message import Log, ToolCall
+    from brute_nb.sessions.file import append_lines
+
+    log = Log()
+    log.user("look it up")
+    log.assistant("", tool_calls=[ToolCall("c1", "read", {"file_path": "a.txt"})], provider="anthropic",
+                  model="claude-x", input_tokens=10, output_tokens=5, duration_ms=1500)
+    log.tool("contents", tool_call_id="c1")
+    log.assistant("it says contents", provider="anthropic", model="claude-x", input_tokens=20, output_tokens=4,
+                  duration_ms=500)
+    log.user("thanks")
+    log.assistant("you are welcome", provider="anthropic", model="claude-x", input_tokens=30, output_tokens=3)
+    path = notebook.with_suffix(".brute") / "tooled.jsonl"
+    path.parent.mkdir(parents=True)
+    append_lines(path, list(log))
+    table = brute_nb.compare("tooled", models=[OTHER])
+    assert list(table[("tool_calls", "original")]) == [1, 0]
+    assert list(table[("input_tokens", "original")]) == [30, 30]
+    assert list(table[("seconds", "original")]) == [2.0, 0.0]
+    assert list(table[("reply", "original")]) == ["it says contents", "you are welcome"]
+    assert list(table[("tool_calls", OTHER)]) == [0, 0]
+    assert [prompt_of(b) for b in sent_to(models, "claude-other")] == ["look it up", "look it up"]
+    assert len(sent_to(models, "claude-other")[1]["messages"]) == 3  # its own first answer, then the second prompt

@@ -106,3 +106,15 @@ def test_with_tools_the_first_call_is_counted_and_the_note_says_so(server: FakeP
     tooled = brute_nb.estimate("Say {review}", reviews(2), model=PRICED, tools="read-only")
     assert tooled.input_tokens > bare.input_tokens  # the tools' schemas are part of what is read
     assert "tools" in server.counted[-1] and "counts the first call of each row" in tooled.note
+
+
+def test_a_provider_without_a_request_is_counted_from_its_prompt_text(server: FakeProvider, notebook: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import brute_nb.compaction.tokens as tokens
+    from brute_nb.testing import Scripted
+
+    monkeypatch.setattr(tokens, "default_tokenizer", lambda: tokens.chars_per_four)
+    est = brute_nb.estimate("Say {review}", pd.DataFrame({"review": ["x" * 36]}), model=Scripted(["hi"]),
+                            system="s" * 40)
+    assert est.method == ESTIMATE and est.input_tokens == (40 + 1 + 40) // 4 + 1  # system, newline, prompt
+    assert est.cost is None and server.counted == []
