@@ -25,6 +25,7 @@ import anyio
 import anyio.to_thread
 
 from brute_nb.agent import Agent
+from brute_nb.cost import format_usd
 from brute_nb.errors import ProviderError
 from brute_nb.map import schema as schemas
 from brute_nb.map.cache import Record
@@ -113,6 +114,7 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
     model in turn (each in its own session), until one validates or the run's ceiling is reached. The record
     counts every attempt's tokens and cost, and names the model that answered."""
     record, schema_failed = await _attempt(ctx, job)
+    _add_spent(ctx, record)
     first = str(getattr(ctx.provider, "label", None) or ctx.spec.model or "")
     if ctx.spec.escalate:
         record["model"] = first
@@ -121,8 +123,8 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
         if not schema_failed:
             break
         if ctx.spec.ceiling is not None and ctx.spent >= ctx.spec.ceiling:
-            record["error"] += (f" (not escalated to {name}: the run has spent ${ctx.spent:.4f}, its confirm_above "
-                                f"ceiling)")
+            record["error"] += (f" (not escalated to {name}: the run has spent {format_usd(ctx.spent)}, its "
+                                f"confirm_above ceiling)")
             break
         attempt = Job(job.position, digest([job.key, name]), job.prompt)
         again, schema_failed = await _attempt(replace(ctx, provider=provider, escalations=[]), attempt)
@@ -135,8 +137,6 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
         if again["error"] is not None:
             again["error"] = f"{again['error']} (asked {', '.join(tried)} in turn)"
         record = again
-    if not tried[1:]:
-        _add_spent(ctx, record)
     return record
 
 

@@ -90,12 +90,12 @@ def test_no_escalation_once_the_run_reached_its_ceiling(models: FakeProvider, no
     monkeypatch.setattr(approvals, "stdin_available", lambda: True)
     monkeypatch.setattr(builtins, "input", lambda question: "y")  # go ahead above the ceiling
     priced = "anthropic:claude-sonnet-4-20250514"
-    df = pd.DataFrame({"word": ["fine", "BAD"]})
+    df = pd.DataFrame({"word": ["BAD", "fine"]})  # the failing row's own first attempt already reached it
     models.responder = lambda body: by_model({**body, "model": "claude-fake" if body["model"] == priced[10:]
                                               else body["model"]})
     out = brute_nb.map("Label {word}", df, model=priced, schema=Label, escalate=[STRONG], concurrency=1,
                        confirm_above=1e-9, progress=False)
-    assert "not escalated to anthropic:claude-strong: the run has spent" in out["error"].iloc[1]
+    assert "not escalated to anthropic:claude-strong: the run has spent" in out["error"].iloc[0]
     assert all(m != "claude-strong" for m, _ in asked(models))
 
 
