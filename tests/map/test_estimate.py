@@ -118,3 +118,10 @@ def test_a_provider_without_a_request_is_counted_from_its_prompt_text(server: Fa
                             system="s" * 40)
     assert est.method == ESTIMATE and est.input_tokens == (40 + 1 + 40) // 4 + 1  # system, newline, prompt
     assert est.cost is None and server.counted == []
+
+
+def test_the_accessor_estimates_like_the_function(server: FakeProvider, notebook: Path) -> None:
+    df = reviews(2)
+    assert repr(df.brute.estimate("Say {review}", model=PRICED)) == repr(
+        brute_nb.estimate("Say {review}", df, model=PRICED))
+    assert paid(server) == []
