@@ -123,8 +123,7 @@ async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: 
         note = "; ".join(filter(None, [note, "with tools each row makes one model call per step, and each later "
                                              "call reads more; this counts the first call of each row"]))
     n = len(jobs)
-    outputs, basis = _outputs(records, n, max_tokens if max_tokens is not None else getattr(provider, "max_tokens",
-                                                                                            None))
+    outputs, basis = _outputs(records, n, max_tokens if max_tokens is not None else reply_bound(provider))
     prefix = _shared_prefix(spec, jobs, tools)
     kind, model = _priced_as(spec, provider)
     cost = _cost(kind, model, n, input_tokens, outputs)
@@ -134,6 +133,18 @@ async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: 
     return Estimate(model=f"{kind}:{model}" if kind else model, rows=rows, cached=cached, requests=n,
                     input_tokens=input_tokens, method=method, output_tokens=outputs, output_basis=basis, cost=cost,
                     batch_cost=batch, cached_cost=cached_cost, shared_prefix=prefix, note=note)
+
+
+BOUNDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+"""The options that bound a reply's length: Anthropic's (and Chat's old one), Chat's, Responses'."""
+
+
+def reply_bound(provider: Any) -> int | None:
+    """The most tokens a reply may have: the provider's ``max_tokens``, or the bound given as a provider option
+    (``-o max_completion_tokens=500``); None when nothing bounds it (OpenAI's default)."""
+    params = getattr(provider, "params", None) or {}
+    found = [getattr(provider, "max_tokens", None), *(params.get(k) for k in BOUNDS)]
+    return next((v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0), None)
 
 
 def _tools(spec: MapSpec) -> list[Any]:

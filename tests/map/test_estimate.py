@@ -125,3 +125,16 @@ def test_the_accessor_estimates_like_the_function(server: FakeProvider, notebook
     assert repr(df.brute.estimate("Say {review}", model=PRICED)) == repr(
         brute_nb.estimate("Say {review}", df, model=PRICED))
     assert paid(server) == []
+
+
+def test_a_reply_bound_given_as_an_option_bounds_the_output(server: FakeProvider, notebook: Path) -> None:
+    from brute_nb.providers import auto
+
+    provider = auto("openai:gpt-4.1", base_url=server.openai_base_url, api_key=server.api_key,
+                    max_completion_tokens=100)
+    est = brute_nb.estimate("Say {review}", reviews(3), model=provider)
+    assert est.output_tokens == (0, 300) and "max_tokens=100" in est.output_basis
+    unbounded = brute_nb.estimate("Say {review}", reviews(3), model=auto("openai:gpt-4.1",
+                                  base_url=server.openai_base_url, api_key=server.api_key))
+    assert unbounded.output_tokens == (0, None) and unbounded.high is None
+    assert "no upper bound" in repr(unbounded)
