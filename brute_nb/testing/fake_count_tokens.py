@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from brute_nb.testing import rules
-from brute_nb.testing.cache_model import _prefixes, blocks
+from brute_nb.testing.cache_model import prompt_tokens
 from brute_nb.testing.outcome import Outcome, error_body
 from brute_nb.testing.outcome import json_outcome as _json
 
@@ -31,8 +31,7 @@ def handles(path: str) -> bool:
 
 def count(body: dict[str, Any]) -> int:
     """The prompt's tokens as the fake bills them (before any cache read or write: the whole prompt)."""
-    _, tokens = _prefixes(blocks("anthropic", body))
-    return max(tokens[-1] if tokens else 0, 1)
+    return max(prompt_tokens("anthropic", body), 1)
 
 
 def respond(method: str, raw: bytes, refused: Callable[[dict[str, Any]], Outcome | None]) -> Outcome:
