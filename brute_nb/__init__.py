@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from brute_nb.agent import Agent, agent
     from brute_nb.events import EVENTS, CallbackWarning
     from brute_nb.frames import frame, tool_calls_frame
-    from brute_nb.map import map
+    from brute_nb.map import compare, estimate, map
     from brute_nb.message import Log, Message, Role, ToolCall, log
     from brute_nb.notebook.api import chat, configure, current
     from brute_nb.sessions.columns import read_frame
@@ -48,7 +48,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.events": ("EVENTS", "CallbackWarning"),
     "brute_nb.frames": ("frame", "tool_calls_frame"),
     "brute_nb.sessions.columns": ("read_frame",),
-    "brute_nb.map": ("map",),
+    "brute_nb.map": ("compare", "estimate", "map"),
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
     "brute_nb.notebook.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
@@ -101,8 +101,10 @@ __all__ = [
     "Usage",
     "agent",
     "chat",
+    "compare",
     "configure",
     "current",
+    "estimate",
     "frame",
     "load_ipython_extension",
     "log",

@@ -33,6 +33,13 @@ def price(meta: Mapping[str, Any], *, model: str | None = None, provider: str | 
     return _price(name, provider_id, usage, _when(meta.get("created_at")))
 
 
+def price_usage(usage: Usage, model: str, provider: str) -> float | None:
+    """USD for ``usage`` on ``provider``'s ``model`` at today's price (an estimate, before any reply exists);
+    None where the table does not know the model or the provider."""
+    provider_id = PROVIDER_IDS.get(provider)
+    return None if provider_id is None or not model else _price(model, provider_id, usage, None)
+
+
 _UNPRICED: set[tuple[str, str]] = set()
 """Models genai-prices has no price for (a local model, a fine-tune): it searches its whole table before saying so,
 and caches only hits, so each such model is looked up once a process, not once a reply."""

@@ -262,6 +262,30 @@ SCRIPTS["server_tools_and_batches"] = [
 ]
 
 
+SCRIPTS["cost_and_compare"] = [
+    # map(TEMPLATE, reviews.head(2)); the estimates before and after only count tokens (no reply)
+    "positive", "negative",
+    # the rest of the rows, once within confirm_above
+    "mixed", "positive", "negative", "negative",
+    # schema=Sentiment, one row at a time; Haiku answers 1045 in prose, so Sonnet (escalate=) is asked right after
+    '{"label": "positive", "reason": "crushes ice and is quiet"}',
+    '{"label": "negative", "reason": "arrived broken, no answer from support"}',
+    '{"label": "mixed", "reason": "loud, but it works"}',
+    '{"label": "positive", "reason": "the best kettle they have owned"}',
+    "Mixed: the lid cracked, but the heating works.",
+    '{"label": "mixed", "reason": "the lid cracked, the heating is fine"}',
+    '{"label": "negative", "reason": "they returned it"}',
+    # compare(sentiment, models=[sonnet]): each row's prompt on Sonnet
+    "positive", "negative", "mixed", "positive", "mixed", "negative",
+    # two %%brute turns on Haiku
+    "Hush Blend",
+    "Crushes ice, not conversations.",
+    # compare("default", models=[sonnet]): the same two prompts, Sonnet's own conversation
+    "QuietCore",
+    "Full power, none of the noise.",
+]
+
+
 BRANCHES: dict[str, dict[str, tuple[str, int, list[Any]]]] = {
     # The last %%brute cell asks before it runs the tests (shell=ask). Headless runs cannot answer (the main
     # recording); a person in JupyterLab answers, and each answer gets its own recorded continuation.
@@ -274,6 +298,11 @@ BRANCHES: dict[str, dict[str, tuple[str, int, list[Any]]]] = {
             reply("You declined, so I didn't run the tests. Allow shell commands (answer `y`, or use "
                   "`--approve shell=allow`) and I'll run them."),
         ]),
+    },
+    # confirm_above asks in JupyterLab. "n" sends what a headless run sends (the refusal); "y" sends the six rows at
+    # once, and every later map finds them cached: the same replies, in the same order, from another request on.
+    "cost_and_compare": {
+        "allow": ("y", len(SCRIPTS["cost_and_compare"]), []),
     },
 }
 """Per notebook, continuations recorded with another answer to its ``input()`` question: (answer, where the

@@ -1,4 +1,5 @@
-"""``df.brute.map(template, ...)``: the same run as ``brute_nb.map(template, df, ...)``, as a pandas accessor.
+"""``df.brute.map(template, ...)``: the same run as ``brute_nb.map(template, df, ...)``, as a pandas accessor
+(``df.brute.estimate(template, ...)``: its cost first, as ``brute_nb.estimate``).
 
 Registered when ``brute_nb.map`` is first imported (any use of ``brute_nb.map`` or ``%%brute --over``), so
 ``%load_ext brute_nb`` never imports pandas.
@@ -22,3 +23,8 @@ class BruteAccessor:
 
         return map_rows(template, self._df, **options)
 
+    def estimate(self, template: str, **options: Any) -> Any:
+        """What ``map`` with the same arguments would send and cost, sending nothing; see ``brute_nb.estimate``."""
+        from brute_nb.map.forecast import estimate
+
+        return estimate(template, self._df, **options)

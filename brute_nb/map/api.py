@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,8 @@ def map_rows(
     progress: bool = True,
     partition_size: int | None = None,
     batch: bool = False,
+    confirm_above: float | str | None = None,
+    escalate: list[Any] | tuple[Any, ...] = (),
 ) -> pd.DataFrame:
     """Run ``template``, filled from each row of ``df``, as one agent turn per row; a frame indexed like ``df``.
 
@@ -54,7 +57,11 @@ def map_rows(
     ``cost`` (USD, None for an unpriced model), ``session`` (the row's conversation, a session file) and
     ``cached``. ``backend``: ``"local"``, ``"dask"``, a ``distributed.Client`` or a scheduler address.
     ``batch=True`` sends the missing rows as one provider batch at half the price (``map.batch``): one round per
-    row, no tools; re-running the cell resumes the same batch.
+    row, no tools; re-running the cell resumes the same batch. ``confirm_above`` (USD; default ``%brute config
+    confirm_above``): when the rows still to send may cost more (``brute_nb.estimate``), ask first (``map.confirm``).
+    ``escalate`` (with ``schema``): models (``provider:model`` names, or providers in this kernel) a row whose reply
+    fails the schema is asked again on, in order, while the run has spent less than ``confirm_above``; the frame
+    gains a ``model`` column naming the one that answered.
     """
     if batch and (backend != "local" or tools != "none"):
         raise SettingsError("map(batch=True) sends one request per row in one provider batch: it runs in this kernel "
@@ -63,8 +70,21 @@ def map_rows(
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=max_iterations, cache=cache, backend=backend,
                             concurrency=concurrency)
-    concurrency = int(concurrency)
+    names, given = _escalations(escalate, schema=schema, batch=batch, backend=backend)
+    limit = ceiling(confirm_above)
+    spec = replace(spec, escalate=names, ceiling=limit)
     positions, jobs = plan(spec, df)
+    return execute(spec, df, positions, jobs, provider=provider, backend=backend, concurrency=int(concurrency),
+                   cache=cache, progress=progress, batch=batch, partition_size=partition_size, limit=limit,
+                   escalations=given)
+
+
+def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jobs: list[Job], *, provider: Any,
+            backend: Any = "local", concurrency: int = 8, cache: bool = True, progress: bool = True,
+            batch: bool = False, partition_size: int | None = None, limit: float | None = None,
+            escalations: list[Any] | None = None) -> pd.DataFrame:
+    """The rows ``plan`` made, run: cached ones read back, the rest confirmed against ``limit`` and run (each
+    cached as it finishes), and the frame assembled. ``brute_nb.compare`` runs its prompts through here too."""
     # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
     store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl",
                      root=Path(spec.folder).parents[2])
@@ -72,6 +92,9 @@ def map_rows(
         results: dict[str, Record] = {}
         cached = {key for key in positions if key in store.records}
         todo = [job for job in jobs if job.key not in cached]
+        if limit is not None and todo:
+            provider = _confirmed(spec, provider, todo, store.records, rows=len(df), cached=len(df) - sum(
+                len(positions[j.key]) for j in todo), limit=limit, batch=batch)
         bar = Progress(len(df), len(df) - sum(len(positions[j.key]) for j in todo), enabled=progress,
                        name=Path(spec.folder).name)
 
@@ -85,7 +108,7 @@ def map_rows(
                 _run_batch(spec, todo, done, provider, bar)
             else:
                 run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
-                    partition_size=partition_size)
+                    partition_size=partition_size, escalations=escalations)
         finally:
             bar.close()
         for key in cached:
@@ -149,6 +172,52 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
     return spec, provider
 
 
+def _escalations(escalate: Any, *, schema: Any, batch: bool, backend: Any) -> tuple[tuple[str, ...],
+                                                                                     list[Any] | None]:
+    """``escalate``'s model names, and its providers when some were given as objects (else None: built by name)."""
+    items = [escalate] if isinstance(escalate, str) else list(escalate or ())
+    if not items:
+        return (), None
+    problems = []
+    if schema is None:
+        problems.append("escalate= asks another model when a reply fails its schema: pass schema= too")
+    if batch:
+        problems.append("escalate= runs after a row's reply, which a batch returns only at its end: drop batch=True")
+    objects = [x for x in items if not isinstance(x, str)]
+    if objects and backend != "local":
+        problems.append("escalate= takes 'provider:model' names with a Dask backend (each worker builds its own)")
+    if any(not isinstance(x, str) and not hasattr(x, "label") for x in items):
+        problems.append("escalate= takes 'provider:model' names or providers (brute_nb.providers.auto(...))")
+    if problems:
+        raise SettingsError("map(): " + "; ".join(problems))
+    names = tuple(x if isinstance(x, str) else str(x.label) for x in items)
+    return names, ([None if isinstance(x, str) else x for x in items] if objects else None)
+
+
+def ceiling(confirm_above: float | str | None) -> float | None:
+    """The run's ``confirm_above`` in USD (given, else the kernel's setting); None when nothing is to be asked."""
+    from brute_nb.notebook.registry import registry
+    from brute_nb.notebook.settings import parse_cost
+
+    value = parse_cost("confirm_above", confirm_above) if confirm_above is not None else \
+        registry().current().settings.confirm_above
+    return None if value is None or value == float("inf") else value
+
+
+def _confirmed(spec: MapSpec, provider: Any, todo: list[Job], records: dict[str, Record], *, rows: int, cached: int,
+               limit: float, batch: bool) -> Any:
+    """The provider to run with, once the estimate is within ``limit`` or a person said yes (else raises)."""
+    from brute_nb.event_loop import run_sync
+    from brute_nb.map.confirm import confirm
+    from brute_nb.map.cost_estimate import estimate_jobs
+    from brute_nb.map.row import make_provider
+
+    chosen = provider if provider is not None else make_provider(spec)  # the rows reuse its client (local runs)
+    estimate = run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=rows, cached=cached, records=records))
+    confirm(estimate, limit, batch=batch)
+    return chosen
+
+
 def _check_tools(tools: Any) -> None:
     from brute_nb.notebook.stack import select_tools
 
@@ -178,14 +247,15 @@ def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Jo
 
 
 def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, backend: Any, concurrency: int,
-        provider: Any, partition_size: int | None) -> None:
+        provider: Any, partition_size: int | None, escalations: list[Any] | None = None) -> None:
     if not jobs:
         return
     if backend == "local":
         from brute_nb.event_loop import run_sync
         from brute_nb.map.local import run_local
 
-        run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider))
+        run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider,
+                                   escalations=escalations))
         return
     from brute_nb.map.cluster import run_dask
 
@@ -213,12 +283,15 @@ def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],
         for i in at:
             rows[i] = record
     sessions = Path(spec.folder) / "sessions"
-    data: dict[str, list[Any]] = {f: [] for f in (*fields, *COLUMNS)}
+    extra = (("answered_by" if "model" in fields else "model"),) if spec.escalate else ()
+    data: dict[str, list[Any]] = {f: [] for f in (*fields, *extra, *COLUMNS)}
     for record in rows:
         r = record or {"error": "not run (the run was interrupted)"}
         values = r.get("fields") or {} if spec.schema is not None else {REPLY: r.get(REPLY)}
         for f in fields:
             data[f].append(values.get(f))
+        if extra:
+            data[extra[0]].append(r.get("model") or spec.model)
         data["error"].append(r.get("error"))
         data["input_tokens"].append(r.get("input_tokens"))
         data["output_tokens"].append(r.get("output_tokens"))

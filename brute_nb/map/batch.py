@@ -55,14 +55,15 @@ def kind_of(provider: Any) -> str:
                         f"openai-responses:...), not {label or type(provider).__name__}")
 
 
-def request(spec: MapSpec, provider: Any, job: Job) -> dict[str, Any]:
-    """The body of the row's one request, as its synchronous turn would send it (not streamed)."""
+def request(spec: MapSpec, provider: Any, job: Job, tools: list[Any] | None = None) -> dict[str, Any]:
+    """The body of the row's (first) request, as its synchronous turn would send it (not streamed); ``tools``
+    are the row's tools (a batch has none; ``map.estimate`` counts what a row with tools sends first)."""
     log = Log()
     if spec.system:
         log.system(spec.system)
     native = spec.schema is not None and getattr(provider, "native_schema", False)
     log.user(job.prompt + (schemas.instruction(spec.schema) if spec.schema is not None and not native else ""))
-    env: dict[str, Any] = {"messages": log, "tools": [], "schema": spec.schema if native else None}
+    env: dict[str, Any] = {"messages": log, "tools": tools or [], "schema": spec.schema if native else None}
     body = dict(provider.request(env))
     for key in ("stream", "stream_options"):
         body.pop(key, None)

@@ -8,7 +8,7 @@ running the same map at once (it would pay for the same rows twice).
 
 A cache file may come with a cloned repository, so each record is checked field by field as it is read (a wrong
 type is a ``MapCacheError`` naming file:line and the field, never a bare error from deep in pandas), its session
-is the row's own file name (never a path), and the file is opened only inside the notebook's folder, never
+is a row's own file name (never a path), and the file is opened only inside the notebook's folder, never
 through a link out of it (``confine``).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ from brute_nb.message import dumps
 from brute_nb.sessions.file import append_lines
 
 Record = dict[str, Any]
+
+SESSION_NAME = re.compile(r"[0-9a-f]{24}\.jsonl")
+"""A row's session file name: its key (or, for a row another model answered, that attempt's key), never a path."""
 
 
 class MapCacheError(BruteError):
@@ -62,8 +66,13 @@ def check_record(value: Any) -> str | None:
     for name, (expected, ok) in FIELDS.items():
         if not ok(value.get(name)):
             return f"{name!r} must be {expected}, got {value[name]!r:.80}"
-    if value.get("session") not in (None, value["key"] + ".jsonl"):
-        return f"'session' must be the row's own file name {value['key'] + '.jsonl'!r}, got {value['session']!r:.80}"
+    session = value.get("session")
+    own = value["key"] + ".jsonl"
+    plain = not any(c in own for c in "/\\\x00") and not own.startswith(".")
+    if session is not None and not ((session == own and plain) or
+                                    (isinstance(session, str) and SESSION_NAME.fullmatch(session))):
+        return (f"'session' must be a row's own file name ({value['key'] + '.jsonl'!r}, or an escalated row's "
+                f"24 hex digits + '.jsonl'), got {session!r:.80}")
     return None
 
 

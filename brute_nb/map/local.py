@@ -20,8 +20,8 @@ Done = Callable[[Job, Record], None]
 
 
 async def run_local(spec: MapSpec, jobs: Iterable[Job], done: Done, *, concurrency: int,
-                    provider: Any = None) -> None:
-    ctx = RowContext.build(spec, concurrency, provider)
+                    provider: Any = None, escalations: list[Any] | None = None) -> None:
+    ctx = RowContext.build(spec, concurrency, provider, escalations)
     queue = iter(jobs)
 
     async def worker() -> None:

@@ -7,12 +7,17 @@ tool result is continued, not asked again. A 429/529 goes to the shared limiter 
 once the provider's ``retry-after`` has passed; other transient failures (5xx, a cut connection) get a couple
 of retries; anything else is the row's ``error``. With tools that write, the row works in its own scratch copy
 of the root, so rows cannot trample each other's files or the user's.
+
+``escalate``: a row whose reply fails its schema is asked again, from the prompt, on the next model in the list, in
+a session of its own (``sessions/<digest of key and model>.jsonl``, resumed the same way), while the run has spent
+less than its ``confirm_above`` (on a Dask cluster, what its partition has spent); its record says which model
+answered and counts every attempt's tokens and cost.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +25,12 @@ import anyio
 import anyio.to_thread
 
 from brute_nb.agent import Agent
+from brute_nb.cost import format_usd
 from brute_nb.errors import ProviderError
 from brute_nb.map import schema as schemas
 from brute_nb.map.cache import Record
 from brute_nb.map.limiter import THROTTLE_STATUSES, AdaptiveLimiter, retry_after, status_of
-from brute_nb.map.spec import Job, MapSpec
+from brute_nb.map.spec import Job, MapSpec, digest
 from brute_nb.message import Message, role_of
 from brute_nb.structured import StructuredOutputError
 from brute_nb.usage import Usage
@@ -45,16 +51,26 @@ class RowContext:
     tools: list[Any]
     writes: bool
     limiter: AdaptiveLimiter
+    escalations: list[tuple[str, Any]] = field(default_factory=list)
+    """(name, provider) of each ``escalate`` model, in order; they share the limiter (one run's rate)."""
+    spent: float = 0.0
+    """USD the run's rows have cost so far (priced ones), for the escalation ceiling."""
 
     @classmethod
-    def build(cls, spec: MapSpec, concurrency: int, provider: Any = None) -> RowContext:
+    def build(cls, spec: MapSpec, concurrency: int, provider: Any = None,
+              escalations: list[Any] | None = None) -> RowContext:
+        """``escalations``: providers for ``spec.escalate`` given in this kernel (a cassette's); else built from
+        the names, here or on a Dask worker, like the run's own provider."""
         from brute_nb.notebook.stack import select_tools
         from brute_nb.tools import READ_ONLY
 
         tools = select_tools(spec.tools)
         read_only = {t.name for t in READ_ONLY}
+        given = escalations or [None] * len(spec.escalate)
+        chosen = [(name, p if p is not None else make_provider(replace(spec, model=name, replay=None, record=None)))
+                  for name, p in zip(spec.escalate, given, strict=True)]
         return cls(spec, provider if provider is not None else make_provider(spec), tools,
-                   any(t.name not in read_only for t in tools), AdaptiveLimiter(concurrency))
+                   any(t.name not in read_only for t in tools), AdaptiveLimiter(concurrency), chosen)
 
 
 def make_provider(spec: MapSpec) -> Any:
@@ -94,8 +110,46 @@ def finished(messages: list[Any]) -> bool:
 
 
 async def run_row(ctx: RowContext, job: Job) -> Record:
+    """The row's record: its turn on the run's model, then, while its reply fails the schema, on each ``escalate``
+    model in turn (each in its own session), until one validates or the run's ceiling is reached. The record
+    counts every attempt's tokens and cost, and names the model that answered."""
+    record, schema_failed = await _attempt(ctx, job)
+    _add_spent(ctx, record)
+    first = str(getattr(ctx.provider, "label", None) or ctx.spec.model or "")
+    if ctx.spec.escalate:
+        record["model"] = first
+    tried = [first]
+    for name, provider in ctx.escalations:
+        if not schema_failed:
+            break
+        if ctx.spec.ceiling is not None and ctx.spent >= ctx.spec.ceiling:
+            record["error"] += (f" (not escalated to {name}: the run has spent {format_usd(ctx.spent)}, its "
+                                f"confirm_above ceiling)")
+            break
+        attempt = Job(job.position, digest([job.key, name]), job.prompt)
+        again, schema_failed = await _attempt(replace(ctx, provider=provider, escalations=[]), attempt)
+        _add_spent(ctx, again)
+        tried.append(name)
+        again.update(key=job.key, model=name, escalated=tried[:-1],
+                     input_tokens=record["input_tokens"] + again["input_tokens"],
+                     output_tokens=record["output_tokens"] + again["output_tokens"],
+                     cost=None if record["cost"] is None or again["cost"] is None else record["cost"] + again["cost"])
+        if again["error"] is not None:
+            again["error"] = f"{again['error']} (asked {', '.join(tried)} in turn)"
+        record = again
+    return record
+
+
+def _add_spent(ctx: RowContext, record: Record) -> None:
+    if isinstance(record.get("cost"), int | float):
+        ctx.spent += float(record["cost"])
+
+
+async def _attempt(ctx: RowContext, job: Job) -> tuple[Record, bool]:
+    """One model's turn for the row: its record, and whether it failed only because the reply broke the schema."""
     from brute_nb.sessions.file import read_session
 
+    schema_failed = False
     spec = ctx.spec
     session = spec.sessions / f"{job.key}.jsonl"
     record: Record = {"key": job.key, "reply": None, "fields": None, "error": None, "input_tokens": 0,
@@ -107,6 +161,7 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
             history = await _turn(ctx, job, session, root, history)
     except (ProviderError, StructuredOutputError) as exc:  # the session holds what was sent and received
         record["error"] = str(exc)
+        schema_failed = isinstance(exc, StructuredOutputError)
         history = read_session(session)
     except Exception as exc:  # the row's failure is its error column; the run goes on
         record["error"] = f"{type(exc).__name__}: {exc}"
@@ -117,7 +172,8 @@ async def run_row(ctx: RowContext, job: Job) -> Record:
             record["fields"] = schemas.parse(spec.schema, record["reply"] or "")
         except ValueError as exc:
             record["error"] = str(exc)
-    return record
+            schema_failed = True
+    return record, schema_failed
 
 
 async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, history: list[Any]) -> list[Any]:

@@ -34,6 +34,11 @@ class MapSpec:
     replay: str | None = None
     record: str | None = None
     timeout: float | None = 120.0
+    escalate: tuple[str, ...] = ()
+    """``provider:model`` names a row whose reply fails its schema is asked again on, in order (``map.escalate``).
+    Not part of a row's key: the first model's answers stay valid whatever the list."""
+    ceiling: float | None = None
+    """USD: the run's ``confirm_above``; no row is escalated once what the run has spent reaches it."""
 
     @property
     def sessions(self) -> Path:

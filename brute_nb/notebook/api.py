@@ -28,7 +28,8 @@ def configure(**settings: Any) -> NotebookAgent:
     Keys (``settings.KEYS``, checked as ``%%brute`` and ``%brute config`` check them): notebook, model, tools,
     system, max_iterations, root, replay, record, window, approve, budget, summarize, context, mcp, base_url (none
     clears it), api_key (a key for base_url, env:NAME, or none),
-    options (a dict of provider parameters, checked against the SDK), debug, final_answer.
+    options (a dict of provider parameters, checked against the SDK), debug, final_answer, confirm_above (USD:
+    a map that may cost more asks first).
     ``tools`` may be a list mixing built-in names and your own tools in any shape (``Tool`` subclass, ``@tool``
     function, dict, ``ToolPipeline``, ``SubAgent``): ``configure(tools=["all", word_count])``.
     """

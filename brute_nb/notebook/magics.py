@@ -91,6 +91,8 @@ class BruteMagics(Magics):
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
     @argument("--batch", action="store_true", help="with --over: send the rows as one provider batch (half price, "
                                                      "results when it ends; re-running resumes it)")
+    @argument("--estimate", action="store_true", help="with --over: show the rows, tokens and cost range the run "
+                                                      "would have, sending nothing (brute_nb.estimate)")
     @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
                                                   "(default: names, attributes and literal subscripts only)")
     @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
@@ -150,7 +152,7 @@ class BruteMagics(Magics):
         ns = self.shell.user_ns if self.shell else {}
         if args.over not in ns:
             raise UsageError(f"--over {args.over}: no such variable; name a DataFrame defined in this notebook")
-        from brute_nb.map import map_rows
+        from brute_nb.map import estimate, map_rows
 
         try:
             checked = st.parse_settings({"model": args.model, "max_iterations": args.max_iterations})
@@ -159,6 +161,9 @@ class BruteMagics(Magics):
                 "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
                 "batch": args.batch or None,
                 "progress": not args.quiet}
+            if args.estimate:
+                keep = ("model", "system", "tools", "root")
+                return estimate(template, ns[args.over], **{k: options[k] for k in keep if options.get(k) is not None})
             return map_rows(template, ns[args.over], **{k: v for k, v in options.items() if v is not None})
         except BruteError as exc:
             raise UsageError(str(exc)) from None
@@ -365,6 +370,10 @@ class BruteMagics(Magics):
         for key in ("mcp", "base_url", "options", "server_tools"):  # shown once set (older outputs stay as recorded)
             if getattr(s, key):
                 print(f"{key + ':':<15} {getattr(s, key)}")
+        if s.confirm_above is not None and s.confirm_above != float("inf"):  # shown once set, like the ones above
+            from brute_nb.cost import format_usd
+
+            print(f"{'confirm_above:':<15} {format_usd(s.confirm_above)}  (a map that may cost more asks first)")
         if s.api_key:  # a key typed here is never shown; a variable's name or "none" is no secret
             shown = s.api_key if s.api_key.lower() == "none" or s.api_key.startswith("env:") else "(set, not shown)"
             print(f"{'api_key:':<15} {shown}")

@@ -64,6 +64,9 @@ class Settings:
     """Tools the provider runs itself (``--server-tools web_search``): ``brute_nb.tools.server.ServerTool``s."""
     final_answer: bool = True
     """A turn stopped by a limit ends with one more model call, without tools, for the model's answer."""
+    confirm_above: float | None = None
+    """USD: a ``map`` whose estimate may cost more asks before it sends anything (``map.confirm``); None never
+    asks (``confirm_above=none`` sets infinity, which never asks either and survives ``updated``)."""
 
     def stack_key(self) -> tuple[Any, ...]:
         """The settings the agent's stack is built from; a change rebuilds it (keeping its state)."""
@@ -133,6 +136,19 @@ def parse_seconds(name: str, value: str | float) -> float:
         raise SettingsError(f"{name} must be a number of seconds, got {value!r}") from None
     if not number > 0 or number == float("inf"):
         raise SettingsError(f"{name} must be a number of seconds above 0, got {value!r}")
+    return number
+
+
+def parse_cost(name: str, value: str | float) -> float:
+    """A ceiling in US dollars (``0.5``, ``$0.50``); ``none`` or ``off`` is no ceiling (infinity)."""
+    if isinstance(value, str) and value.strip().lower() in ("none", "off"):
+        return float("inf")
+    try:
+        number = float(value.strip().removeprefix("$").replace(",", "") if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} is a cost in US dollars (like 0.50), or none; got {value!r}") from None
+    if not number >= 0:
+        raise SettingsError(f"{name} is a cost in US dollars of 0 or more, or none; got {value!r}")
     return number
 
 
@@ -315,6 +331,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "server_tools": parse_server_tools,
     "debug": lambda v: parse_bool("debug", v),
     "final_answer": lambda v: parse_bool("final_answer", v),
+    "confirm_above": lambda v: parse_cost("confirm_above", v),
 }
 """One parser and validator per setting, shared by ``%%brute`` options, ``%brute config k=v`` and
 ``brute_nb.configure(**options)`` / ``brute_nb.chat(**options)``: each takes the text a user typed or the Python

@@ -59,7 +59,7 @@ def from_cassette(path: str) -> tuple[str, str | None]:
         raise ProviderNotConfiguredError(f"the cassette {path} is empty; record it again with record=...")
     first = exchanges[0]
     model = (first.get("request") or {}).get("model")
-    if first["path"].endswith("/messages"):
+    if "/v1/messages" in first["path"]:  # a turn, a token count (an estimate first) or a batch: Anthropic's
         return "anthropic", model
     return ("openai-responses" if first["path"].endswith("/responses") else "openai"), model
 

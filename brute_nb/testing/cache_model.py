@@ -110,6 +110,12 @@ class PromptCache:
         return Bill(total, read)
 
 
+def prompt_tokens(api: str, body: Mapping[str, Any]) -> int:
+    """The whole prompt's tokens as ``bill`` counts them, without touching the cache (the token-count endpoint)."""
+    _, tokens = _prefixes(blocks(api, body))
+    return tokens[-1] if tokens else 0
+
+
 def _prefixes(prompt: list[tuple[str, bool]]) -> tuple[list[str], list[int]]:
     """For each block, the digest of the prompt up to and including it, and its token count."""
     digests, tokens = [], []

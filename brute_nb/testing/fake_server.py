@@ -34,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from brute_nb.message import ToolCall
-from brute_nb.testing import rules, wire, wire_responses
+from brute_nb.testing import fake_count_tokens, rules, wire, wire_responses
 from brute_nb.testing.cache_model import Bill, PromptCache
 from brute_nb.testing.fake_batches import Batches
 from brute_nb.testing.outcome import Outcome, error_body
@@ -66,6 +66,8 @@ class FakeProvider:
         """The API requests answered (parsed JSON bodies), in order."""
         self.received = 0
         """Every HTTP request read, including refused and unknown ones."""
+        self.counted: list[dict[str, Any]] = []
+        """Bodies sent to Anthropic's token-count endpoint (``fake_count_tokens``): free, so never in ``requests``."""
         self.batches = Batches(self)
         """The batch APIs (Anthropic Message Batches, OpenAI Files + Batches), see ``fake_batches``."""
         self.connections = 0
@@ -131,6 +133,8 @@ class FakeProvider:
             self.received += 1
         if self.batches.handles(path):
             return self.batches.respond(method, path, headers, raw)
+        if fake_count_tokens.handles(path):
+            return fake_count_tokens.respond(method, raw, lambda body: self._counted(headers, body))
         api = next((name for suffix, name in APIS.items() if path.split("?")[0].endswith(suffix)), None)
         if method != "POST" or api is None:
             return _json(404, error_body(api or "openai_chat", 404, f"Unknown request URL: {method} {path}"))
@@ -152,6 +156,9 @@ class FakeProvider:
             return problem
         if item is None and self.responder is not None:
             item = as_reply(self.responder(body))
+            if isinstance(item, Reply) and not item.cached_tokens:  # billed like a scripted reply, by one rule
+                with self._lock:
+                    item = _billed(api, self.prompt_cache.bill(api, body), item)
         if item is None:
             return _json(500, error_body(api, 500, f"the fake provider's script has no reply for request {n}; "
                                                    "add one with FakeProvider.add(...)"))
@@ -159,10 +166,22 @@ class FakeProvider:
             return _fault(api, body, item, n)
         return _answer(api, body, _with_ids(api, item, n), n)
 
-    def _refusal(self, api: str, headers: dict[str, str], body: Any) -> Outcome | None:
+    def _unauthorized(self, api: str, headers: dict[str, str]) -> Outcome | None:
         sent = headers.get("authorization", "").removeprefix("Bearer ") or headers.get("x-api-key", "")
         if not sent or (self.api_key is not None and sent != self.api_key):
             return _json(401, error_body(api, 401, "Incorrect API key provided."))
+        return None
+
+    def _counted(self, headers: dict[str, str], body: dict[str, Any]) -> Outcome | None:
+        """The token-count endpoint's key check; the body is logged in ``counted`` whatever the answer."""
+        with self._lock:
+            self.counted.append(body)
+        return self._unauthorized("anthropic", headers)
+
+    def _refusal(self, api: str, headers: dict[str, str], body: Any) -> Outcome | None:
+        unauthorized = self._unauthorized(api, headers)
+        if unauthorized is not None:
+            return unauthorized
         if not isinstance(body, dict):
             return _json(400, error_body(api, 400, "the request body must be a JSON object"))
         problems = rules.request_problems(api, body) if self.enforce_rules else []

@@ -70,6 +70,7 @@ def server(fake: FakeProvider) -> Iterator[FakeProvider]:
     """The module's server with its request log cleared and no rate limit (a test sets its own)."""
     with fake._lock:
         fake.requests.clear()
+        fake.counted.clear()
         fake.rate_limit = None
     yield fake
     fake.rate_limit = None
