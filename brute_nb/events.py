@@ -49,19 +49,21 @@ class Events:
             self._env_ref = lambda: env
         self._group: TaskGroup | None = None
 
-    @property
-    def _env(self) -> dict[str, Any]:
-        env = self._env_ref()
-        return {} if env is None else env
 
     def bind(self, group: TaskGroup | None) -> None:
         """Async callbacks run in this task group (the turn's); None once the turn is over."""
         self._group = group
 
     def emit(self, name: str, payload: Any = None) -> None:
-        for fn in tuple(self._subscribers.get(name, ())):
+        fns = self._subscribers.get(name)
+        if not fns:
+            return
+        env = self._env_ref()
+        if env is None:
+            env = {}  # the turn's env is gone (only a caller holding this channel can still emit)
+        for fn in tuple(fns):
             try:
-                result = fn(self._env, payload)
+                result = fn(env, payload)
             except Exception as exc:
                 _warn(name, fn, exc)
                 continue
