@@ -35,6 +35,7 @@ Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -55,8 +56,12 @@ App = Callable[[Env], Awaitable[Any]]
 Handler = Callable[[Env], Any]
 
 
+_COPYING = threading.Lock()
+
+
 class TurnEnv(dict[str, Any]):
-    """A turn's env: a plain dict, which a finished turn's log can be lent to (see ``_Finished``)."""
+    """A turn's env: a plain dict, which a finished turn's log can be lent to (see ``_Finished``). Read it by key
+    (``env["messages"]``, ``env.get``): ``dict(env)`` and ``env.items()`` see a lent log as it is now."""
 
     __slots__ = ("__weakref__", "_lent")
 
@@ -88,13 +93,16 @@ class _Finished(TurnEnv):
         return dict.get(self, key, default)
 
     def _own_messages(self) -> None:
-        if self.__class__ is not _Finished:
-            return  # copied already (the loan and a read can both ask)
-        log, length = self._lent
-        del self._lent
-        _unfinish(self)
-        if dict.get(self, "messages") is log:  # unless the caller put something else there
-            dict.__setitem__(self, "messages", Log(list.__getitem__(log, slice(0, length))))
+        # One lock for every env: a cell's thread reading an old env and the next turn settling the log (on the
+        # loop's thread) must not both copy, one of them after the turn changed the log.
+        with _COPYING:
+            if self.__class__ is not _Finished:
+                return  # copied already (the loan and a read can both ask)
+            log, length = self._lent
+            if dict.get(self, "messages") is log:  # unless the caller put something else there
+                dict.__setitem__(self, "messages", Log(list.__getitem__(log, slice(0, length))))
+            del self._lent
+            _unfinish(self)
 
 
 class _Terminal:
