@@ -207,7 +207,7 @@ async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -
             ours_all += mine
             raw_all += theirs
     ratio = statistics.median(ratios)
-    limit = 1.25 if n <= 10 else 1.5
+    limit = 1.15  # issue 29: a turn is judged like the tool loop (it was 1.25x, 1.5x at 1,000 messages)
     return Row(f"turn overhead, {kind}, {n} msgs", f"<= {limit}x raw SDK (hand-written payload)",
                f"{median_ms(ours_all):.2f} ms vs raw {median_ms(raw_all):.2f} ms", ratio, ratio <= limit,
                f"median of {rounds} rounds x {pairs} interleaved pairs; rounds {min(ratios):.2f}-{max(ratios):.2f}; "
@@ -275,13 +275,14 @@ def tool_server_process(loops: int) -> contextlib.AbstractContextManager[tuple[s
     return server_process(["tools", str(LOOP_CALLS), str(loops)])
 
 
-def _provider(kind: str, base_url: str, api_key: str) -> Any:
+def _provider(kind: str, base_url: str, api_key: str, stream: bool = True) -> Any:
     from brute_nb.providers.anthropic import AnthropicMessages
     from brute_nb.providers.openai import OpenAIChat
 
     if kind == "openai":
-        return OpenAIChat("gpt-fake", base_url=base_url + "/v1", api_key=api_key, max_retries=0)
-    return AnthropicMessages("claude-fake", max_tokens=1024, base_url=base_url, api_key=api_key, max_retries=0)
+        return OpenAIChat("gpt-fake", base_url=base_url + "/v1", api_key=api_key, max_retries=0, stream=stream)
+    return AnthropicMessages("claude-fake", max_tokens=1024, base_url=base_url, api_key=api_key, max_retries=0,
+                             stream=stream)
 
 
 def tool_loop_agent(provider: Any, path: Path, async_tool: bool = False) -> Any:
@@ -315,13 +316,15 @@ def tool_loop_agent(provider: Any, path: Path, async_tool: bool = False) -> Any:
 async def tool_loop(kind: str, rounds: int, pairs: int, tmp: Path) -> list[Row]:
     """brute_nb's turn of LOOP_CALLS tool calls (``astart``) vs the hand-written async SDK loop, interleaved;
     and the sync ``start`` a cell takes vs ``astart``, measured the same way in the same run."""
-    loops = 4 + rounds * pairs * 4 + 4
+    loops = 5 + rounds * pairs * 5 + 5
     with tool_server_process(loops) as (base_url, api_key):
         provider = _provider(kind, base_url, api_key)
+        unstreamed = _provider(kind, base_url, api_key, stream=False)
         turns = iter(range(1_000_000))
 
-        def fresh(async_tool: bool = False) -> Any:
-            return tool_loop_agent(provider, tmp / f"loop-{kind}-{next(turns)}.jsonl", async_tool)
+        def fresh(async_tool: bool = False, stream: bool = True) -> Any:
+            return tool_loop_agent(provider if stream else unstreamed, tmp / f"loop-{kind}-{next(turns)}.jsonl",
+                                   async_tool)
 
         async def ours(a: Any) -> float:
             gc.collect()
@@ -349,20 +352,24 @@ async def tool_loop(kind: str, rounds: int, pairs: int, tmp: Path) -> list[Row]:
 
         await ours(fresh())
         await ours(fresh(async_tool=True))
+        await ours(fresh(stream=False))
         await raw()
         await create()
-        ratios, plain, inline, mine_all, theirs_all, creates, asyncs = [], [], [], [], [], [], []
-        sides = ("ours", "async", "raw", "create")
+        ratios, plain, inline, flat = [], [], [], []
+        mine_all, theirs_all, creates, asyncs, flats = [], [], [], [], []
+        sides = ("ours", "async", "flat", "raw", "create")
         for r in range(rounds):
-            agents = [(fresh(), fresh(async_tool=True)) for _ in range(pairs)]
-            mine, theirs, plains, on_loop = [], [], [], []
-            for i, (a, b) in enumerate(agents):
-                order = sides[i % 4:] + sides[:i % 4]
+            agents = [(fresh(), fresh(async_tool=True), fresh(stream=False)) for _ in range(pairs)]
+            mine, theirs, plains, on_loop, unstreamed_turns = [], [], [], [], []
+            for i, (a, b, c) in enumerate(agents):
+                order = sides[i % 5:] + sides[:i % 5]
                 for side in order if (r * pairs + i) % 2 else reversed(order):
                     if side == "ours":
                         mine.append(await ours(a))
                     elif side == "async":
                         on_loop.append(await ours(b))
+                    elif side == "flat":
+                        unstreamed_turns.append(await ours(c))
                     elif side == "raw":
                         theirs.append(await raw())
                     else:
@@ -370,18 +377,25 @@ async def tool_loop(kind: str, rounds: int, pairs: int, tmp: Path) -> list[Row]:
             ratios.append(statistics.median(mine) / statistics.median(theirs))
             plain.append(statistics.median(mine) / statistics.median(plains))
             inline.append(statistics.median(on_loop) / statistics.median(theirs))
+            flat.append(statistics.median(unstreamed_turns) / statistics.median(plains))
             mine_all += mine
             theirs_all += theirs
             creates += plains
             asyncs += on_loop
+            flats += unstreamed_turns
     ratio = statistics.median(ratios)
-    spread = f"median of {rounds} rounds x {pairs} interleaved quads; rounds {min(ratios):.2f}-{max(ratios):.2f}"
+    spread = f"median of {rounds} rounds x {pairs} interleaved quints; rounds {min(ratios):.2f}-{max(ratios):.2f}"
+    flat_ratio = statistics.median(flat)
     return [Row(f"tool loop, {kind}: {LOOP_CALLS} calls then an answer (astart)", "<= 1.15x hand-written loop",
                 f"{median_ms(mine_all):.1f} ms vs raw {median_ms(theirs_all):.1f} ms", ratio, ratio <= 1.15,
                 f"{spread}; SessionLog + loop + tool pipeline; raw: the async SDK streaming "
                 + ("(its messages.stream helper; brute_nb reads the raw events)" if kind == "anthropic"
                    else "as brute_nb does")),
-            Row(f"tool loop, {kind}: vs a non-streaming hand-written loop", "comparison only",
+            Row(f"tool loop, {kind}: stream=False vs the create() loop a user writes", "<= 1.15x hand-written loop",
+                f"{median_ms(flats):.1f} ms vs raw create() {median_ms(creates):.1f} ms", flat_ratio,
+                flat_ratio <= 1.15, f"rounds {min(flat):.2f}-{max(flat):.2f}; the provider with stream=False against "
+                "the shortest loop to write by hand (issue 29 §6)"),
+            Row(f"tool loop, {kind}: streaming vs a non-streaming hand-written loop", "comparison only",
                 f"{median_ms(mine_all):.1f} ms vs raw create() {median_ms(creates):.1f} ms",
                 statistics.median(plain), None,
                 "streaming (SSE events parsed one by one) vs one JSON body, plus brute_nb's stack (session lines, "
@@ -470,30 +484,34 @@ async def _timed_turn(a: Any) -> float:
 
 
 async def persistence(reps: int, tmp: Path) -> list[Row]:
-    small, first_small = await _session_agent(tmp / "small.jsonl", session_bytes(history(10)))
-    big, first_big = await _session_agent(tmp / "big.jsonl", session_bytes(history(50_000)))
+    from bench.sessions import realistic
+
+    small, first_small = await _session_agent(tmp / "small.jsonl", realistic(10))
+    big, first_big = await _session_agent(tmp / "big.jsonl", realistic(50_000))
     t_small, t_big = [], []
-    for _ in range(reps * 2):  # consecutive turns of two live sessions, interleaved
+    for _ in range(max(60, reps * 6)):  # consecutive turns of two live sessions, interleaved (~1 ms each: noisy)
         t_small.append(await _timed_turn(small))
         t_big.append(await _timed_turn(big))
     ratio = statistics.median(t_big) / statistics.median(t_small)
-    rows = [Row("save one turn, 50,000 vs 10 msgs", "<= 2x",
-                f"{median_ms(t_big):.2f} ms vs {median_ms(t_small):.2f} ms", ratio, ratio <= 2.0,
-                "a later turn through SessionLog (session log kept, append, close_unanswered)"),
+    rows = [Row("save one turn, 50,000 vs 10 msgs", "<= 1.1x",
+                f"{median_ms(t_big):.2f} ms vs {median_ms(t_small):.2f} ms", ratio, ratio <= 1.1,
+                "a later turn through SessionLog on a realistic session (bench/sessions.py), its env not kept"),
             Row("first turn of a kernel, 50,000 vs 10 msgs", "comparison only",
                 f"{first_big * 1000:.2f} ms vs {first_small * 1000:.2f} ms", first_big / first_small, None,
                 "builds the session's Log from the cached history once")]
     cold = []
     for i in range(max(3, reps // 3)):  # a fresh agent on the file: the session log reads and parses it
         path = tmp / f"cold-{i}.jsonl"
-        path.write_bytes(session_bytes(history(50_000)) if i == 0 else (tmp / "cold-0.jsonl").read_bytes())
+        path.write_bytes(realistic(50_000) if i == 0 else (tmp / "cold-0.jsonl").read_bytes())
         a = agent().use(SessionLog, path=path).run(_answer)
         gc.collect()
         t0 = time.perf_counter()
         await a.astart("first")
         cold.append(time.perf_counter() - t0)
     rows.append(Row("first turn of a kernel from disk, 50,000 msgs", "<= 150 ms", f"{median_ms(cold):.0f} ms",
-                    None, statistics.median(cold) <= 0.15, "reads and parses the session file, then the turn"))
+                    None, statistics.median(cold) <= 0.15,
+                    f"reads and parses a realistic session file ({(tmp / 'cold-0.jsonl').stat().st_size / 2**20:.0f} "
+                    "MiB: tool calls, results, full meta), then the turn"))
     msgs = history(50_000)
     rewrite, append = [], []
     path = tmp / "rewrite.jsonl"
@@ -541,8 +559,10 @@ def dataframe(reps: int, tmp: Path) -> list[Row]:
     rows = [Row("frame(log), 100,000 msgs in memory", "faster than naive, < 1 s",
                 f"{median_ms(ours):.0f} ms vs naive {median_ms(naive):.0f} ms", ratio,
                 ratio < 1 and statistics.median(ours) < 1.0, "from parsed messages; naive: DataFrame of to_dict()")]
+    from bench.sessions import realistic
+
     path = tmp / "frame.jsonl"
-    path.write_bytes(session_bytes(log))
+    path.write_bytes(realistic(100_000))  # what a user's session file holds (tool calls, results, full meta)
 
     def naive_from_disk() -> Any:
         with path.open(encoding="utf-8") as f:
@@ -660,12 +680,11 @@ def _chunk_row(chunks: list[float], gap: float, pace: str) -> Row:
 
     med, p90 = statistics.median(chunks), statistics.quantiles(chunks, n=10)[-1]
     return Row(f"stream, whole-HTML updates (chat widget): chunk sent -> first update showing it, {pace}",
-               "<= 20 ms median",
+               "<= 60 ms median",
                f"median {med * 1000:.1f} ms, p90 {p90 * 1000:.1f} ms, max {max(chunks) * 1000:.1f} ms", None,
-               med <= 0.02, f"chunks {gap * 1000:.0f} ms apart; updates coalesced to <= {MAX_UPDATES_PER_S}/s "
+               med <= 0.06, f"chunks {gap * 1000:.0f} ms apart; updates coalesced to <= {MAX_UPDATES_PER_S}/s "
                             f"(window {1000 / MAX_UPDATES_PER_S:.0f} ms, trailing flush), as the chat widget's "
-                            "running turn is; a cell's live view sends each chunk at once (bench/stream_bench.py: "
-                            "~1 ms in a real kernel)")
+                            "running turn is; a cell's live view: bench/stream_bench.py")
 
 
 async def streaming(reps: int) -> list[Row]:
@@ -674,10 +693,10 @@ async def streaming(reps: int) -> list[Row]:
     return [
         _chunk_row(slow, SLOW_GAP, "slow model"),
         _chunk_row(fast, FAST_GAP, "fast model"),
-        Row("stream: first chunk of a reply -> update", "<= 20 ms median", f"median {median_ms(firsts):.1f} ms",
-            None, statistics.median(firsts) <= 0.02, "nothing written in the last window: shown at once"),
-        Row("stream: last chunk sent -> final flush", "<= 20 ms median", f"median {median_ms(finals):.1f} ms",
-            None, statistics.median(finals) <= 0.02, "the reply's message forces an update"),
+        Row("stream: first chunk of a reply -> update", "<= 60 ms median", f"median {median_ms(firsts):.1f} ms",
+            None, statistics.median(firsts) <= 0.06, "nothing written in the last window: shown at once"),
+        Row("stream: last chunk sent -> final flush", "<= 60 ms median", f"median {median_ms(finals):.1f} ms",
+            None, statistics.median(finals) <= 0.06, "the reply's message forces an update"),
     ]
 
 
@@ -751,9 +770,9 @@ def cold_first_reply(reps: int) -> list[Row]:
                         loads.append(load)
             ratio = statistics.median(ours) / statistics.median(raw)
             when = "right after %load_ext" if not pause else f"{pause:.0f} s after %load_ext (the user typing)"
-            rows.append(Row(f"cold first reply, anthropic, {when}", "<= 1.05x raw" if pause else "comparison only",
-                            f"{median_ms(ours):.0f} ms vs raw {median_ms(raw):.0f} ms", ratio,
-                            ratio <= 1.05 if pause else None,
+            target = 1.05 if pause else 1.1  # issue 29 §2: Run All, the cell right after %load_ext
+            rows.append(Row(f"cold first reply, anthropic, {when}", f"<= {target}x raw",
+                            f"{median_ms(ours):.0f} ms vs raw {median_ms(raw):.0f} ms", ratio, ratio <= target,
                             f"fresh processes, median of {reps}; raw: import anthropic + messages.create; "
                             f"%load_ext itself {median_ms(loads):.0f} ms in-process"))
     return rows

@@ -1,10 +1,11 @@
-"""Streaming on the wire (issue 21 §1): IOPub bytes, kernel CPU and chunk -> client latency of one streamed reply
-in a real kernel, a ``%%brute`` cell against a cell that prints the same chunks from the raw ``anthropic`` SDK.
+"""Streaming on the wire (issue 21 §1; issue 29 §3's targets: <= 2x print's bytes, <= 1.3x its CPU, median chunk
+-> IOPub <= 60 ms): IOPub bytes, kernel CPU and chunk -> client latency of one streamed reply in a real kernel,
+a ``%%brute`` cell against a cell that prints the same chunks from the raw ``anthropic`` SDK.
 
     .venv/bin/python bench/stream_bench.py             # 40,000 characters, 30 ms apart (~200 s a side)
     .venv/bin/python bench/stream_bench.py --quick     # 10,000 characters
     .venv/bin/python bench/stream_bench.py --envelope 1000  # also ipykernel's own cost per IOPub message
-    .venv/bin/python bench/stream_bench.py --rate 10   # live writes capped at 10 a second instead of 50
+    .venv/bin/python bench/stream_bench.py --rate 50   # live writes capped at 50 a second instead of 10
 
 Both cells read the same scripted reply from one loopback ``FakeProvider`` whose chunks (6 characters each, one
 marker word per chunk) are written ``GAP`` seconds apart and stamped as they are written. A raw ZMQ subscriber on
@@ -267,8 +268,8 @@ def report(rows: list[dict[str, Any]], gap: float) -> str:
         ours["cpu_s"] <= 1.3 * base["cpu_s"])
     lat_b, lat_o = base["latency_median_ms"] or 0.0, ours["latency_median_ms"] or 0.0
     lines.append(f"| chunk -> IOPub, median (p90) ms | {lat_b:.1f} ({base['latency_p90_ms'] or 0:.1f}) | "
-                 f"{lat_o:.1f} ({ours['latency_p90_ms'] or 0:.1f}) | | <= 20 ms | "
-                 f"{'yes' if lat_o <= 20 else '**NO**'} |")
+                 f"{lat_o:.1f} ({ours['latency_p90_ms'] or 0:.1f}) | | <= 60 ms | "
+                 f"{'yes' if lat_o <= 60 else '**NO**'} |")
     head = (f"{base['chars']:,} characters in {base['chunks']:,} chunks {gap * 1000:.0f} ms apart; "
             f"markers seen: print {base['shown']:,}, brute {ours['shown']:,}")
     if len(rows) > 2:

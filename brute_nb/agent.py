@@ -8,7 +8,8 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 
 =================  ==========================================================================================
 ``messages``       the ``Log``; SessionLog prepends history, handlers append replies, tools append results;
-                   when the turn ends it is a snapshot (a new ``Log``), no longer the live session log
+                   when the turn ends it is a snapshot: the turn's log, as the turn left it (a log SessionLog
+                   lent is copied for the env the first time it is read, or before the session log changes)
 ``prompt``         the text (or Message) this turn started with; None to continue without a new message
 ``tools``          the tool adapters advertised to the model (set by DefaultToolPipeline on the way in)
 ``should_exit``    None, or ``{"reason", "message", "source"}`` set by a guard to end the tool loop
@@ -34,6 +35,7 @@ Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -52,6 +54,55 @@ from brute_nb.sendable import Repair, sendable
 Env = dict[str, Any]
 App = Callable[[Env], Awaitable[Any]]
 Handler = Callable[[Env], Any]
+
+
+_COPYING = threading.Lock()
+
+
+class TurnEnv(dict[str, Any]):
+    """A turn's env: a plain dict, which a finished turn's log can be lent to (see ``_Finished``). Read it by key
+    (``env["messages"]``, ``env.get``): ``dict(env)`` and ``env.items()`` see a lent log as it is now."""
+
+    __slots__ = ("__weakref__", "_lent")
+
+    def _lend(self, log: Log) -> None:
+        """Keep ``log`` (a middleware's long-lived log: SessionLog's session log) as this env's snapshot without
+        copying it: a copy costs O(history) a turn, and most envs are never read after their turn."""
+        self._lent = (log, len(log))
+        self.__class__ = _Finished
+        log.lend(self._own_messages)
+
+    def _own_messages(self) -> None:
+        """Nothing to copy: this env's log is its own (see ``_Finished``)."""
+
+
+class _Finished(TurnEnv):
+    """A finished turn's env still sharing a lent log: reading ``messages`` or the log's next change (``settle``)
+    first gives the env its own copy, so the env shows the turn as it ended whatever the next turn does."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "messages":
+            self._own_messages()
+        return dict.__getitem__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "messages":
+            self._own_messages()
+        return dict.get(self, key, default)
+
+    def _own_messages(self) -> None:
+        # One lock for every env: a cell's thread reading an old env and the next turn settling the log (on the
+        # loop's thread) must not both copy, one of them after the turn changed the log.
+        with _COPYING:
+            if self.__class__ is not _Finished:
+                return  # copied already (the loan and a read can both ask)
+            log, length = self._lent
+            if dict.get(self, "messages") is log:  # unless the caller put something else there
+                dict.__setitem__(self, "messages", Log(list.__getitem__(log, slice(0, length))))
+            del self._lent
+            _unfinish(self)
 
 
 class _Terminal:
@@ -196,7 +247,7 @@ class Agent:
             messages.append(prompt.replace(attachments=(*prompt.attachments, *attachments(files))))
         elif prompt is not None:
             messages.append(prompt)  # a Message, or any duck-typed message object
-        env: Env = {
+        env = TurnEnv({
             "messages": messages,
             "prompt": prompt,
             "tools": [],
@@ -207,7 +258,7 @@ class Agent:
             "metadata": {},
             "ask": None,
             "root": None,
-        }
+        })
         env.update(extra)
         env["events"] = Events(self._subscribers, env)
         return env
@@ -245,7 +296,7 @@ class Agent:
                 messages.unobserve(on_change)
                 # A value, not the live log: SessionLog hands the turn its long-lived session log, which the next
                 # turn goes on appending to; the env a caller keeps must still show this turn's conversation.
-                env["messages"] = Log(env["messages"])
+                _keep(env, messages)
                 cancelled = isinstance(error, anyio.get_cancelled_exc_class() | KeyboardInterrupt)
                 events.emit("turn_end", {"cancelled": cancelled, "error": error})
                 events.bind(None)
@@ -261,6 +312,21 @@ class Agent:
     def messages(self) -> Log:
         """The last turn's log (empty before the first turn)."""
         return self.last_env["messages"] if self.last_env else Log()
+
+
+def _unfinish(env: TurnEnv) -> None:
+    env.__class__ = TurnEnv
+
+
+def _keep(env: Env, fresh: Log) -> None:
+    """Make ``env["messages"]`` this turn's snapshot. A session log SessionLog lent the turn is lent on to the env
+    (O(1); copied only if the env is read or kept while the log changes); anything else is copied as before (the
+    turn's own log holds only the turn)."""
+    log = dict.__getitem__(env, "messages")
+    if log is not fresh and isinstance(env, TurnEnv) and type(log) is Log:
+        env._lend(log)
+    else:
+        env["messages"] = Log(log)
 
 
 def _fmt(options: dict[str, Any]) -> str:

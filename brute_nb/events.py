@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -40,17 +41,29 @@ class Events:
 
     def __init__(self, subscribers: Mapping[str, list[Callback]], env: dict[str, Any]) -> None:
         self._subscribers = subscribers
-        self._env = env
+        # Held weakly when it can be (the agent's env can): the env holds this channel, and a cycle would keep a
+        # finished turn's env, and the session log it lent, alive until the garbage collector runs (agent.py).
+        try:
+            self._env_ref: Callable[[], dict[str, Any] | None] = weakref.ref(env)
+        except TypeError:
+            self._env_ref = lambda: env
         self._group: TaskGroup | None = None
+
 
     def bind(self, group: TaskGroup | None) -> None:
         """Async callbacks run in this task group (the turn's); None once the turn is over."""
         self._group = group
 
     def emit(self, name: str, payload: Any = None) -> None:
-        for fn in tuple(self._subscribers.get(name, ())):
+        fns = self._subscribers.get(name)
+        if not fns:
+            return
+        env = self._env_ref()
+        if env is None:
+            env = {}  # the turn's env is gone (only a caller holding this channel can still emit)
+        for fn in tuple(fns):
             try:
-                result = fn(self._env, payload)
+                result = fn(env, payload)
             except Exception as exc:
                 _warn(name, fn, exc)
                 continue

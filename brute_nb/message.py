@@ -17,6 +17,7 @@ import json
 import os
 import random
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -484,9 +485,13 @@ class Log(list[Message]):
     ``prefix_memo`` holds facts derived from the messages so far that appending cannot make false (how far
     ``sendable.valid`` has checked, and its state there); any other change empties it, so a fact is never read for
     messages it was not derived from. Messages are immutable values, so only changes to the list can break one.
+
+    ``lend``/``settle``: a holder that shows this log as it is now (a finished turn's env, which shares the
+    session log instead of copying it) registers a method that makes its own copy; whoever changes the log next
+    calls ``settle`` first. Loans are weak: a holder nobody keeps costs nothing, so a turn stays O(new messages).
     """
 
-    __slots__ = ("_observers", "ids", "prefix_memo")
+    __slots__ = ("_loans", "_observers", "ids", "prefix_memo")
 
     def __init__(self, messages: Iterable[MessageLike] = (), *, ids: bool = False) -> None:
         # Copying messages (every turn's env keeps a copy; a session's history becomes its log) stays C-level work:
@@ -499,6 +504,18 @@ class Log(list[Message]):
         self._observers: list[Observer] = []
         self.ids = ids
         self.prefix_memo: dict[str, Any] = {}
+        self._loans: list[weakref.WeakMethod[Callable[[], None]]] = []
+
+    def lend(self, copy_now: Callable[[], None]) -> None:
+        """Call ``copy_now`` (a bound method, held weakly) before this log next changes, if its holder lives."""
+        self._loans.append(weakref.WeakMethod(copy_now))
+
+    def settle(self) -> None:
+        """Let every living holder copy this log as it is, before a change it must not see."""
+        loans, self._loans = self._loans, []
+        for ref in loans:
+            if (copy_now := ref()) is not None:
+                copy_now()
 
     def observe(self, fn: Observer, *, first: bool = False) -> None:
         """Add an observer; ``first=True`` puts it before the others (persistence runs before views hear)."""

@@ -8,8 +8,9 @@ decides when to read and what to write, and keeps the promise that nothing a use
 * During the turn every appended message is written at once as one whole line (a crash mid-turn keeps what
   happened); the cost of a turn is O(new messages), not O(history).
 * History is not copied into each turn's fresh log: ``env["messages"]`` becomes the session's own ``Log``, kept
-  from turn to turn (the turn's prompt appended to it, the agent's observers shared for the turn). So an
-  earlier turn's ``env["messages"]`` is the same object as the next turn's; copy it to keep a snapshot.
+  from turn to turn (the turn's prompt appended to it, the agent's observers shared for the turn). A finished
+  turn's env keeps it as its snapshot, lent (``Log.lend``): the next turn ``settle``s it before changing it, so an
+  env still held gets its copy then, and one nobody holds costs nothing.
 * When history itself changed (compaction, edits) the file is rewritten, what left it archived first.
 * A turn that raises or is cancelled still persists what happened, with unanswered tool calls closed; a failed
   write fails the turn (even if a layer below swallowed it) and the next turn answers any call it left open.
@@ -215,6 +216,7 @@ class SessionLog:
         if log is None or not self._reusable or self._session_of is not history or log is turn:
             log = Log(history)
         else:
+            log.settle()  # an earlier turn's env still held copies the log now, before this turn changes it
             lead = _system_lead(log)
             if len(log) - lead != len(history) or (history and log[-1] is not history[-1]):
                 log = Log(history)

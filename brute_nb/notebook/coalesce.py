@@ -1,12 +1,14 @@
 """Coalescing of live display writes, shared by the cell view (``CellView``) and the chat widget.
 
 Writes are capped at ``rate`` a second: ``MAX_UPDATES_PER_S`` (15) where every write re-sends a whole view (the
-chat widget, a cell without the live widget); ``live.LIVE_RATE`` (50) for the cell's live widget, whose writes are
-small appends, so a model's chunks up to 50 a second go out one message each, as they come, and only faster
-chunks are coalesced (a chunk is held only when the last write was less than 1/50 s ago, and at most that long).
+chat widget, a cell without the live widget); ``live.LIVE_RATE`` (10) for the cell's live widget, whose writes are
+small appends but each an IOPub message whose envelope (~600 bytes, ~0.3 ms of the kernel's CPU) dwarfs a chunk
+(a chunk is held only when the last write was less than 1/10 s ago, and at most that long).
 Invariants:
 
-- leading edge: a push when nothing was written during the last interval is written at once;
+- leading edge: a push when nothing was written during the last interval is written at once, except, with
+  ``hold_first``, the very first push (a force push too), held one interval: a turn that is over by then never
+  shows a live view at all (the cell's live widget costs messages a short reply does not need);
 - trailing edge: a push inside the interval is held, and a timer writes the latest held value when the interval
   ends, so a pause in the stream never leaves stale text on screen;
 - at most one write per interval, except ``force`` pushes (rare structural events: a tool call starts or ends, a
@@ -56,7 +58,8 @@ class Coalescer:
     """Writes the values pushed to it at most ``rate`` times a second; the last value pushed is always written."""
 
     def __init__(self, write: Callable[[Any], None], rate: float = MAX_UPDATES_PER_S, *,
-                 clock: Callable[[], float] = time.monotonic, start_timer: StartTimer = start_thread_timer) -> None:
+                 clock: Callable[[], float] = time.monotonic, start_timer: StartTimer = start_thread_timer,
+                 hold_first: bool = False) -> None:
         self._write = write
         self.interval = 1 / rate
         self._clock = clock
@@ -66,10 +69,16 @@ class Coalescer:
         self._last = -float("inf")  # nothing written yet: the first push goes out at once
         self._timer: Timer | None = None
         self._generation = 0  # which timer is the live one; an older one that fires late does nothing
+        self._holding = hold_first  # nothing written yet, and the first write waits one interval
 
     def push(self, value: Any, *, force: bool = False) -> None:
         with self._lock:
             self._pending = value
+            if self._holding:
+                if self._timer is None:  # the first push: as if something had just been written
+                    self._last = self._clock()
+                    self._schedule_locked(self.interval)
+                return
             wait = self._last + self.interval - self._clock()
             if force or wait <= 0:
                 self._flush_locked()
@@ -113,5 +122,6 @@ class Coalescer:
         if self._pending is _NOTHING:
             return
         value, self._pending = self._pending, _NOTHING
+        self._holding = False
         self._last = self._clock()
         self._write(value)

@@ -4,8 +4,9 @@ While the turn runs, one display (``display_id``) shows it live. With a ``live``
 ``live.WidgetLive`` anywidget), only what changed is sent (``live.LiveOps``: appended text, completed Markdown
 blocks, changed tool rows), at most ``LIVE_RATE`` writes a second, so a reply costs O(its length) on the wire.
 Without one (tests, benchmarks) the whole live HTML is re-sent through ``update``, at most ``MAX_UPDATES_PER_S``
-times a second. Either way writes go through a ``Coalescer``: the first at once and the latest text always shown
-within one interval, also when the stream pauses. At the end that display is set back to its fixed placeholder and
+times a second. Either way writes go through a ``Coalescer``: the latest text always shown within one interval,
+also when the stream pauses; the widget's first write waits one interval, so a turn over by then (a short reply)
+never creates it. At the end that display is set back to its fixed placeholder and
 the final transcript is published as new outputs built from the log itself: nbval ignores display updates, so this
 keeps stored notebooks and fresh runs identical (kernel-notes Q4).
 
@@ -63,7 +64,7 @@ class CellView:
     def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
                  publish: Publish = _publish, update: Publish = _update, rate: float | None = None,
                  live: LiveSink | None = None, clock: Callable[[], float] = time.monotonic,
-                 start_timer: StartTimer = start_thread_timer) -> None:
+                 start_timer: StartTimer = start_thread_timer, hold_first: bool | None = None) -> None:
         self.session = session
         self.quiet = quiet
         self.replayed = replayed
@@ -76,7 +77,12 @@ class CellView:
         self._sink = live
         self._ops = LiveOps()
         rate = rate or (MAX_UPDATES_PER_S if live is None else LIVE_RATE)
-        self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer)
+        # The live widget shows up one interval after the turn's first event: a turn over by then (a short reply)
+        # goes straight to its final outputs, without the widget's messages.
+        # (``hold_first=False``: every write as it comes, for tests of what is written rather than when.)
+        self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer,
+                               hold_first=live is not None if hold_first is None else hold_first)
+        self._shown = False  # the live display shows something (else it still holds the empty placeholder)
         self._started = time.monotonic()
         self.stopped: str | None = None
         self.repaired: str | None = None
@@ -177,13 +183,19 @@ class CellView:
             live = [s for s in self.segments[self._live_from:]
                     if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
             if self._sink is not None:
-                self._sink.send(self.display_id, self._ops.diff(live, self._streaming))
+                ops = self._ops.diff(live, self._streaming)
+                self._sink.send(self.display_id, ops)
+                self._shown = self._shown or bool(ops)
             else:
                 self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
+                self._shown = True
 
     def _end_live(self) -> None:
-        """The live display goes back to its placeholder (its widget closed): what it showed becomes outputs."""
-        self._update(PLACEHOLDER, self.display_id)
+        """The live display goes back to its placeholder (its widget closed): what it showed becomes outputs.
+        A display that never showed anything is the placeholder already: no message."""
+        if self._shown:
+            self._update(PLACEHOLDER, self.display_id)
+            self._shown = False
         if self._sink is not None:
             self._sink.close()
             self._ops = LiveOps()

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import sys
 from collections.abc import Mapping
@@ -95,6 +96,8 @@ def read_instructions(path: Path, root: Path) -> str:
     from brute_nb.confine import FileTooLargeError, read_file
     from brute_nb.errors import PathOutsideRootError
 
+    if not os.path.lexists(path):  # the usual case, asked every turn: one lstat, not confinement's walk
+        return ""
     try:
         data = read_file(path, root=root, limit=INSTRUCTIONS_LIMIT, why="the instructions file limit")
     except FileTooLargeError:

@@ -1,12 +1,17 @@
-"""Import the model SDK in the background right after ``%load_ext``, so the first ``%%brute`` does not pay for it.
+"""Import what the first ``%%brute`` cell needs in the background right after ``%load_ext``: the model SDK, then
+brute_nb's own stack, so the first cell (Run All included) does not pay for them.
 
 ``%load_ext`` stays fast because nothing heavy is imported on its path, which left the SDK (``anthropic`` is
-~1 s of imports) to the first cell. While the user is still typing, a daemon thread imports it instead.
+~1 s of imports) and brute_nb's stack (built-in tools, the provider, the session agent, ``genai_prices``,
+``mistune``, ``filelock``: ~0.5 s more) to the first cell. While the user is still typing, a daemon thread imports
+them instead.
 
-The invariant: the thread only imports third-party modules that never import ``brute_nb`` (so it cannot deadlock
-with a cell importing ``brute_nb``'s own modules: the import system's per-module locks only deadlock on a cycle),
-builds no client (which event loop a client lives on is the kernel's business), and never fails anything: a
-module that cannot be imported is left for the cell, which imports it again and reports the real error.
+The invariant: no deadlock and no half-imported module. A cell waits for the thread (``settled``) before it
+imports anything itself, ``%%brute`` and the runner both; any other import racing it (a user's cell calling
+``brute_nb.configure``) can only wait on a module lock, never deadlock, since brute_nb's imports have no cycle
+(``tests/core/test_package_layers.py``). The thread builds no client (which event loop a client lives on is the
+kernel's business) and never fails anything: a module that cannot be imported is left for the cell, which imports
+it again and reports the real error.
 """
 
 from __future__ import annotations
@@ -21,12 +26,19 @@ ANTHROPIC = ("anthropic",)
 OPENAI = ("openai",)
 TRANSPORT = ("httpcore2",)
 """Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
+PROVIDERS = {ANTHROPIC: ("brute_nb.providers.anthropic",), OPENAI: ("brute_nb.providers.openai",)}
+STACK = ("filelock", "genai_prices", "mistune", "brute_nb.agent", "brute_nb.tools.builtin", "brute_nb.middleware",
+         "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.render", "brute_nb.notebook.runner",
+         "brute_nb.notebook.cell_turn")
+"""What the first cell imports after the SDK (seen with ``sys.modules`` around it; ~0.5 s), in the order it needs
+them."""
 OPENAI_COMPATIBLE_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
                           "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "OLLAMA_HOST")
 
 
 def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
-    """What the configured model will import, told from the environment the way ``providers.auto`` picks one.
+    """What the configured model will import, told from the environment the way ``providers.auto`` picks one,
+    then brute_nb's stack.
 
     Empty when nothing is configured or the choice needs an import to tell (an ``llm:`` plugin model).
     """
@@ -44,7 +56,7 @@ def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
         sdk = OPENAI
     else:
         return ()
-    return sdk + TRANSPORT
+    return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
 
 
 def warm(modules: tuple[str, ...]) -> None:
@@ -57,7 +69,8 @@ _thread: threading.Thread | None = None
 
 
 def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
-    """Start warming the configured SDK's imports on a daemon thread (None when there is nothing to warm)."""
+    """Start warming the configured SDK's and the stack's imports on a daemon thread (None when no model is
+    configured: the first cell will fail or be a ``%brute config``, and the stack is not worth importing for it)."""
     global _thread
     modules = sdk_modules(environ)
     if not modules:

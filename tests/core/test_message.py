@@ -6,6 +6,7 @@ import inspect
 import json
 import pickle
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -259,6 +260,65 @@ def test_a_turns_env_holds_a_snapshot_not_the_live_session_log(tmp_path) -> None
     kept = list(first["messages"])
     bot.start("again")
     assert list(first["messages"]) == kept and len(kept) == 2
+
+
+def test_a_kept_env_read_only_after_later_turns_still_shows_its_own_turn(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The snapshot is lent, not copied: it must be copied before the next turn changes the session log (which
+    takes the last turn's system message off its front and puts its own there), not when it is first read."""
+    from brute_nb import agent
+    from brute_nb.middleware import SessionLog
+    from brute_nb.testing.scripted import Scripted
+
+    class Numbered:  # a system prompt that differs every turn
+        def __init__(self, app: Any) -> None:
+            self.app, self.turns = app, 0
+
+        async def __call__(self, env: dict[str, Any]) -> Any:
+            self.turns += 1
+            env["messages"].insert(0, Message("system", f"turn {self.turns}"))
+            return await self.app(env)
+
+    bot = agent().use(SessionLog, path=tmp_path / "s.jsonl").use(Numbered).run(Scripted(["one", "two", "three"]))
+    first = bot.start("hi")
+    kept_log = bot.start("again")["messages"]  # the log itself, without its env
+    bot.start("third")
+    assert [m.content for m in first["messages"]] == ["turn 1", "hi", "one"]
+    assert [m.content for m in kept_log] == ["turn 2", "hi", "one", "again", "two"]
+    assert [m.content for m in bot.messages] == ["turn 3", "hi", "one", "again", "two", "third", "three"]
+
+
+def test_an_env_nobody_keeps_costs_no_copy_of_the_session_log(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """O(new messages) a turn: a finished turn's env that nobody keeps is freed at once (no reference cycle to
+    wait for the collector), so the next turn reuses the session log without copying it for that env."""
+    import gc
+    import weakref
+
+    from brute_nb import agent
+    from brute_nb.middleware import SessionLog
+
+    copies: list[int] = []
+    made = Log.__init__
+
+    def counted(self: Log, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        copies.append(len(self))
+
+    async def reply(env: dict[str, Any]) -> None:  # async: a sync handler gets a view of the log (a copy)
+        env["messages"].assistant("ok")
+
+    monkeypatch.setattr(Log, "__init__", counted)
+    bot = agent().use(SessionLog, path=tmp_path / "s.jsonl").run(reply)
+    gc.disable()
+    try:
+        first = weakref.ref(bot.start("one"))
+        session = bot.middleware(SessionLog)._session
+        for prompt in ("two", "three"):
+            bot.start(prompt)
+        assert first() is None  # freed by its reference count alone
+        assert bot.middleware(SessionLog)._session is session  # the session log, reused
+        assert [n for n in copies if n > 2] == []  # no env copied the history (only fresh turn logs were made)
+    finally:
+        gc.enable()
 
 
 def test_the_core_has_no_import_cycle() -> None:

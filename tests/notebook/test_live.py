@@ -32,7 +32,8 @@ class Sink:
 
 def streamed_view(sink: Sink) -> CellView:
     updates: list[Any] = []
-    return CellView(publish=lambda *a, **k: None, update=lambda *a, **k: updates.append(a), live=sink, rate=1e9)
+    return CellView(publish=lambda *a, **k: None, update=lambda *a, **k: updates.append(a), live=sink, rate=1e9,
+                    hold_first=False)  # every write at once: these tests read what is sent, not when
 
 
 def shown_text(ops: list[dict[str, Any]], i: int = 0) -> tuple[str, str]:
@@ -168,7 +169,8 @@ def test_the_usual_delta_goes_as_bare_text_and_anything_else_as_operations() -> 
 def test_finish_closes_the_live_widget_and_resets_the_display() -> None:
     sink = Sink()
     updates: list[tuple[Any, ...]] = []
-    view = CellView(publish=lambda *a, **k: None, update=lambda *a: updates.append(a), live=sink, rate=1e9)
+    view = CellView(publish=lambda *a, **k: None, update=lambda *a: updates.append(a), live=sink, rate=1e9,
+                    hold_first=False)
     view.on_delta({}, {"text": "hello"})
     view.finish()
     assert sink.closed == 1 and updates[-1] == ({"text/html": "", "text/plain": ""}, view.display_id)

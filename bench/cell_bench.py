@@ -1,0 +1,136 @@
+"""A short cell (issue 29 §1): IOPub messages, wall time and kernel CPU of a one-line ``%%brute`` reply in a real
+kernel, against the cell a user writes by hand: the raw ``anthropic`` SDK's ``messages.create`` and a ``print``.
+
+    .venv/bin/python bench/cell_bench.py            # 40 cells a side, interleaved
+    .venv/bin/python bench/cell_bench.py --cells 10
+
+One kernel, one loopback ``FakeProvider`` (keep-alive) answering every request with a one-line reply. After a warm-up
+of each side (imports, the first connection, the first widget), the two cells alternate. A second subscriber on the
+kernel's IOPub socket counts each cell's messages by type. Wall time is execute request -> the cell's ``idle``
+status on IOPub; CPU is the kernel process's user+system time. Nothing asserts: it prints rows (median ratios).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.stream_bench import IOPubTap, run_cell  # noqa: E402
+
+RAW_CELL = """\
+import anthropic
+_client = anthropic.Anthropic(base_url={base!r}, api_key={key!r}, max_retries=0)
+print(_client.messages.create(model="claude-fake", max_tokens=1024,
+                              messages=[{{"role": "user", "content": "hi"}}]).content[0].text)
+"""
+RAW_REUSE = """\
+print(_client.messages.create(model="claude-fake", max_tokens=1024,
+                              messages=[{{"role": "user", "content": "hi"}}]).content[0].text)
+"""
+BRUTE_CELL = "%%brute\nhi"
+REPLY = "Hello! How can I help you today?"
+
+
+def measure(cells: int) -> dict[str, Any]:
+    import psutil
+    from jupyter_client.manager import start_new_kernel
+
+    from brute_nb.testing import FakeProvider
+
+    with FakeProvider(keep_alive=True) as fake, tempfile.TemporaryDirectory() as tmp:
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "PYTHONPATH": path, "ANTHROPIC_API_KEY": fake.api_key or "",
+               "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "", "OLLAMA_HOST": "", "BRUTE_MODEL": "",
+               "BRUTE_NB_NOTEBOOK": "bench.ipynb"}
+        km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=env)
+        tap = IOPubTap(km)
+        sides: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": [], "messages": [], "bytes": []}
+                                                    for s in ("raw", "brute")}
+        types: dict[str, collections.Counter[str]] = {}
+        try:
+            proc = psutil.Process(km.provisioner.pid)
+            time.sleep(0.5)
+            run_cell(kc, tap, "%load_ext brute_nb", 60)
+            for _ in range(2):
+                fake.add(REPLY)
+                run_cell(kc, tap, RAW_CELL.format(base=fake.base_url, key=fake.api_key), 60)
+                fake.add(REPLY)
+                run_cell(kc, tap, BRUTE_CELL, 60)
+            for i in range(cells * 2):
+                side = ("raw", "brute")[(i + i // 2) % 2]  # raw, brute, brute, raw, ...: each side goes first
+                code = RAW_REUSE.format() if side == "raw" else BRUTE_CELL
+                fake.add(REPLY)
+                cpu0 = sum(proc.cpu_times()[:2])
+                t0 = time.perf_counter()
+                msg_id = run_cell(kc, tap, code, 60)
+                t1 = max(t for t, parent, _ in tap.seen if parent == msg_id)
+                s = sides[side]
+                s["wall"].append(t1 - t0)
+                s["cpu"].append(sum(proc.cpu_times()[:2]) - cpu0)
+                s["messages"].append(tap.count[msg_id])
+                s["bytes"].append(tap.bytes[msg_id])
+                types[side] = collections.Counter(
+                    _kind(content) for _, parent, content in tap.seen if parent == msg_id)
+        finally:
+            tap.close()
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+    return {"sides": sides, "types": types}
+
+
+def _kind(content: bytes) -> str:
+    data = json.loads(content)
+    if "execution_state" in data:
+        return f"status:{data['execution_state']}"
+    if "comm_id" in data:
+        method = (data.get("data") or {}).get("method")
+        return f"comm:{method}" if method else ("comm_open" if "target_name" in data else "comm_msg")
+    if "data" in data:
+        shown = ",".join(k for k, v in sorted(data["data"].items()) if v)
+        return f"display:{shown or 'empty'}" + ("+id" if data.get("transient", {}).get("display_id") else "")
+    if "name" in data and "text" in data:
+        return f"stream:{data['name']}"
+    return "other:" + ",".join(sorted(data))[:40]
+
+
+def report(result: dict[str, Any]) -> str:
+    sides = result["sides"]
+
+    n = len(sides["raw"]["wall"])
+    lines = [f"{n} short cells a side, interleaved; a one-line reply ({len(REPLY)} characters)", "",
+             "| measure | raw SDK cell | %%brute | ratio | target | met? |", "|---|---|---|---|---|---|"]
+    for key, label, fmt, target in (("wall", "wall time (ms), median", ".1f", 1.3),
+                                    ("cpu", "kernel CPU (ms), mean (psutil counts 10 ms ticks)", ".1f", 1.3),
+                                    ("messages", "IOPub messages", ".0f", 2.0), ("bytes", "IOPub bytes", ",.0f", None)):
+        scale = 1000 if key in ("wall", "cpu") else 1
+        pick = statistics.mean if key == "cpu" else statistics.median
+        a, b = pick(sides["raw"][key]) * scale, pick(sides["brute"][key]) * scale
+        ratio = b / a if a else float("nan")
+        met = "" if target is None else ("yes" if ratio <= target else "**NO**")
+        lines.append(f"| {label} | {a:{fmt}} | {b:{fmt}} | {ratio:.2f}x | {'' if target is None else f'<= {target}x'} "
+                     f"| {met} |")
+    for side in ("raw", "brute"):
+        lines.append(f"\n{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(result["types"][side].items())))
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cells", type=int, default=40)
+    args = parser.parse_args()
+    print(report(measure(args.cells)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
