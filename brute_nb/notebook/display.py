@@ -83,6 +83,7 @@ class CellView:
         self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer,
                                hold_first=live is not None if hold_first is None else hold_first)
         self._shown = False  # the live display shows something (else it still holds the empty placeholder)
+        self._opened = False  # the live display's output exists (made at its first write)
         self._started = time.monotonic()
         self.stopped: str | None = None
         self.repaired: str | None = None
@@ -115,8 +116,16 @@ class CellView:
         self._live.cancel()  # no trailing update after the turn: finish() owns the display from here
 
     def start(self) -> None:
+        """The turn's clock starts; the live display's output is made at its first write (``_open``), so a turn
+        that never showed anything live (headless runs, a reply faster than the first update) leaves no empty
+        output at the top of the cell."""
         self._started = time.monotonic()
-        self._publish(PLACEHOLDER, display_id=self.display_id)
+
+    def _open(self) -> None:
+        """The live display's output, made once per display id, just before its first write."""
+        if not self._opened:
+            self._publish(PLACEHOLDER, display_id=self.display_id)
+            self._opened = True
 
     def on_message(self, env: dict[str, Any], message: Any) -> None:
         self.messages.append(message)
@@ -184,9 +193,12 @@ class CellView:
                     if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
             if self._sink is not None:
                 ops = self._ops.diff(live, self._streaming)
+                if ops:
+                    self._open()
                 self._sink.send(self.display_id, ops)
                 self._shown = self._shown or bool(ops)
-            else:
+            elif live or self._opened:
+                self._open()
                 self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
                 self._shown = True
 
@@ -221,7 +233,7 @@ class CellView:
                         view.status = "running"
                         self._show_row(view)
                     self.display_id = f"brute-{uuid4().hex}"  # the rest of the turn shows below the answer
-                    self._publish(PLACEHOLDER, display_id=self.display_id)
+                    self._opened = False
                     self._paused = False
                 self._refresh(force=True)
 

@@ -64,6 +64,8 @@ def test_interrupt_mid_tool_then_continue_and_reload(kernel: tuple[Any, Any], tm
     assert reply["status"] == "ok"
     texts = [o["content"]["data"].get("text/plain", "") for o in outputs if o["msg_type"] == "display_data"]
     assert any("Back after the interrupt" in t for t in texts)
+    first = next(o["content"] for o in outputs if o["msg_type"] in ("display_data", "execute_result", "stream"))
+    assert first.get("data", {}).get("text/plain"), "the cell starts with an empty output"  # no live view headless
     assert "<b>not bold</b>" not in html_of(outputs)  # model text never becomes raw HTML in our blocks
 
     # a kernel restart: the next %%brute loads the session file and continues
