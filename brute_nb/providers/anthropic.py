@@ -1,9 +1,9 @@
 """AnthropicMessages: the Messages API through ``AsyncAnthropic``, streamed with ``messages.create(stream=True)``.
 
-Text deltas go out as ``assistant_delta`` events and thinking as ``reasoning_delta``; the final message is added up
-from the raw events (``anthropic_stream.Reply``: what the SDK's ``messages.stream`` helper builds, without a pydantic
-snapshot per event) and appended only when it carries a stop reason (a cut stream is an error). A reply
-that stops with ``pause_turn`` (a long server-tool turn) is continued at once and joined into one message.
+Text deltas go out as ``assistant_delta`` events and thinking as ``reasoning_delta``; the final message is added
+up from the raw events (``anthropic_stream.StreamedReply``: what the SDK's ``messages.stream`` helper builds,
+without a pydantic snapshot per event) and appended only when it carries a stop reason (a cut stream is an error).
+A reply that stops with ``pause_turn`` (a long server-tool turn) is continued at once and joined into one message.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.prompt_cache import anthropic_breakpoints
-from brute_nb.providers.anthropic_stream import Reply
+from brute_nb.providers.anthropic_stream import StreamedReply
 from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
@@ -79,7 +79,7 @@ class AnthropicMessages(Provider):
         if not self.stream:
             data = as_data(await self.client.messages.create(**kwargs))  # a local: an HTML page is named from it
             return dict(data)
-        reply = Reply()
+        reply = StreamedReply()
         stream = await self.client.messages.create(**kwargs, stream=True)
         async with stream:
             async for event in stream:

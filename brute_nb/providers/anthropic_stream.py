@@ -2,10 +2,10 @@
 
 The SDK's ``messages.stream`` helper keeps a pydantic snapshot of the message, builds one or two event objects
 per event and re-parses a tool call's whole JSON at every delta; a tool loop pays that on every model call (a
-20-call loop took 1.6x the raw events' time). ``Reply`` keeps plain data instead and joins text and JSON pieces
+20-call loop took 1.6x the raw events' time). ``StreamedReply`` keeps plain data instead and joins text and JSON pieces
 once, at the end.
 
-The invariant: ``Reply.data()`` is, in every field the transport and the provider read, what the helper's final
+The invariant: ``StreamedReply.data()`` is, in every field the transport and the provider read, what the helper's final
 message dumps to (``model_dump(mode="json")``): blocks in the order they started; text, thinking and a tool call's
 input (parsed as the helper does, partial JSON allowed) joined from their deltas, each only into a block of its
 kind; a citation appended, a signature replaced; ``message_delta`` sets the stop reason and overwrites usage
@@ -24,7 +24,7 @@ DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_
 """Usage a ``message_delta`` may leave out; when it does, the count from ``message_start`` stands."""
 
 
-class Reply:
+class StreamedReply:
     """Add raw stream events with ``add``; ``text_delta``/``thinking_delta`` return the piece to show, if any."""
 
     def __init__(self) -> None:

@@ -1,7 +1,7 @@
-"""``anthropic_stream.Reply`` adds raw stream events up to what the SDK's own ``messages.stream`` helper builds.
+"""``anthropic_stream.StreamedReply`` adds raw stream events up to what the SDK's own ``messages.stream`` helper builds.
 
 Each scripted reply is served twice by the fake server, in the API's SSE shape, and read by the real SDK both ways:
-through the helper (its final message, dumped) and through ``messages.create(stream=True)`` into ``Reply``. The
+through the helper (its final message, dumped) and through ``messages.create(stream=True)`` into ``StreamedReply``. The
 two must agree field by field (the helper's ``parsed_output``, which the provider never reads, aside).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from brute_nb.providers.anthropic_stream import Reply
+from brute_nb.providers.anthropic_stream import StreamedReply
 from brute_nb.testing import FakeProvider, call
 from brute_nb.testing import Reply as Scripted
 
@@ -51,7 +51,7 @@ def test_reply_is_what_the_sdk_stream_helper_builds(fake_provider: FakeProvider,
     fake_provider.add(REPLIES[name], REPLIES[name])
     request: dict[str, Any] = {"model": "claude-fake", "max_tokens": 64,
                                "messages": [{"role": "user", "content": "go"}]}
-    reply, pieces = Reply(), []
+    reply, pieces = StreamedReply(), []
     with anthropic.Anthropic(base_url=fake_provider.base_url, api_key=fake_provider.api_key,
                              max_retries=0) as client:
         with client.messages.stream(**request) as stream:
@@ -74,6 +74,6 @@ def test_events_before_message_start_are_ignored_and_no_start_is_no_reply() -> N
         type = "content_block_delta"
         index = 0
 
-    reply = Reply()
+    reply = StreamedReply()
     assert reply.add(Delta()) is None
     assert reply.data() is None
