@@ -35,7 +35,7 @@ UNREADABLE = (TypeError, ValueError, KeyError, AttributeError, IndexError)
 """What a transport raises for a body that is not the reply it expects."""
 
 
-async def lines(chunks: AsyncIterator[bytes], limit: int = MAX_LINE) -> AsyncIterator[bytes | None]:
+async def lines(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[bytes | None]:
     """The lines of a byte stream, without their newline; None in place of a line longer than ``limit``, which is
     dropped as it streams past rather than held."""
     buffer, skipping = bytearray(), False
@@ -97,7 +97,7 @@ async def anthropic_results(provider: Any, batch_id: str) -> AsyncIterator[Resul
 
     decoder = await provider.client.messages.batches.results(batch_id)
     try:
-        async for line in lines(decoder.http_response.aiter_bytes()):
+        async for line in lines(decoder.http_response.aiter_bytes(), MAX_LINE):
             item = _record(line)
             if item is None:
                 continue
@@ -127,7 +127,7 @@ async def openai_results(kind: str, provider: Any, batch: Any) -> AsyncIterator[
         if not file_id:
             continue
         async with provider.client.files.with_streaming_response.content(file_id) as response:
-            async for line in lines(response.iter_bytes()):
+            async for line in lines(response.iter_bytes(), MAX_LINE):
                 item = _record(line)
                 if item is None:
                     continue

@@ -13,7 +13,7 @@ partial result, as a real window that closes midway leaves). OpenAI checks the i
 as the real service does: a line with the wrong method or url makes the batch ``failed`` with ``errors`` naming the
 line, not the create call a 400. Shapes follow the installed SDKs' ``MessageBatch``,
 ``MessageBatchIndividualResponse``, ``Batch`` (every field, the ones brute_nb does not read too) and ``FileObject``.
-A test may script what the results say instead (``results_for``: a batch id to raw JSONL bytes, a hostile file).
+A test may have a hostile server serve other results (``tamper``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import email.parser
 import email.policy
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -76,8 +77,10 @@ class Batches:
         self.polls = polls
         self.expire_next = False
         self.answered_before_expiry = 0
-        self.results_for: dict[str, bytes] = {}
-        """Raw results to serve for a batch id instead of its own (Anthropic's results, OpenAI's output file)."""
+        self.tamper: Callable[[str, list[dict[str, Any]]], bytes] | None = None
+        """What a hostile server serves instead of the honest results: a function of the API (``anthropic``,
+        ``openai_chat``, ``openai_responses``) and the honest lines (Anthropic's results; OpenAI's output and error
+        lines together) giving the raw bytes of Anthropic's results or OpenAI's output file."""
         self.enqueued_token_limit: int | None = None
         """OpenAI's per-model limit on tokens waiting in batches: a batch over it fails (``token_limit_exceeded``)."""
         self.results_host: str | None = None
@@ -120,8 +123,8 @@ class Batches:
             if method == "GET" and rest[1:] == ["results"]:
                 if batch.state != "ended":
                     raise ValueError(f"batch {batch.id} has not ended; results are available once it has")
-                if batch.id in self.results_for:
-                    return _raw(self.results_for[batch.id], "application/binary")
+                if self.tamper is not None:
+                    return _raw(self.tamper(batch.api, batch.results), "application/binary")
                 return _jsonl(batch.results)
             if method == "GET" and not rest[1:]:
                 self._poll(batch)
@@ -130,8 +133,10 @@ class Batches:
             if method == "POST" and len(parts) == 1:
                 return _json(200, self._upload(headers, raw))
             if method == "GET" and parts[2:] == ["content"] and parts[1] in self.files:
-                owner = next((b.id for b in self.batches.values() if b.files.get("output") == parts[1]), "")
-                return _raw(self.results_for.get(owner, self.files[parts[1]][1]))
+                owner = next((b for b in self.batches.values() if b.files.get("output") == parts[1]), None)
+                if owner is not None and self.tamper is not None:
+                    return _raw(self.tamper(owner.api, owner.results))
+                return _raw(self.files[parts[1]][1])
             raise LookupError(f"No such File object: {parts[1] if len(parts) > 1 else ''}")
         elif parts[0] == "batches":
             if method == "POST" and len(parts) == 1:
