@@ -88,6 +88,8 @@ class Batches:
         self.batches: dict[str, Batch] = {}
         self.files: dict[str, tuple[str, bytes]] = {}
         """Uploaded and produced files: id -> (purpose, bytes)."""
+        self.requests: list[dict[str, Any]] = []
+        """Every batch route request as ``{"method", "path", "headers"}``: which carried a key, and where."""
         self.created = 0
         """Batches created: a client that resumes instead of submitting again leaves this at one."""
         self._lock = threading.Lock()
@@ -97,6 +99,8 @@ class Batches:
         return route.startswith(("/v1/messages/batches", "/v1/batches", "/v1/files"))
 
     def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Outcome:
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "headers": dict(headers)})
         parts = path.split("?")[0].strip("/").split("/")[1:]  # without the leading v1
         api = "anthropic" if parts[0] == "messages" else "openai_chat"
         if not (headers.get("authorization", "").removeprefix("Bearer ") or headers.get("x-api-key")) or (
