@@ -74,6 +74,27 @@ def request(spec: MapSpec, provider: Any, job: Job) -> dict[str, Any]:
 
 
 async def run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
+    """Submit (or resume) the rows' batch, wait for it and record every row; an SDK failure (a refused key, an
+    unreachable server) is the provider's error in the same words a turn would use, with any key redacted."""
+    from brute_nb.providers.base import translate_error
+    from brute_nb.redact import redact_exception
+
+    try:
+        await _run_batch(spec, jobs, done, provider=provider, status=status)
+    except BruteError:
+        raise
+    except Exception as exc:
+        if type(exc).__module__.partition(".")[0] not in SDK_MODULES:
+            raise
+        raise translate_error(redact_exception(exc), str(getattr(provider, "provider", None) or kind_of(provider)),
+                              getattr(provider, "base_url", None)) from exc
+
+
+SDK_MODULES = frozenset({"anthropic", "openai", "httpx2", "httpcore"})
+"""Where the errors a batch's calls may raise come from (the SDKs and their HTTP stack), translated as a turn's."""
+
+
+async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
     kind = kind_of(provider)
     by_id = {job.key: job for job in jobs}
     state_path = Path(spec.folder + ".batch.json")

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import brute_nb
+from brute_nb.errors import ProviderError
 from brute_nb.map import batch as batches
 from brute_nb.map import batch_results
 from brute_nb.providers.anthropic import AnthropicMessages
@@ -90,8 +91,9 @@ def test_a_hostile_results_file_costs_each_bad_line_its_own_row_only(case: Case,
 def test_a_results_url_on_another_host_never_gets_the_key(case: Case, server: FakeProvider) -> None:
     with FakeProvider(api_key=None) as elsewhere:
         server.batches.results_host = elsewhere.base_url
-        with pytest.raises(Exception) as info:  # the other host, without a key, refuses (the SDK's 401)
+        with pytest.raises(ProviderError) as info:  # the other host, without a key, refuses
             run(server, case.data["api"])
+        assert info.value.status == 401
         assert elsewhere.batches.requests, "the SDK followed the results_url"
         assert all(KEY not in json.dumps(r["headers"]) for r in elsewhere.batches.requests), case.expect
     assert KEY not in str(info.value)
