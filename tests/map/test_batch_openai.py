@@ -134,3 +134,44 @@ def test_a_kernel_restart_resumes_the_same_batch_and_never_submits_twice(server:
     assert server.batches.created == before + 1  # resumed: never submitted twice
     assert out.loc["r0", "reply"] == "echo: Say one" and "refused" in out.loc["r1", "error"]
     assert json.loads(record.read_text())["done"] is True
+
+
+RESTART = """
+import json, os, sys
+import pandas as pd
+import brute_nb
+from brute_nb.map import batch
+from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
+
+base_url, key, endpoint, die = sys.argv[1:5]
+batch.FIRST_WAIT = 0.01
+if die == "die":
+    async def dead(*args):
+        os._exit(3)  # the kernel process is gone: no finally, no atexit, nothing in memory survives
+    batch._wait = dead
+kind = OpenAIResponses if endpoint.endswith("responses") else OpenAIChat
+provider = kind("gpt-4.1", base_url=base_url, api_key=key, max_retries=0)
+df = pd.DataFrame({"text": ["one", "FAIL two"]}, index=["r0", "r1"])
+out = brute_nb.map("Say {text}", df, model=provider, batch=True, progress=False)
+print(json.dumps({"reply": out["reply"].tolist(), "error": out["error"].tolist()}))
+"""
+
+
+def test_a_real_kernel_restart_resumes_the_same_batch(server: FakeProvider, tmp_path: Path, endpoint: str) -> None:
+    """Two processes, as a kernel before and after a restart: the first dies right after submitting, the second,
+    which shares nothing with it but the notebook's folder, resumes that batch and submits nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "BRUTE_NB_NOTEBOOK": str(tmp_path / "demo.ipynb")}
+    args = [sys.executable, "-c", RESTART, server.openai_base_url, server.api_key or "", endpoint]
+    before = server.batches.created
+    first = subprocess.run([*args, "die"], env=env, capture_output=True, text=True, check=False)
+    assert first.returncode == 3, first.stderr
+    assert server.batches.created == before + 1
+    second = subprocess.run([*args, "live"], env=env, capture_output=True, text=True, check=False)
+    assert second.returncode == 0, second.stderr
+    assert server.batches.created == before + 1  # resumed: the same batch, never a second submit
+    out = json.loads(second.stdout.strip().splitlines()[-1])
+    assert out["reply"][0] == "echo: Say one" and "this row is refused: two" in out["error"][1]
