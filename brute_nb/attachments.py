@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from brute_nb import confine
 from brute_nb.errors import BruteError
@@ -275,6 +276,13 @@ class UrlAttachment(Attachment):
     def of(cls, url: str, media_type: str | None = None, name: str = "") -> UrlAttachment:
         if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
             raise AttachmentError(f"cannot attach {url!r} by URL: only http:// and https:// URLs can be sent")
+        try:
+            host = urlsplit(url).hostname
+        except ValueError:  # a malformed [IPv6] host
+            host = None
+        if not host or any(c <= " " or c == "\x7f" for c in url):  # whitespace or a control character (CR LF)
+            raise AttachmentError(f"cannot attach {url!r} by URL: it names no host, or holds spaces or control "
+                                  "characters; quote them (%20) or attach another URL")
         path = url.split("?", 1)[0].split("#", 1)[0]
         kind = media_type or mimetypes.guess_type(path)[0]
         if kind is None:

@@ -12,8 +12,9 @@ The rules, applied in this order, since each relies on the one before:
    calls sharing an id keep their own results;
 3. a result counts only in the run of tool messages right after the assistant message that made its call, and
    only once: the others are left out, and a call left without one is answered with an error;
-4. every known key (``brute_nb.redact``) is redacted from the text and the tool-call arguments sent: this is the
-   redaction point of every request, ``%brute fix`` reports and ``--context`` cells included.
+4. every known key (``brute_nb.redact``) is redacted from the text, the tool-call arguments and the URLs of URL
+   attachments sent (a link's query or path may hold one, and the API would fetch it, or show it in a document's
+   title): this is the redaction point of every request, ``%brute fix`` reports and ``--context`` cells included.
 
 The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
 is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built.
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from brute_nb.attachments import UrlAttachment
 from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
 from brute_nb.redact import key_search, known, redact, redact_value
 
@@ -247,7 +249,20 @@ def _key_search() -> Search | None:
 def _holds_key(m: Message, search: Search) -> bool:
     if m.content and search(m.content):
         return True
+    if any(_link_holds_key(a, search) for a in m.attachments or ()):
+        return True
     return bool(m.tool_calls) and any(_value_holds_key(c.arguments, search) for c in m.tool_calls or ())
+
+
+def _link_holds_key(item: Any, search: Search) -> bool:
+    return isinstance(item, UrlAttachment) and (search(item.link) is not None or search(item.name) is not None)
+
+
+def _redacted_link(item: Any, search: Search) -> Any:
+    """A URL attachment with no key in its URL or its name (the name is sent too, as a document's title)."""
+    if not _link_holds_key(item, search):
+        return item
+    return UrlAttachment.of(redact(item.link), item.media_type, redact(item.name))
 
 
 def _value_holds_key(value: Any, search: Search) -> bool:
@@ -266,7 +281,10 @@ def _redacted(m: Any, search: Search) -> Any:
     if m.__class__ is not Message or not _holds_key(m, search):
         return m
     calls = [redacted_call(c) for c in m.tool_calls] if m.tool_calls else None
-    return m.replace(content=redact(m.content), tool_calls=calls)
+    changes: dict[str, Any] = {"content": redact(m.content), "tool_calls": calls}
+    if m.attachments:
+        changes["attachments"] = tuple(_redacted_link(a, search) for a in m.attachments)
+    return m.replace(**changes)
 
 
 def redacted(message: Any) -> Any:

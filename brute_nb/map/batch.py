@@ -18,7 +18,7 @@ Polling backs off (from ``FIRST_WAIT`` to ``MAX_WAIT`` seconds) and shows the ba
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ import anyio
 from brute_nb import confine
 from brute_nb.errors import BruteError, SettingsError
 from brute_nb.map import schema as schemas
+from brute_nb.map.batch_results import Result, anthropic_results, failed, openai_results
 from brute_nb.map.cache import Record
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Log, Message, Role, dumps
@@ -37,6 +38,9 @@ MAX_WAIT = 60.0
 BATCH_DISCOUNT = 0.5
 """Both providers bill batch requests at half their price (documented by each; genai-prices has no batch rate)."""
 OPENAI_ENDPOINTS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses"}
+
+NO_ANSWER = "the batch ended without an answer for this row; run the cell again to submit it again"
+"""A row the results do not answer (cancelled, expired, or its line unreadable): a re-run submits it again."""
 
 Done = Callable[[Job, Record], None]
 Status = Callable[[str], None]
@@ -71,6 +75,27 @@ def request(spec: MapSpec, provider: Any, job: Job, tools: list[Any] | None = No
 
 
 async def run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
+    """Submit (or resume) the rows' batch, wait for it and record every row; an SDK failure (a refused key, an
+    unreachable server) is the provider's error in the same words a turn would use, with any key redacted."""
+    from brute_nb.providers.base import translate_error
+    from brute_nb.redact import redact_exception
+
+    try:
+        await _run_batch(spec, jobs, done, provider=provider, status=status)
+    except BruteError:
+        raise
+    except Exception as exc:
+        if type(exc).__module__.partition(".")[0] not in SDK_MODULES:
+            raise
+        raise translate_error(redact_exception(exc), str(getattr(provider, "provider", None) or kind_of(provider)),
+                              getattr(provider, "base_url", None)) from exc
+
+
+SDK_MODULES = frozenset({"anthropic", "openai", "httpx2", "httpcore"})
+"""Where the errors a batch's calls may raise come from (the SDKs and their HTTP stack), translated as a turn's."""
+
+
+async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
     kind = kind_of(provider)
     by_id = {job.key: job for job in jobs}
     state_path = Path(spec.folder + ".batch.json")
@@ -80,11 +105,17 @@ async def run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any
         state = {"kind": kind, "id": await _submit(kind, provider, spec, jobs), "rows": sorted(by_id),
                  "done": False}
         confine.write_atomic(state_path, dumps(state).encode(), root=root)
-    results = await _wait(kind, provider, str(state["id"]), status)
-    async for custom_id, message, error in results:
-        job = by_id.get(custom_id)
-        if job is not None:
-            done(job, _record(spec, provider, job, message, error))
+    ended = await _wait(kind, provider, str(state["id"]), status)
+    answered: set[str] = set()
+    if not isinstance(ended, str):
+        async for custom_id, message, error in ended:
+            job = by_id.get(custom_id)
+            if job is not None and custom_id not in answered:  # a line for no row of ours, or a second answer
+                answered.add(custom_id)
+                done(job, _record(spec, provider, job, message, error))
+    left = ended if isinstance(ended, str) else NO_ANSWER
+    for key in sorted(set(by_id) - answered):
+        done(by_id[key], _record(spec, provider, by_id[key], None, left))
     confine.write_atomic(state_path, dumps({**state, "done": True}).encode(), root=root)
 
 
@@ -115,8 +146,9 @@ async def _submit(kind: str, provider: Any, spec: MapSpec, jobs: list[Job]) -> s
     return str(batch.id)
 
 
-async def _wait(kind: str, provider: Any, batch_id: str, status: Status) -> Any:
-    """Poll until the batch has ended (backing off), then the results as ``(custom_id, Message | None, error)``."""
+async def _wait(kind: str, provider: Any, batch_id: str, status: Status) -> AsyncIterator[Result] | str:
+    """Poll until the batch has ended (backing off), then the results as ``(custom_id, Message | None, error)``, or
+    the error of every row when the batch failed as a whole."""
     client = provider.client
     wait = FIRST_WAIT
     while True:
@@ -126,53 +158,18 @@ async def _wait(kind: str, provider: Any, batch_id: str, status: Status) -> Any:
             status(f"{batch.processing_status}: {counts.succeeded} done, {counts.errored} failed, "
                    f"{counts.processing} waiting")
             if batch.processing_status == "ended":
-                return _anthropic_results(provider, batch_id)
+                return anthropic_results(provider, batch_id)
         else:
             batch = await client.batches.retrieve(batch_id)
             counts = batch.request_counts
             status(f"{batch.status}" + (f": {counts.completed} done, {counts.failed} failed of {counts.total}"
                                         if counts else ""))
-            if batch.status in ("completed", "expired", "cancelled", "failed"):
-                return _openai_results(kind, provider, batch)
+            if batch.status == "failed":
+                return failed(batch)
+            if batch.status in ("completed", "expired", "cancelled"):
+                return openai_results(kind, provider, batch)
         await anyio.sleep(wait)
         wait = min(wait * 1.5, MAX_WAIT)
-
-
-async def _anthropic_results(provider: Any, batch_id: str) -> Any:
-    from brute_nb.providers.base import wrapped
-    from brute_nb.transports.anthropic import Anthropic
-
-    async for item in await provider.client.messages.batches.results(batch_id):
-        result = item.result
-        if result.type == "succeeded":
-            yield item.custom_id, wrapped(Anthropic, result.message), None
-        elif result.type == "errored":
-            yield item.custom_id, None, f"anthropic refused the request: {result.error.error.message}"
-        else:
-            yield item.custom_id, None, f"the batch request was {result.type}; run the cell again to submit it again"
-
-
-async def _openai_results(kind: str, provider: Any, batch: Any) -> Any:
-    from brute_nb.providers.base import wrapped
-    from brute_nb.transports.openai import OpenAI
-    from brute_nb.transports.openai_responses import OpenAIResponses
-
-    transport = OpenAIResponses if kind == "openai-responses" else OpenAI
-    for file_id in (batch.output_file_id, batch.error_file_id):
-        if not file_id:
-            continue
-        content = await provider.client.files.content(file_id)
-        for line in content.text.splitlines():
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            response = item.get("response") or {}
-            if response.get("status_code") == 200:
-                yield item["custom_id"], wrapped(transport, response["body"]), None
-            else:
-                error = (response.get("body") or {}).get("error") or item.get("error") or {}
-                yield item["custom_id"], None, (f"openai refused the request (HTTP {response.get('status_code')}): "
-                                                f"{error.get('message') or error.get('code') or 'no reason given'}")
 
 
 def _record(spec: MapSpec, provider: Any, job: Job, message: Message | None, error: str | None) -> Record:

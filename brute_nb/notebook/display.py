@@ -400,9 +400,12 @@ def segment_bundle(text: str, meta: Mapping[str, Any]) -> dict[str, str]:
 def server_views(meta: Mapping[str, Any]) -> list[ToolView]:
     """The tools the provider ran itself (web search), as tool blocks whose status says "server"."""
     views = []
-    for call in meta.get("server_tool_calls") or ():
-        result = call.get("result")
+    calls = meta.get("server_tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        if not isinstance(call, Mapping):  # a hand-edited or hostile session line: nothing to show
+            continue
+        result, arguments = call.get("result"), call.get("arguments")
         views.append(ToolView(call_id=str(call.get("id") or ""), name=str(call.get("name") or "server tool"),
-                              arguments=call.get("arguments") or {}, status="server",
+                              arguments=dict(arguments) if isinstance(arguments, Mapping) else {}, status="server",
                               result=None if result is None else json.dumps(result, ensure_ascii=False, default=str)))
     return views

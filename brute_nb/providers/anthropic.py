@@ -98,7 +98,13 @@ MAX_CONTINUATIONS = 8
 
 def _joined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
     """One reply from a paused one and its continuation: blocks in order, usage summed, the last stop reason."""
-    before: dict[str, Any] = first.get("usage") or {}
-    summed = {k: v + before[k] if isinstance(v, int) and isinstance(before.get(k), int) else v
-              for k, v in (then.get("usage") or {}).items()}
-    return {**then, "content": [*first["content"], *then["content"]], "usage": summed}
+    return {**then, "content": [*first["content"], *then["content"]],
+            "usage": _summed(first.get("usage") or {}, then.get("usage") or {})}
+
+
+def _summed(before: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """Counts added key by key, one level down too (``output_tokens_details.thinking_tokens``); a count only one
+    reply reported is the later one's (a dropped part would undercount what was billed)."""
+    return {k: v + before[k] if isinstance(v, int) and isinstance(before.get(k), int)
+            else _summed(before[k], v) if isinstance(v, dict) and isinstance(before.get(k), dict) else v
+            for k, v in then.items()}

@@ -86,6 +86,16 @@ def wrapped(transport: Any, reply: Any) -> Message:
     return message
 
 
+def kept(message: Message) -> Message:
+    """A reply as the log keeps it, whichever way it came (streamed, whole, or read back from a batch): a key it
+    quotes, in its text, a call's arguments or its own blocks, redacted (the blocks alike, so they still match the
+    text they hold)."""
+    if "blocks" in message.meta:
+        message = message.replace(meta={**message.meta, "blocks": redact_value(message.meta["blocks"])})
+    clean: Message = redacted(message)
+    return clean
+
+
 def server_tool_entries(api: str, tools: Any) -> list[dict[str, JSON]]:
     """The server tools among ``env["tools"]`` in ``api``'s form; a ServerToolError if it offers any of them not."""
     from brute_nb.tools.server import of
@@ -270,15 +280,13 @@ class Provider:
         }
         if self.replay:
             meta["replayed"] = True
-        if "blocks" in meta:  # the reply's own blocks are its text too: redacted alike, so they still match it
-            meta["blocks"] = redact_value(meta["blocks"])
         meta["cost"] = price(meta)
         schema = env.get("schema")
         if schema is not None and not message.tool_calls:
             meta[structured.SCHEMA_KEY] = structured.name_of(schema)
         # A reply quoting a key (the user's prompt held one), in its text or a call's arguments, keeps it out of
         # the log, and so out of every view, file and tool.
-        env["messages"].append(redacted(message.replace(meta=meta)))
+        env["messages"].append(kept(message.replace(meta=meta)))
         if schema is not None and not message.tool_calls:
             structured.validate(schema, message.content)  # after the append: the text the model sent is kept
 

@@ -4,7 +4,8 @@ The APIs read images (and Anthropic and Responses PDFs) from a URL themselves, s
 sources and never touches them. A text file by URL, or a PDF for Chat Completions, has no URL source: the bytes
 are fetched here, with the ``fetch`` tool's guard (public addresses only, every connection checked, redirects
 included) and a size cap, and sent in that request alone; the log and the session file keep the URL. Invariant:
-brute_nb fetches nothing an API could have read itself, and nothing the fetch tool would refuse.
+brute_nb fetches nothing an API could have read itself, nothing the fetch tool would refuse, and no URL that holds
+a known key (``brute_nb.redact``): a key goes to its provider's host only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from brute_nb.attachments import Attachment, AttachmentError, UrlAttachment, from_bytes
+from brute_nb.redact import redact
 from brute_nb.transports.attachment_blocks import URL_KINDS
 
 MAX_BYTES = 32 * 1024 * 1024
@@ -56,6 +58,9 @@ async def fetch(item: UrlAttachment, *, transport: Any = None) -> Attachment:
     from brute_nb.tools.builtin.fetch import USER_AGENT, guarded_transport, read_capped
     from brute_nb.tools.builtin.fetch_guard import BlockedDestinationError, Guard
 
+    if redact(item.link) != item.link:  # the host is not the key's provider: it never gets the key
+        raise AttachmentError(f"cannot attach {redact(item.link)}: the URL holds an API key, and brute_nb sends a key "
+                              "to its provider's host only; attach a URL without it")
     guard = Guard()
     parts = urlsplit(item.link)
     try:

@@ -6,9 +6,14 @@ it (the same rules, script and responder: ``FakeProvider.respond``), so one requ
 request's error while the others succeed (a partial failure). Results are JSONL in each API's shape: Anthropic's
 ``results_url`` lines (``succeeded``/``errored``/``canceled``/``expired``), OpenAI's output and error files
 (``custom_id``, ``response.status_code``, ``response.body``). A batch cancelled before it ends reports its
-requests ``canceled`` (OpenAI: ``cancelled``, no output); ``expire=True`` makes the next batch run out of time
-(Anthropic ``expired`` results, OpenAI ``expired`` status with an error file). Shapes follow the installed SDKs'
-``MessageBatch``, ``MessageBatchIndividualResponse``, ``Batch`` and ``FileObject``.
+requests ``canceled`` (OpenAI: ``cancelled``, its requests in the error file as ``batch_cancelled``);
+``expire_next = True`` makes the next batch run out of time (Anthropic ``expired`` results, OpenAI ``expired`` status
+with ``batch_expired`` lines in its error file), after answering its first ``answered_before_expiry`` requests (a
+partial result, as a real window that closes midway leaves). OpenAI checks the input file only once the batch exists,
+as the real service does: a line with the wrong method or url makes the batch ``failed`` with ``errors`` naming the
+line, not the create call a 400. Shapes follow the installed SDKs' ``MessageBatch``,
+``MessageBatchIndividualResponse``, ``Batch`` (every field, the ones brute_nb does not read too) and ``FileObject``.
+A test may have a hostile server serve other results (``tamper``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import email.parser
 import email.policy
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -55,6 +61,10 @@ class Batch:
     outcome: str = ""
     """How it ended: completed, canceled or expired."""
     expire: bool = False
+    answered: int = 0
+    """When it expires: how many requests were answered before the window closed."""
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    """OpenAI input-file problems (``errors.data``): a batch with any fails instead of running."""
     results: list[dict[str, Any]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
 
@@ -66,9 +76,20 @@ class Batches:
         self.fake = fake
         self.polls = polls
         self.expire_next = False
+        self.answered_before_expiry = 0
+        self.tamper: Callable[[str, list[dict[str, Any]]], bytes] | None = None
+        """What a hostile server serves instead of the honest results: a function of the API (``anthropic``,
+        ``openai_chat``, ``openai_responses``) and the honest lines (Anthropic's results; OpenAI's output and error
+        lines together) giving the raw bytes of Anthropic's results or OpenAI's output file."""
+        self.enqueued_token_limit: int | None = None
+        """OpenAI's per-model limit on tokens waiting in batches: a batch over it fails (``token_limit_exceeded``)."""
+        self.results_host: str | None = None
+        """A base URL to name in Anthropic's ``results_url`` instead of this server's (a proxy pointing elsewhere)."""
         self.batches: dict[str, Batch] = {}
         self.files: dict[str, tuple[str, bytes]] = {}
         """Uploaded and produced files: id -> (purpose, bytes)."""
+        self.requests: list[dict[str, Any]] = []
+        """Every batch route request as ``{"method", "path", "headers"}``: which carried a key, and where."""
         self.created = 0
         """Batches created: a client that resumes instead of submitting again leaves this at one."""
         self._lock = threading.Lock()
@@ -78,6 +99,8 @@ class Batches:
         return route.startswith(("/v1/messages/batches", "/v1/batches", "/v1/files"))
 
     def respond(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Outcome:
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "headers": dict(headers)})
         parts = path.split("?")[0].strip("/").split("/")[1:]  # without the leading v1
         api = "anthropic" if parts[0] == "messages" else "openai_chat"
         if not (headers.get("authorization", "").removeprefix("Bearer ") or headers.get("x-api-key")) or (
@@ -100,18 +123,23 @@ class Batches:
             batch = self._batch(rest[0] if rest else "")
             if method == "POST" and rest[1:] == ["cancel"]:
                 self._cancel(batch)
-                return _json(200, anthropic_batch(batch, self.fake.base_url))
+                return _json(200, anthropic_batch(batch, self._results_base()))
             if method == "GET" and rest[1:] == ["results"]:
                 if batch.state != "ended":
                     raise ValueError(f"batch {batch.id} has not ended; results are available once it has")
+                if self.tamper is not None:
+                    return _raw(self.tamper(batch.api, batch.results), "application/binary")
                 return _jsonl(batch.results)
             if method == "GET" and not rest[1:]:
                 self._poll(batch)
-                return _json(200, anthropic_batch(batch, self.fake.base_url))
+                return _json(200, anthropic_batch(batch, self._results_base()))
         elif parts[0] == "files":
             if method == "POST" and len(parts) == 1:
                 return _json(200, self._upload(headers, raw))
             if method == "GET" and parts[2:] == ["content"] and parts[1] in self.files:
+                owner = next((b for b in self.batches.values() if b.files.get("output") == parts[1]), None)
+                if owner is not None and self.tamper is not None:
+                    return _raw(self.tamper(owner.api, owner.results))
                 return _raw(self.files[parts[1]][1])
             raise LookupError(f"No such File object: {parts[1] if len(parts) > 1 else ''}")
         elif parts[0] == "batches":
@@ -126,6 +154,9 @@ class Batches:
                 return _json(200, openai_batch(batch))
         raise LookupError(f"Unknown request URL: {method} /v1/{'/'.join(parts)}")
 
+    def _results_base(self) -> str:
+        return self.results_host or self.fake.base_url
+
     def _batch(self, batch_id: str) -> Batch:
         if batch_id not in self.batches:
             raise LookupError(f"No batch found with id '{batch_id}'")
@@ -138,8 +169,8 @@ class Batches:
         if len(set(ids)) != len(ids):
             raise ValueError("custom_id values must be unique within a batch")
         batch = Batch(f"{prefix}{self.created:024d}", api, requests, dict(headers), self.polls,
-                      expire=self.expire_next, **extra)
-        self.expire_next = False
+                      expire=self.expire_next, answered=self.answered_before_expiry, **extra)
+        self.expire_next, self.answered_before_expiry = False, 0
         self.batches[batch.id] = batch
         return batch
 
@@ -175,16 +206,26 @@ class Batches:
         file_id = str(body.get("input_file_id") or "")
         if file_id not in self.files:
             raise LookupError(f"No such File object: {file_id}")
-        pairs = []
+        pairs, invalid = [], []
         for n, line in enumerate(self.files[file_id][1].decode().splitlines(), 1):
             if not line.strip():
                 continue
             item = json.loads(line)
             if item.get("method") != "POST" or item.get("url") != endpoint:
-                raise ValueError(f"line {n} of the input file: method must be POST and url {endpoint}")
+                invalid.append({"code": "invalid_url", "line": n, "param": "url",
+                                "message": f"The URL provided for this request does not match the batch endpoint "
+                                           f"{endpoint}."})
             pairs.append((str(item.get("custom_id")), dict(item.get("body") or {})))
+        enqueued = sum(len(json.dumps(body)) // 4 for _, body in pairs)
+        if self.enqueued_token_limit is not None and enqueued > self.enqueued_token_limit:
+            model = next((str(body.get("model")) for _, body in pairs if body.get("model")), "the model")
+            invalid.append({"code": "token_limit_exceeded", "line": None, "param": None,
+                            "message": f"Enqueued token limit reached for {model} in organization org-fake. Limit: "
+                                       f"{self.enqueued_token_limit:,} enqueued tokens. Please try submitting an "
+                                       "equal or smaller batch later."})
         api = "openai_responses" if endpoint.endswith("/responses") else "openai_chat"
-        return openai_batch(self._new("batch_", api, pairs, headers, endpoint=endpoint, input_file_id=file_id))
+        batch = self._new("batch_", api, pairs, headers, endpoint=endpoint, input_file_id=file_id, invalid=invalid)
+        return openai_batch(batch)
 
     def _poll(self, batch: Batch) -> None:
         if batch.state == "ended":
@@ -200,10 +241,14 @@ class Batches:
         batch.polls_left = min(batch.polls_left, 1)
 
     def _end(self, batch: Batch) -> None:
+        if batch.invalid:  # OpenAI: the input file failed validation, so nothing ran
+            batch.state, batch.outcome = "ended", "failed"
+            return
         outcome = "canceled" if batch.state == "canceling" else "expired" if batch.expire else None
-        batch.results = [self._result(batch, custom, params, outcome) for custom, params in batch.requests]
+        batch.results = [self._result(batch, custom, params, None if outcome == "expired" and n < batch.answered
+                                      else outcome) for n, (custom, params) in enumerate(batch.requests)]
         batch.state, batch.outcome = "ended", outcome or "completed"
-        if batch.api != "anthropic" and outcome != "canceled":
+        if batch.api != "anthropic":
             good = [r for r in batch.results if (r.get("response") or {}).get("status_code") == 200]
             bad = [r for r in batch.results if r not in good]
             for name, lines in (("output", good), ("error", bad)):
@@ -231,8 +276,10 @@ class Batches:
                 "type": "api_error", "message": "the request could not be processed"}}
             return {"custom_id": custom, "result": {"type": "errored", "error": error}}
         if outcome is not None:
-            error = {"code": "batch_expired", "message": "This request could not be executed before the completion "
-                                                         "window expired."}
+            error = ({"code": "batch_expired", "message": "This request could not be executed before the "
+                                                          "completion window expired."} if outcome == "expired"
+                     else {"code": "batch_cancelled", "message": "The batch was cancelled before this request "
+                                                                 "executed."})
             return {"id": f"batch_req_{custom}", "custom_id": custom, "response": None, "error": error}
         return {"id": f"batch_req_{custom}", "custom_id": custom,
                 "response": {"status_code": status, "request_id": f"req_{custom}", "body": body}, "error": None}
@@ -260,17 +307,44 @@ def openai_batch(batch: Batch) -> dict[str, Any]:
     elif batch.state == "canceling":
         status = "cancelling"
     else:
-        status = "validating" if batch.polls_left >= 2 else "in_progress"
+        status = "validating" if batch.polls_left >= 2 or batch.invalid else "in_progress"
+    if batch.outcome == "failed":
+        status = "failed"
     failed = sum(1 for r in batch.results if not r.get("response") or r["response"]["status_code"] != 200)
-    return {"id": batch.id, "object": "batch", "endpoint": batch.endpoint, "errors": None,
+    errors = {"object": "list", "data": batch.invalid} if batch.invalid and done else None
+    bodies = [r["response"]["body"] for r in batch.results if (r.get("response") or {}).get("status_code") == 200]
+    return {"id": batch.id, "object": "batch", "endpoint": batch.endpoint, "errors": errors,
             "input_file_id": batch.input_file_id, "completion_window": "24h", "status": status,
             "output_file_id": batch.files.get("output"), "error_file_id": batch.files.get("error"),
-            "created_at": CREATED, "in_progress_at": CREATED, "expires_at": CREATED + 86_400,
+            "created_at": CREATED, "in_progress_at": None if status in ("validating", "failed") else CREATED,
+            "expires_at": CREATED + 86_400,
+            "finalizing_at": CREATED + 59 if status in ("completed", "expired", "cancelled") else None,
             "completed_at": CREATED + 60 if status == "completed" else None,
+            "cancelling_at": CREATED + 30 if status in ("cancelling", "cancelled") else None,
             "cancelled_at": CREATED + 60 if status == "cancelled" else None,
+            "failed_at": CREATED + 1 if status == "failed" else None,
             "expired_at": CREATED + 86_400 if status == "expired" else None, "metadata": None,
+            "model": next((str(p.get("model")) for _, p in batch.requests if p.get("model")), None),
+            "usage": _batch_usage(bodies) if done and status != "failed" else None,
             "request_counts": {"total": len(batch.requests), "completed": len(batch.results) - failed if done else 0,
                                "failed": failed if done else 0}}
+
+
+def _batch_usage(bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The batch's tokens, added up from its answers (Chat Completions' or Responses' usage), in ``BatchUsage``'s
+    shape (reported for batches created since September 2025)."""
+    counts = {"input": 0, "output": 0, "cached": 0, "reasoning": 0}
+    for body in bodies:
+        usage = body.get("usage") or {}
+        counts["input"] += usage.get("input_tokens", usage.get("prompt_tokens")) or 0
+        counts["output"] += usage.get("output_tokens", usage.get("completion_tokens")) or 0
+        ins = usage.get("input_tokens_details") or usage.get("prompt_tokens_details") or {}
+        outs = usage.get("output_tokens_details") or usage.get("completion_tokens_details") or {}
+        counts["cached"] += ins.get("cached_tokens") or 0
+        counts["reasoning"] += outs.get("reasoning_tokens") or 0
+    return {"input_tokens": counts["input"], "input_tokens_details": {"cached_tokens": counts["cached"]},
+            "output_tokens": counts["output"], "output_tokens_details": {"reasoning_tokens": counts["reasoning"]},
+            "total_tokens": counts["input"] + counts["output"]}
 
 
 def _jsonl(lines: list[dict[str, Any]]) -> Outcome:
@@ -278,5 +352,5 @@ def _jsonl(lines: list[dict[str, Any]]) -> Outcome:
     return Outcome(200, {"content-type": "application/binary"}, [body])
 
 
-def _raw(data: bytes) -> Outcome:
-    return Outcome(200, {"content-type": "application/octet-stream"}, [data])
+def _raw(data: bytes, kind: str = "application/octet-stream") -> Outcome:
+    return Outcome(200, {"content-type": kind}, [data])

@@ -35,6 +35,10 @@ class Reply:
     blocks: tuple[dict[str, Any], ...] = ()
     """A recorded reply's content as the API sends it (Anthropic content blocks, or Responses output items),
     instead of the fields above: a test of a block kind scripts it in the API's own shape."""
+    reasoning_tokens: int | None = None
+    """Output tokens the model spent reasoning, reported in each API's own field (added to the visible output's
+    count); None: Chat Completions and Responses report 0, as they do for a model that did not reason, and
+    Anthropic leaves the field out, as it does when it does not break the output down."""
     keep_ids: bool = False
     """Send the calls' ids as scripted, empty or repeated ones too (proxies and local models do); by default an
     empty id is filled in, as the real APIs always send one."""

@@ -31,10 +31,11 @@ def arguments_text(call: ToolCall) -> str:
 
 def usage_numbers(body: Mapping[str, Any], reply: Reply) -> tuple[int, int]:
     out = len(reply.text) + len(reply.thinking) + sum(len(arguments_text(c)) for c in reply.calls)
+    written = max(1, out // 4) + (reply.reasoning_tokens or 0)  # reasoning is billed as output, part of its count
     if reply.prompt_tokens is not None:
-        return reply.prompt_tokens, max(1, out // 4)
+        return reply.prompt_tokens, written
     sent = json.dumps(body.get("messages", body.get("input", "")))
-    return max(1, len(sent) // 4), max(1, out // 4)
+    return max(1, len(sent) // 4), written
 
 
 def token_logprobs(text: str, top: int) -> list[dict[str, Any]]:
@@ -80,7 +81,9 @@ def openai_chat_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str,
         "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(reply),
                      "logprobs": _chat_logprobs(body, reply.text)}],
         "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
-                  "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
+                  "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+                  "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens or 0, "audio_tokens": 0,
+                                                "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
     }
 
 
@@ -137,8 +140,16 @@ def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, A
         "stop_reason": reply.finish or ("tool_use" if uses else "end_turn"), "stop_sequence": None,
         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
                   "cache_read_input_tokens": reply.cached_tokens,
-                  "cache_creation_input_tokens": reply.cache_write_tokens},
+                  "cache_creation_input_tokens": reply.cache_write_tokens, "service_tier": "standard",
+                  **_thinking_details(reply)},
     }
+
+
+def _thinking_details(reply: Reply) -> dict[str, Any]:
+    """Anthropic's breakdown of the output, sent only when there is one to give (it is optional in the API)."""
+    if reply.reasoning_tokens is None:
+        return {}
+    return {"output_tokens_details": {"thinking_tokens": reply.reasoning_tokens}}
 
 
 def _content(reply: Reply, n: int) -> list[dict[str, Any]]:
@@ -171,7 +182,8 @@ def _input(call: ToolCall) -> Any:
 def anthropic_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
     full = anthropic_json(body, reply, n)
     start = {**full, "content": [], "stop_reason": None,
-             "usage": {**full["usage"], "output_tokens": 1}}
+             "usage": {**{k: v for k, v in full["usage"].items() if k != "output_tokens_details"},
+                       "output_tokens": 1}}  # the breakdown comes with the final count, in message_delta
     events = [event_line("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(full["content"]):
         kind = block["type"]
@@ -187,7 +199,7 @@ def anthropic_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
         events.append(event_line("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(event_line("message_delta", {
         "type": "message_delta", "delta": {"stop_reason": full["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": full["usage"]["output_tokens"]}}))
+        "usage": {"output_tokens": full["usage"]["output_tokens"], **_thinking_details(reply)}}))
     events.append(event_line("message_stop", {"type": "message_stop"}))
     return events
 

@@ -34,7 +34,7 @@ def response_json(body: Mapping[str, Any], reply: Reply, n: int, status: str = "
         "parallel_tool_calls": True, "tool_choice": "auto", "tools": body.get("tools") or [],
         "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out, "total_tokens": tokens_in + tokens_out,
                   "input_tokens_details": {"cached_tokens": reply.cached_tokens},
-                  "output_tokens_details": {"reasoning_tokens": 0}},
+                  "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens or 0}},
     }
 
 

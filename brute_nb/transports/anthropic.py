@@ -256,6 +256,7 @@ def message_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
         output_tokens=usage.get("output_tokens"),
         cached_tokens=usage.get("cache_read_input_tokens"),
         cache_write_tokens=usage.get("cache_creation_input_tokens"),
+        reasoning_tokens=(usage.get("output_tokens_details") or {}).get("thinking_tokens"),
     )
     reason = finish_reason(data.get("stop_reason"))
     if reason is not None:

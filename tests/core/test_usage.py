@@ -14,10 +14,13 @@ OPENAI = {"provider": "openai", "model": "gpt-4.1", "input_tokens": 9_003, "outp
 
 def test_input_counts_cache_reads_and_writes_whoever_reported_it() -> None:
     # Anthropic's input_tokens leave both out; OpenAI's already hold the cached part.
-    assert Usage.of_meta(ANTHROPIC) == Usage(9_403, 100, cache_read_tokens=9_000, cache_write_tokens=400)
-    assert Usage.of_meta(OPENAI) == Usage(9_003, 100, cache_read_tokens=9_000)
+    # Neither said how much of the output was reasoning: unknown (None), not zero.
+    assert Usage.of_meta(ANTHROPIC) == Usage(9_403, 100, cache_read_tokens=9_000, cache_write_tokens=400,
+                                             reasoning_tokens=None)
+    assert Usage.of_meta(OPENAI) == Usage(9_003, 100, cache_read_tokens=9_000, reasoning_tokens=None)
     assert Usage.of_meta(ANTHROPIC).tokens == 9_503  # type: ignore[union-attr]
-    assert Usage.of_meta({"provider": "anthropic", "output_tokens": 7}) == Usage(0, 7)
+    assert Usage.of_meta({"provider": "anthropic", "output_tokens": 7}) == Usage(0, 7, reasoning_tokens=None)
+    assert Usage.of_meta({**OPENAI, "reasoning_tokens": 60}) == Usage(9_003, 100, 9_000, reasoning_tokens=60)
 
 
 @pytest.mark.parametrize("meta", [{}, {"model": "m"}, {"input_tokens": "12"}, {"input_tokens": True},
@@ -35,7 +38,7 @@ def test_replies_add_up_and_the_shape_is_the_price_tables() -> None:
     log.assistant("b", **OPENAI)
     log.assistant("c")  # a reply with no counts adds nothing
     total = Usage.total(log)
-    assert total == Usage(18_406, 200, 18_000, 400)
+    assert total == Usage(18_406, 200, 18_000, 400, reasoning_tokens=None)
     assert total is not None and total.to_dict() == {"input_tokens": 18_406, "output_tokens": 200,
                                                      "cache_read_tokens": 18_000, "cache_write_tokens": 400}
     assert Usage(1, 2).to_dict() == {"input_tokens": 1, "output_tokens": 2}  # cache keys only when there are some

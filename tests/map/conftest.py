@@ -17,8 +17,11 @@ MODEL = "anthropic:claude-fake"
 
 
 def prompt_of(body: dict[str, Any]) -> str:
-    """The row's prompt: the first user message's text."""
-    first = next(m for m in body["messages"] if m["role"] == "user")
+    """The row's prompt: the first user message's text (Chat and Anthropic ``messages``, Responses ``input``)."""
+    turns = body.get("messages", body.get("input"))
+    if isinstance(turns, str):
+        return turns
+    first = next(m for m in turns if m.get("role") == "user")
     content = first["content"]
     return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content if "text" in b)
 

@@ -55,7 +55,7 @@ async def test_cache_reads_are_priced_at_their_own_rate(fake_provider: FakeProvi
     uncached = Message("assistant", "", meta={**m.meta, "cached_tokens": 0, "cost": None})
     # Anthropic's input_tokens leave the cache reads out; the bill counts them, at a tenth of the input rate.
     assert m.usage == Usage(input_tokens=m.meta["input_tokens"] + 2000, output_tokens=m.meta["output_tokens"],
-                            cache_read_tokens=2000)
+                            cache_read_tokens=2000, reasoning_tokens=None)  # no breakdown sent: unknown
     assert m.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], input_tokens=m.meta[
         "input_tokens"] + 2000, output_tokens=m.meta["output_tokens"], cache_read_tokens=2000))
     assert m.cost > price(uncached.meta)  # 2000 more billed tokens, but cheaper than 2000 uncached ones

@@ -132,3 +132,61 @@ def test_a_refused_tool_result_is_answered_with_why_and_the_session_goes_on(api:
     assert '"type": "image"' not in last and "image_url" not in last and "input_image" not in last
     result = next(m for m in read_session(path) if m.role.value == "tool")
     assert result.meta["refused"]["status"] == 400 and result.attachments  # kept in the file, marked
+
+
+def _inert_everywhere(messages: list[Any]) -> None:
+    from brute_nb.notebook.transcript_html import log_html
+    from brute_nb.testing.hostile import live_parts
+    from tests.security.test_html_output import published_bundles, rendered
+
+    shown = [m for m in messages if m.role.value != "system"]
+    html = "".join(rendered(b) for b in published_bundles(shown)) + log_html(shown)
+    assert live_parts(html) == []
+
+
+def _sent_back(request: dict[str, Any], api: str) -> list[Any]:
+    """The first assistant turn of a request, as blocks (Anthropic) or output items (Responses)."""
+    if api == "anthropic":
+        return list(next(t for t in request["messages"] if t["role"] == "assistant")["content"])
+    return [i for i in request["input"] if i.get("type") != "message" or i.get("role") == "assistant"]
+
+
+@pytest.mark.parametrize("case", cases("blocks"))
+def test_reply_blocks_are_inert_sent_back_as_received_and_an_unknown_kind_is_refused(
+        case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.transports.blocks import clean
+    from tests.security.hostile.replies import KEY_HERE
+
+    key = f"sk-hostile-{case.id}-5f1e9a"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    api, path = case.data["api"], tmp_path / "s.jsonl"
+    blocks = [json.loads(json.dumps(b).replace(KEY_HERE, key)) for b in case.data["blocks"]]
+    with FakeProvider([Reply(blocks=tuple(blocks)), "second", "third"]) as fake:
+        session = bot(path, FACTORIES[api](fake))
+        if case.data["error"]:
+            with pytest.raises(ProviderError, match=case.data["error"]):
+                session.start("search")
+            assert [m.role.value for m in read_session(path)] == ["user"]  # nothing half-kept
+            assert session.start("again")["messages"][-1].content == "second"
+            return
+        env = session.start("search")
+        _inert_everywhere(list(env["messages"]))
+        session.start("again")
+        request = fake.requests[-1]["json"]
+    received = [clean(b) for b in blocks]
+    back = _sent_back(request, api)
+    if KEY_HERE not in json.dumps(case.data["blocks"]):
+        assert back == received, case.expect  # the blocks as the API sent them, in order
+    else:
+        assert key not in json.dumps(request) and key not in path.read_text(), case.expect
+        assert [b["type"] for b in back] == [b["type"] for b in received]  # still the reply's own blocks
+        assert back[1]["content"][0]["encrypted_content"] == received[1]["content"][0]["encrypted_content"]
+
+
+def test_a_damaged_server_tool_call_in_a_session_line_shows_nothing_live() -> None:
+    from brute_nb.message import Message
+    from tests.security.hostile.replies import MARKUP
+
+    damaged = Message("assistant", "done", meta={"server_tool_calls": [MARKUP, 5, None, {
+        "id": MARKUP, "name": MARKUP, "arguments": MARKUP, "result": [MARKUP]}]})
+    _inert_everywhere([Message("user", "hi"), damaged])

@@ -114,6 +114,9 @@ def test_an_openai_batch_cancelled_or_expired(fake_provider: FakeProvider) -> No
     assert client.batches.cancel(batch.id).status == "cancelling"
     cancelled = client.batches.retrieve(batch.id)
     assert cancelled.status == "cancelled" and cancelled.output_file_id is None
+    assert cancelled.cancelling_at is not None and cancelled.cancelled_at is not None
+    (dropped,) = [json.loads(x) for x in client.files.content(cancelled.error_file_id or "").text.splitlines()]
+    assert dropped["response"] is None and dropped["error"]["code"] == "batch_cancelled"
     fake_provider.batches.expire_next = True
     late = client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
     while (state := client.batches.retrieve(late.id)).status not in ("expired", "completed"):
@@ -124,3 +127,51 @@ def test_an_openai_batch_cancelled_or_expired(fake_provider: FakeProvider) -> No
     with pytest.raises(openai.BadRequestError, match="completion_window"):
         client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions",
                               completion_window="1h")  # type: ignore[arg-type]
+
+
+def test_an_openai_batch_that_expires_midway_keeps_what_it_answered(fake_provider: FakeProvider) -> None:
+    fake_provider.add("first answer")
+    client = openai_client(fake_provider)
+    lines = "".join(json.dumps({"custom_id": c, "method": "POST", "url": "/v1/responses",
+                                "body": {"model": "gpt-x", "input": c}}) + "\n" for c in ("a", "b", "c"))
+    upload = client.files.create(file=("abc.jsonl", lines.encode()), purpose="batch")
+    fake_provider.batches.expire_next, fake_provider.batches.answered_before_expiry = True, 1
+    batch = client.batches.create(input_file_id=upload.id, endpoint="/v1/responses", completion_window="24h")
+    while (state := client.batches.retrieve(batch.id)).status != "expired":
+        pass
+    assert state.request_counts is not None and (state.request_counts.completed, state.request_counts.failed) == (1, 2)
+    (done,) = [json.loads(x) for x in client.files.content(state.output_file_id or "").text.splitlines()]
+    assert done["custom_id"] == "a" and done["response"]["body"]["object"] == "response"
+    late = [json.loads(x) for x in client.files.content(state.error_file_id or "").text.splitlines()]
+    assert [(x["custom_id"], x["error"]["code"]) for x in late] == [("b", "batch_expired"), ("c", "batch_expired")]
+    assert state.usage is not None and state.usage.output_tokens > 0  # the answered part's tokens
+    assert len(fake_provider.requests) == 1  # the expired requests never reached the model
+
+
+def test_an_openai_input_file_is_checked_after_create_and_fails_the_batch(fake_provider: FakeProvider) -> None:
+    client = openai_client(fake_provider)
+    lines = "".join(json.dumps({"custom_id": c, "method": "POST", "url": url, "body": {"model": "gpt-x", "input": c}})
+                    + "\n" for c, url in (("a", "/v1/responses"), ("b", "/v1/chat/completions")))
+    upload = client.files.create(file=("mixed.jsonl", lines.encode()), purpose="batch")
+    batch = client.batches.create(input_file_id=upload.id, endpoint="/v1/responses", completion_window="24h")
+    assert batch.status == "validating"  # accepted: the real service reads the file only afterwards
+    while (state := client.batches.retrieve(batch.id)).status == "validating":
+        pass
+    assert state.status == "failed" and state.failed_at is not None and state.in_progress_at is None
+    assert state.errors is not None and state.errors.data is not None
+    (error,) = state.errors.data
+    assert (error.code, error.line, error.param) == ("invalid_url", 2, "url")
+    assert state.output_file_id is None and state.error_file_id is None and len(fake_provider.requests) == 0
+
+
+def test_an_openai_batch_object_has_every_field_the_sdk_declares(fake_provider: FakeProvider) -> None:
+    from openai.types import Batch
+
+    client = openai_client(fake_provider)
+    line = json.dumps({"custom_id": "a", "method": "POST", "url": "/v1/chat/completions",
+                       "body": {"model": "gpt-x", "messages": [{"role": "user", "content": "x"}]}})
+    upload = client.files.create(file=("a.jsonl", line.encode()), purpose="batch")
+    batch = client.batches.create(input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h")
+    raw = client.batches.with_raw_response.retrieve(batch.id).http_response.json()
+    assert set(Batch.model_fields) <= set(raw)  # the ones brute_nb never reads too: a fake no kinder than the API
+    assert raw["model"] == "gpt-x"

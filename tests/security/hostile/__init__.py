@@ -8,7 +8,9 @@ tried before. The table is split by what the case attacks, one module each, and 
   names that lie);
 - ``lines``: session-file lines as a cloned repository may carry them;
 - ``keys``: secrets that must never leave the kernel unredacted, and hosts a key must never reach;
-- ``replies``: what a server (a model API, a proxy, an MCP server) may send back.
+- ``replies``: what a server (a model API, a proxy, an MCP server) may send back: replies, the blocks they hold
+  and later requests send back, and a batch's results file;
+- ``urls``: URLs an attachment may name (schemes, hosts the fetch guard refuses, keys inside a URL).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from tests.security.hostile.keys import KEYS
 from tests.security.hostile.lines import LINES
 from tests.security.hostile.paths import PATHS
 from tests.security.hostile.replies import REPLIES
+from tests.security.hostile.urls import URLS
 
-ALL: tuple[Case, ...] = (*PATHS, *LINES, *KEYS, *REPLIES)
+ALL: tuple[Case, ...] = (*PATHS, *LINES, *KEYS, *REPLIES, *URLS)
 
-__all__ = ["ALL", "KEYS", "LINES", "PATHS", "REPLIES", "Case"]
+__all__ = ["ALL", "KEYS", "LINES", "PATHS", "REPLIES", "URLS", "Case"]

@@ -8,7 +8,9 @@ it up and sends it on (``brute_nb.sendable``, the redaction point of every reque
 tool's arguments): the key must appear in no request body, workspace file or session file.
 
 ``data`` for ``host``: ``model`` (as ``-m`` takes it) and ``variable`` (where the key is); for ``allowed``: ``how``;
-for ``redirect``: ``api``; for ``redact``: ``where``.
+for ``redirect``: ``api``; for ``redact``: ``where``. ``results`` cases have a batch name where its results are,
+on another host (Anthropic's ``results_url``, which its SDK fetches as given): that host gets no key (``data``:
+``api``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ HOST = frozenset({"host"})
 ALLOWED = frozenset({"allowed"})
 REDIRECT = frozenset({"redirect"})
 REDACT = frozenset({"redact"})
+RESULTS = frozenset({"results"})
 
 KEYS: tuple[Case, ...] = (
     Case("openai-key-to-a-base-url", {"model": "openai:gpt-fake", "variable": "OPENAI_API_KEY"},
@@ -44,6 +47,8 @@ KEYS: tuple[Case, ...] = (
          "a redirect to another host carries no Authorization", REDIRECT),
     Case("redirect-anthropic", {"api": "anthropic"},
          "a redirect to another host carries no x-api-key (httpx2 strips only Authorization)", REDIRECT),
+    Case("batch-results-url-elsewhere", {"api": "anthropic"},
+         "a batch whose results_url names another host: the SDK fetches it without x-api-key", RESULTS),
     Case("key-in-the-prompt", {"where": "prompt"}, "a prompt quoting the key sends it redacted", REDACT),
     Case("key-in-the-context", {"where": "context"}, "--context cells quoting the key send it redacted", REDACT),
     Case("key-in-a-tool-result", {"where": "tool_output"}, "a tool output holding the key is sent redacted",
