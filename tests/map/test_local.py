@@ -76,9 +76,15 @@ def test_a_failing_row_gets_its_error_and_the_run_goes_on(server: FakeProvider, 
 
 
 def test_a_run_where_every_row_failed_shows_as_failed(server: FakeProvider, notebook: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 32 item 6: not a green 100% bar with a small ``failed=3``: a red bar, one line naming the commonest
-    error, and no ``$0.0000`` where the frame says the cost is unknown."""
+    error, and no ``$0.0000`` where the frame says the cost is unknown. The terminal's bar: ``tqdm.auto`` chose
+    its class when first imported, which an earlier test may have done beside an IPython shell."""
+    import tqdm.auto
+    import tqdm.std
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", tqdm.std.tqdm)
     df = pd.DataFrame({"review": ["FAIL x", "FAIL x", "FAIL y"]})
     out = brute_nb.map("Say {review}", df, model=MODEL, progress=True, concurrency=1)
     shown = capsys.readouterr()
