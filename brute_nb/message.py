@@ -671,18 +671,23 @@ def role_of(message: Any) -> str:
 def unanswered_calls(messages: Iterable[Any]) -> list[Any]:
     """Tool calls in the log that have no tool result after them, in log order.
 
-    Every provider rejects a history with such a call, so SessionLog and the tool pipeline close them.
+    Every provider rejects a history with such a call, so SessionLog and the tool pipeline close them. Some
+    providers reuse ids (``call_0`` every reply): a result answers the latest open call with its id, and an earlier
+    open call of the same id stays unanswered rather than vanishing from the count.
     """
-    pending: dict[str, Any] = {}
+    pending: dict[str, list[tuple[int, Any]]] = {}
+    order = 0
     for m in messages:
         role = role_of(m)
         if role == "assistant" and m.tool_calls:
             for c in m.tool_calls:
                 call = ToolCall.coerce(c) if not isinstance(c, ToolCall) else c
-                pending[call.id] = call
-        elif role == "tool" and m.tool_call_id in pending:
-            del pending[m.tool_call_id]
-    return list(pending.values())
+                pending.setdefault(call.id, []).append((order, call))
+                order += 1
+        elif role == "tool" and pending.get(m.tool_call_id):
+            pending[m.tool_call_id].pop()
+    return [call for _, call in sorted((entry for calls in pending.values() for entry in calls),
+                                       key=lambda entry: entry[0])]
 
 
 INTERRUPTED_RESULT = "Error: interrupted before this tool finished"

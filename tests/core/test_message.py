@@ -354,3 +354,26 @@ def test_the_core_has_no_import_cycle() -> None:
     assert edges.get("brute_nb.frames")  # the scan itself found imports
     cycles = sorted(f"{a} -> {b}" for a in edges for b in edges[a] if reaches(b, a))
     assert cycles == []
+
+
+def test_a_reused_call_id_leaves_the_earlier_open_call_unanswered() -> None:
+    """Providers that reuse ids (``call_0`` every reply): a result answers the latest open call with its id; the
+    earlier open one is still found and closed, where a dict keyed by id lost it and left it on disk unanswered."""
+    from brute_nb.message import Log, ToolCall, close_unanswered, unanswered_calls
+
+    log = Log()
+    log.user("go")
+    log.assistant("", tool_calls=[ToolCall("call_0", "read", {"file_path": "a"})])  # stopped before its result
+    log.user("again")
+    log.assistant("", tool_calls=[ToolCall("call_0", "read", {"file_path": "b"})])
+    log.tool("b's text", tool_call_id="call_0")
+    assert [c.arguments["file_path"] for c in unanswered_calls(log)] == ["a"]
+    added = close_unanswered(log)
+    assert [m.tool_call_id for m in added] == ["call_0"] and unanswered_calls(log) == []
+    twice = Log()
+    twice.assistant("", tool_calls=[ToolCall("x", "read", {"file_path": "a"}),
+                                    ToolCall("x", "read", {"file_path": "b"})])
+    twice.tool("one", tool_call_id="x")
+    assert len(unanswered_calls(twice)) == 1
+    twice.tool("two", tool_call_id="x")
+    assert unanswered_calls(twice) == []
