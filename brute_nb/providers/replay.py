@@ -96,11 +96,25 @@ class Recorder(httpx2.AsyncBaseTransport):
             entry["body_b64"] = base64.b64encode(body).decode()
         line = redact(dumps(entry), self.secrets)
         with self._lock:
-            mode = "a" if self._started else "w"
+            if not self._started:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._keep_previous()
             self._started = True
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open(mode, encoding="utf-8") as f:
+            with self.path.open("a", encoding="utf-8") as f:
                 f.write(line + "\n")
+
+    def _keep_previous(self) -> None:
+        """A new recording starts a new cassette, but an earlier one (paid-for traffic) is never lost: it is moved
+        aside as ``<name>.replaced-<UTC time>.jsonl`` beside it."""
+        try:
+            if self.path.stat().st_size == 0:
+                return
+        except FileNotFoundError:
+            return
+        from datetime import UTC, datetime
+
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        self.path.replace(self.path.with_name(f"{self.path.stem}.replaced-{stamp}{self.path.suffix}"))
 
     @property
     def inner(self) -> Any:

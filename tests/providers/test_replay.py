@@ -173,3 +173,18 @@ def test_missing_cassette_says_how_to_record(tmp_path: Path) -> None:
 
     with pytest.raises(CassetteNotFoundError, match="record="):
         _ = openai_chat(None, replay=str(tmp_path / "nope.jsonl")).client
+
+
+async def test_recording_again_keeps_the_earlier_cassette_beside_it(tmp_path: Path) -> None:
+    """A cassette is paid-for traffic: a new recording to the same path moves the old one aside, never over it."""
+    from .helpers import openai_chat
+
+    cassette = tmp_path / "s.jsonl"
+    with FakeProvider(["alpha"]) as fake:
+        await tool_agent(openai_chat(fake, record=str(cassette))).astart("x")
+    before = cassette.read_text()
+    with FakeProvider(["omega"]) as fake:
+        await tool_agent(openai_chat(fake, record=str(cassette))).astart("x")
+    kept = list(tmp_path.glob("s.replaced-*.jsonl"))  # noqa: ASYNC240  (a test, after the turns)
+    assert len(kept) == 1 and kept[0].read_text() == before
+    assert "omega" in cassette.read_text() and "alpha" not in cassette.read_text()
