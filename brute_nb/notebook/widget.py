@@ -382,9 +382,12 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     def _write(self, value: tuple[str, str, str, bool]) -> None:
         # Two traits: the finished turns change once a turn, so an update while a reply streams sends only the
         # running turn (traitlets syncs a trait only when its value changes), never the whole history again.
+        # One message for both: a finished turn moves from ``live`` to ``value``, and two messages would show it
+        # twice (or not at all) between them; under load that gap is long enough to see.
         html, live, status, running = value
-        self.transcript.value = html
-        self.transcript.live = live
+        with self.transcript.hold_sync():
+            self.transcript.value = html
+            self.transcript.live = live
         self.status.value = f'<div class="brute-status" style="opacity:.7;font-size:85%">{escape(status)}</div>'
         self.stop_button.disabled = not running
 

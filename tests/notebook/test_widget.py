@@ -477,3 +477,22 @@ def test_front_end_programs_ship_as_files_with_their_constants_filled_in() -> No
     for path in (chat_input.ESM, chat_input.CSS, transcript.ESM, transcript.CSS):
         assert path.is_file() and path.stat().st_size > 100
     assert "export default" in live.ESM
+
+
+def test_a_finished_turn_moves_from_live_to_history_in_one_message(chat: ChatWidget, fake: FakeProvider,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The front end must never see the finished turn in both parts (shown twice) or in neither: the history and
+    the cleared running turn travel in the same widget message."""
+    sent: list[set[str]] = []
+    original = chat.transcript.send_state
+
+    def send_state(key: Any = None) -> None:
+        sent.append(set([key] if isinstance(key, str) else key or ()))
+        original(key)
+
+    monkeypatch.setattr(chat.transcript, "send_state", send_state)
+    fake.add("The answer.")
+    click_send(chat, "question")
+    assert chat.wait_idle(WAIT)
+    finished = [keys for keys in sent if "value" in keys]
+    assert finished and all("live" in keys for keys in finished), sent
