@@ -176,7 +176,9 @@ def attachment(value: Any, name: str | None = None) -> Attachment:
         return from_bytes(bytes(value), name=name or "")
     if hasattr(value, "savefig"):  # a matplotlib Figure
         buffer = io.BytesIO()
-        value.savefig(buffer, format="png", bbox_inches="tight")
+        # no "Software" text chunk: it names the matplotlib release, so the same figure would be other bytes on
+        # another release (a replayed cassette would no longer match it) and the model learns nothing from it.
+        value.savefig(buffer, format="png", bbox_inches="tight", metadata={"Software": None})
         return from_bytes(buffer.getvalue(), "image/png", name or "figure.png")
     if hasattr(value, "save") and hasattr(value, "mode") and hasattr(value, "size"):  # a PIL Image
         buffer = io.BytesIO()

@@ -280,7 +280,9 @@ def _new_figures(before: set[int]) -> list[bytes]:
     for number in sorted(set(plt.get_fignums()) - before):
         figure = plt.figure(number)
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", bbox_inches="tight")
+        # no "Software" text chunk: it names the matplotlib release, so the same figure would be other bytes on
+        # another release (a replayed cassette would no longer match it) and the model learns nothing from it.
+        figure.savefig(buffer, format="png", bbox_inches="tight", metadata={"Software": None})
         plt.close(figure)
         images.append(buffer.getvalue())
     return images

@@ -61,18 +61,23 @@ def write(nb: Any) -> bytes:
 
 
 def find(nb: Any, cell: str, where: str) -> int:
-    """The index of ``cell``: ``3``/``[3]`` (as the ``notebook`` tool lists it) or a cell id."""
+    """The index of ``cell``: ``3``/``[3]`` (as the ``notebook`` tool lists it) or a cell id.
+
+    A cell's id is looked for first, as nbformat's random ids are all digits about one time in 43 (``19492872``);
+    ``[3]`` in brackets is always an index."""
     label = str(cell).strip()
-    number = label[1:-1] if label.startswith("[") and label.endswith("]") else label
+    bracketed = label.startswith("[") and label.endswith("]")
+    if not bracketed:
+        for i, c in enumerate(nb.cells):
+            if c.get("id") == label:
+                return i
+    number = label[1:-1] if bracketed else label
     if number.isdigit():
         index = int(number)
         if index < len(nb.cells):
             return index
         raise NotebookFileError(f"{where} has {len(nb.cells)} cells ([0] to [{len(nb.cells) - 1}]); there is no "
                                 f"cell [{index}]. Use the notebook tool (action=list) to see them.")
-    for i, c in enumerate(nb.cells):
-        if c.get("id") == label:
-            return i
     raise NotebookFileError(f"{where} has no cell {label!r}: name a cell by its index as the notebook tool lists it "
                             "('3') or by its id")
 

@@ -206,8 +206,14 @@ class NotebookAgent:
         table = pd.DataFrame({"turn": assistant["turn"].array, **counts, "cost": assistant["cost"].array})
         per_turn = table.groupby("turn").sum(min_count=1)
         per_turn["model_calls"] = assistant.groupby("turn").size()
-        per_turn.loc["total"] = per_turn.sum(numeric_only=True, min_count=1)  # unknown stays unknown, not 0
-        return per_turn
+        # The total row is built in each column's own dtype and appended: setting it with .loc turned every column
+        # into Float64 on pandas 2 (tokens shown as 1520.0, model calls as 1.0), where pandas 3 kept them.
+        sums: dict[Any, Any] = {}
+        for name, column in per_turn.items():
+            value: Any = column.sum() if name == "model_calls" else column.sum(min_count=1)  # unknown stays unknown
+            dtype: Any = column.dtype
+            sums[name] = pd.array([value], dtype=dtype)
+        return pd.concat([per_turn, pd.DataFrame(sums, index=pd.Index(["total"], name=per_turn.index.name))])
 
     @property
     def last(self) -> Any:

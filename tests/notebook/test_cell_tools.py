@@ -82,6 +82,17 @@ def test_a_cell_by_id_and_an_old_notebook_without_ids(ws: Path, env: dict[str, A
     assert cells(path) == ["# Demo", "a = 3"]
 
 
+def test_a_cell_whose_id_is_all_digits_is_found_by_its_id(ws: Path, env: dict[str, Any]) -> None:
+    """nbformat's random ids are all digits about one time in 43; such an id names its cell, "[1]" an index."""
+    path = ws / "a.ipynb"
+    nb = make_notebook(path, "a = 1", "b = 1")
+    nb.cells[2].id = "19492872"
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    call(env, EditCell(), cell="19492872", source="b = 2")
+    call(env, EditCell(), cell="[1]", source="a = 2")
+    assert cells(path) == ["# Demo", "a = 2", "b = 2"]
+
+
 def test_insert_goes_after_the_running_cell_or_the_named_one_or_at_the_end(ws: Path, env: dict[str, Any]) -> None:
     path = ws / "a.ipynb"
     nb = make_notebook(path, "first", "second")

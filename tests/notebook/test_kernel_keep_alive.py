@@ -56,14 +56,16 @@ def counts(kc: Any) -> tuple[int, int]:
     return int(received), int(connections)
 
 
-def setup(kc: Any, kind: str, stream: bool, name: str) -> None:
+def use_provider(kc: Any, kind: str, stream: bool, name: str) -> None:
+    """Start a fake provider in the kernel and point its agent at it through ``kind``. (Not named ``setup``: pytest 8.0,
+    the declared minimum, still calls a module-level ``setup`` before the module's tests, as nose did.)"""
     ok(kc, SETUP.format(provider=PROVIDERS[kind].format(stream=stream), notebook=f"{name}.ipynb"))
 
 
 @pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize("kind", sorted(PROVIDERS))
 def test_five_brute_cells_send_five_requests(kc: Any, kind: str, stream: bool) -> None:
-    setup(kc, kind, stream, f"cells_{kind}_{stream}")
+    use_provider(kc, kind, stream, f"cells_{kind}_{stream}")
     ok(kc, "fake.add(" + ", ".join(f'"cell reply {n}"' for n in range(5)) + ")")
     for n in range(5):
         if n == 2:
@@ -76,7 +78,7 @@ def test_five_brute_cells_send_five_requests(kc: Any, kind: str, stream: bool) -
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai_chat"])
 def test_ask_start_and_the_widget_each_send_one_request_per_turn(kc: Any, kind: str, tmp_path: Path) -> None:
-    setup(kc, kind, True, f"paths_{kind}")
+    use_provider(kc, kind, True, f"paths_{kind}")
     ok(kc, "fake.add(" + ", ".join(f'"reply {n}"' for n in range(9)) + ")")
     asked = [text_of(ok(kc, f'print(brute_nb.current().ask("ask {n}", display=False))')) for n in range(3)]
     assert asked == ["reply 0\n", "reply 1\n", "reply 2\n"]

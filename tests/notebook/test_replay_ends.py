@@ -27,7 +27,7 @@ def record(folder: Path) -> Path:
     with FakeProvider(["Four."]) as fake:
         nb = NotebookAgent("default", folder / "rec" / "default.jsonl", notebook=folder / "rec.ipynb",
                            settings=Settings(tools="none", system=SYSTEM))
-        nb.provider = AnthropicMessages("claude-sonnet-4-20250514", base_url=fake.base_url, api_key=fake.api_key,
+        nb.provider = AnthropicMessages("claude-fake", base_url=fake.base_url, api_key=fake.api_key,
                                         max_retries=0, record=str(cassette))
         assert final_text(run_sync(lambda: nb.aask(PROMPT))["messages"]) == "Four."
     return cassette

@@ -38,3 +38,22 @@ def test_brute_usage_counts_what_the_price_counts(tmp_path: Path) -> None:
     usage = nb.usage
     assert usage.loc["total", "input_tokens"] == 9_403 and usage.loc["total", "cache_read_tokens"] == 9_000
     assert usage.loc[1, "cache_write_tokens"] == 400 and usage.loc[1, "output_tokens"] == 100
+
+
+def test_brute_usage_keeps_counts_whole_and_an_unknown_cost_unknown(tmp_path: Path) -> None:
+    """The total row keeps each column's dtype on every pandas: counts stay integers (pandas 2 made them 1520.0),
+    and a model with no known price leaves cost unknown in every row, the total too."""
+    from brute_nb.notebook.session import NotebookAgent
+    from brute_nb.notebook.settings import Settings
+    from brute_nb.testing.scripted import Scripted
+
+    unpriced = {"provider": "openai", "model": "no-such-model", "input_tokens": 7, "output_tokens": 5}
+    nb = NotebookAgent("s", tmp_path / "s.jsonl", settings=Settings(root=tmp_path, tools="none"))
+    nb.provider = Scripted([{"content": "one", "meta": unpriced}, {"content": "two", "meta": unpriced}])
+    nb.agent.start("hi", root=tmp_path)
+    nb.agent.start("again", root=tmp_path)
+    usage = nb.usage
+    assert list(usage.index) == [1, 2, "total"]
+    assert str(usage["input_tokens"].dtype) == "Int64" and str(usage["model_calls"].dtype) == "int64"
+    assert usage.loc["total", "input_tokens"] == 14 and usage.loc["total", "model_calls"] == 2
+    assert usage["cost"].dtype != object and usage["cost"].isna().all()
