@@ -479,20 +479,14 @@ def test_front_end_programs_ship_as_files_with_their_constants_filled_in() -> No
     assert "export default" in live.ESM
 
 
-def test_a_finished_turn_moves_from_live_to_history_in_one_message(chat: ChatWidget, fake: FakeProvider,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_finished_turn_moves_from_live_to_history_in_one_message(chat: ChatWidget, fake: FakeProvider) -> None:
     """The front end must never see the finished turn in both parts (shown twice) or in neither: the history and
-    the cleared running turn travel in the same widget message."""
-    sent: list[set[str]] = []
-    original = chat.transcript.send_state
-
-    def send_state(key: Any = None) -> None:
-        sent.append(set([key] if isinstance(key, str) else key or ()))
-        original(key)
-
-    monkeypatch.setattr(chat.transcript, "send_state", send_state)
+    the cleared running turn change inside one ``hold_sync``, which ipywidgets sends as one message."""
+    held: list[tuple[str, bool]] = []
+    chat.transcript.observe(lambda change: held.append((change["name"], chat.transcript._holding_sync)),
+                            names=["value", "live"])
     fake.add("The answer.")
     click_send(chat, "question")
     assert chat.wait_idle(WAIT)
-    finished = [keys for keys in sent if "value" in keys]
-    assert finished and all("live" in keys for keys in finished), sent
+    assert ("value", True) in held and ("live", True) in held
+    assert all(inside for _, inside in held), held
