@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -97,11 +98,14 @@ def _is_file(path: Path) -> bool:
 
 def kernel_id() -> str | None:
     """This kernel's id, from its connection file name ``kernel-<id>.json``; None outside a kernel."""
+    # A kernel has imported its app already; outside one, importing ipykernel.kernelapp (and with it debugpy) only to
+    # learn there is none is slow, and with some debugpy releases under a tracer it never returns.
+    app = getattr(sys.modules.get("ipykernel.kernelapp"), "IPKernelApp", None)
     try:
-        import ipykernel
-
-        name = Path(ipykernel.get_connection_file()).name
-    except Exception:  # not in a kernel, or an ipykernel without the function: the rule just does not apply
+        if app is None or not app.initialized():
+            return None
+        name = Path(app.instance().connection_file).name
+    except Exception:  # an ipykernel whose app differs: the rule just does not apply
         return None
     match = re.fullmatch(r"kernel-(.+)\.json", name)
     return match.group(1) if match else None

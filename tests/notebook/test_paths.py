@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
+import types
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import ipykernel
 import pandas as pd
 import pytest
 from jupyter_server import serverapp
@@ -38,17 +39,31 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No rule may match by accident: no env settings, not in a kernel, no servers, cwd in a temp folder."""
     monkeypatch.delenv(paths.ENV_VAR, raising=False)
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    monkeypatch.setattr(ipykernel, "get_connection_file", _not_in_kernel)
+    monkeypatch.setitem(sys.modules, "ipykernel.kernelapp", _kernel_app(None))
     monkeypatch.setattr(serverapp, "list_running_servers", lambda *a, **k: iter(()))
     monkeypatch.chdir(tmp_path)
 
 
-def _not_in_kernel() -> str:
-    raise RuntimeError("app not specified, and not in a running Kernel")
+def _kernel_app(connection_file: str | None) -> types.ModuleType:
+    """``ipykernel.kernelapp`` as a kernel has it (an initialised ``IPKernelApp`` and its connection file), or as
+    a process that is no kernel sees it (``connection_file`` None: not initialised)."""
+    module = types.ModuleType("ipykernel.kernelapp")
+
+    class IPKernelApp:
+        @staticmethod
+        def initialized() -> bool:
+            return connection_file is not None
+
+        @staticmethod
+        def instance() -> Any:
+            return types.SimpleNamespace(connection_file=connection_file)
+
+    module.IPKernelApp = IPKernelApp  # type: ignore[attr-defined]
+    return module
 
 
 def in_kernel(monkeypatch: pytest.MonkeyPatch, kernel_id: str = KERNEL) -> None:
-    monkeypatch.setattr(ipykernel, "get_connection_file", lambda: f"/run/jupyter/kernel-{kernel_id}.json")
+    monkeypatch.setitem(sys.modules, "ipykernel.kernelapp", _kernel_app(f"/run/jupyter/kernel-{kernel_id}.json"))
 
 
 def test_explicit_setting_wins_and_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,7 +116,7 @@ def test_kernel_id_from_the_connection_file(monkeypatch: pytest.MonkeyPatch) -> 
     assert paths.kernel_id() is None
     in_kernel(monkeypatch)
     assert paths.kernel_id() == KERNEL
-    monkeypatch.setattr(ipykernel, "get_connection_file", lambda: "/tmp/odd-name.json")
+    monkeypatch.setitem(sys.modules, "ipykernel.kernelapp", _kernel_app("/tmp/odd-name.json"))
     assert paths.kernel_id() is None
 
 
