@@ -16,7 +16,7 @@ from brute_nb.map.confirm import CostNotConfirmedError
 from brute_nb.testing import FakeProvider
 from tests.map.conftest import paid
 
-PRICED = "anthropic:claude-sonnet-4-20250514"
+PRICED = "anthropic:claude-haiku-4-5"
 
 
 def reviews(n: int) -> pd.DataFrame:
@@ -49,7 +49,7 @@ def test_a_person_answers_in_the_cell(server: FakeProvider, notebook: Path, monk
     with pytest.raises(CostNotConfirmedError, match="you answered 'n'"):
         brute_nb.map("Say {review}", reviews(2), model=PRICED, confirm_above=0.001, progress=False)
     assert paid(server) == [] and "Send 2 requests?" in asked[0]
-    assert "map estimate for anthropic:claude-sonnet-4-20250514" in capsys.readouterr().out
+    assert "map estimate for anthropic:claude-haiku-4-5" in capsys.readouterr().out
     monkeypatch.setattr(builtins, "input", lambda question: "yes")
     out = brute_nb.map("Say {review}", reviews(2), model=PRICED, confirm_above=0.001, progress=False)
     assert out["error"].isna().all() and len(paid(server)) == 2

@@ -89,7 +89,7 @@ def test_no_escalation_once_the_run_reached_its_ceiling(models: FakeProvider, no
 
     monkeypatch.setattr(approvals, "stdin_available", lambda: True)
     monkeypatch.setattr(builtins, "input", lambda question: "y")  # go ahead above the ceiling
-    priced = "anthropic:claude-sonnet-4-20250514"
+    priced = "anthropic:claude-haiku-4-5"
     df = pd.DataFrame({"word": ["BAD", "fine"]})  # the failing row's own first attempt already reached it
     models.responder = lambda body: by_model({**body, "model": "claude-fake" if body["model"] == priced[10:]
                                               else body["model"]})

@@ -13,7 +13,7 @@ from brute_nb.providers.token_count import ENDPOINT, ESTIMATE
 from brute_nb.testing import FakeProvider
 from tests.map.conftest import paid
 
-PRICED = "anthropic:claude-sonnet-4-20250514"
+PRICED = "anthropic:claude-haiku-4-5"
 
 
 def reviews(n: int) -> pd.DataFrame:
