@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.stream_bench import IOPubTap, run_cell  # noqa: E402
+from bench.stream_bench import IOPubTap, kernel_env, run_cell  # noqa: E402
 
 RAW_CELL = """\
 import anthropic
@@ -48,11 +47,7 @@ def measure(cells: int) -> dict[str, Any]:
     from brute_nb.testing import FakeProvider
 
     with FakeProvider(keep_alive=True) as fake, tempfile.TemporaryDirectory() as tmp:
-        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, "PYTHONPATH": path, "ANTHROPIC_API_KEY": fake.api_key or "",
-               "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "", "OLLAMA_HOST": "", "BRUTE_MODEL": "",
-               "BRUTE_NB_NOTEBOOK": "bench.ipynb"}
-        km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=env)
+        km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=kernel_env(fake))
         tap = IOPubTap(km)
         sides: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": [], "messages": [], "bytes": []}
                                                     for s in ("raw", "brute")}

@@ -58,6 +58,14 @@ def markers(sent: list[tuple[float, str]]) -> list[tuple[float, str]]:
     return [(t, text.strip()) for t, text in sent if text]
 
 
+def kernel_env(fake: Any) -> dict[str, str]:
+    """A bench kernel's environment: this checkout first on its path, the fake as its only model provider."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path, "ANTHROPIC_API_KEY": fake.api_key or "",
+            "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "", "OLLAMA_HOST": "", "BRUTE_MODEL": "",
+            "BRUTE_NB_NOTEBOOK": "bench.ipynb"}
+
+
 class IOPubTap:
     """A second subscriber on the kernel's IOPub socket: bytes and first-seen times per parent message."""
 
@@ -188,11 +196,7 @@ def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | No
     with FakeProvider() as fake, tempfile.TemporaryDirectory() as tmp:
         sent: list[tuple[float, str]] = []
         pace(fake, sent, gap, text_of)
-        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, "PYTHONPATH": path, "ANTHROPIC_API_KEY": fake.api_key or "",
-               "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "", "OLLAMA_HOST": "", "BRUTE_MODEL": "",
-               "BRUTE_NB_NOTEBOOK": "bench.ipynb"}
-        km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=env)
+        km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=kernel_env(fake))
         tap = IOPubTap(km)
         try:
             proc = psutil.Process(km.provisioner.pid)
