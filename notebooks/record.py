@@ -368,6 +368,13 @@ def run_answering(name: str, env: dict[str, str], answer: str) -> None:
         km.shutdown_kernel(now=True)
 
 
+def drop_replaced(name: str) -> None:
+    """A recorder keeps a cassette it records over as ``<name>.replaced-<time>.jsonl`` (a user's recording is paid
+    for); this script records over its own on purpose, from scripted replies, so it keeps none."""
+    for path in (HERE / "cassettes").glob(f"{name}.*replaced-*.jsonl"):
+        path.unlink()
+
+
 def record_env(name: str, fake: FakeProvider) -> dict[str, str]:
     extra = EXTRA_ENV[name](fake) if name in EXTRA_ENV else {}
     return {"BRUTE_NB_DEMO": "record", "ANTHROPIC_API_KEY": fake.api_key or "fake",
@@ -384,6 +391,7 @@ def record_branches(name: str, cassette: Path) -> None:
         with FakeProvider([*SCRIPTS[name][:cut], *replies]) as fake:
             run_answering(name, record_env(name, fake), answer)
             left = len(fake.script)
+        drop_replaced(name)
         if left:
             raise SystemExit(f"{name}/{branch}: {left} scripted replies were not used")
         other = cassette.with_name(f"{name}.{branch}.recording")
@@ -402,6 +410,7 @@ def record(name: str) -> None:
     with FakeProvider(SCRIPTS[name]) as fake:
         run(name, "record", record_env(name, fake))
         left = len(fake.script)
+    drop_replaced(name)
     if left:
         raise SystemExit(f"{name}: {left} scripted replies were not used; the notebook and script disagree")
     record_branches(name, cassette)
