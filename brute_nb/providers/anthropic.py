@@ -25,7 +25,7 @@ DEFAULT_MAX_TOKENS = 16_000
 
 
 class AnthropicMessages(Provider):
-    """``agent.run(AnthropicMessages("claude-sonnet-4-20250514"))``."""
+    """``agent.run(AnthropicMessages("claude-sonnet-5-5"))``."""
 
     provider = "anthropic"
     url_api = "anthropic"

@@ -27,7 +27,7 @@ CHECKED = frozenset({"anthropic", "openai", "openai-responses", "ollama", "gemin
 """The built-in kinds whose SDK call options ``providers.options.check`` can read (``llm`` and plugins: not)."""
 
 NOT_CONFIGURED = (
-    "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-4-20250514' or "
+    "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-5-5' or "
     "'openai:gpt-4.1'), ANTHROPIC_API_KEY, OPENAI_API_KEY (plus OPENAI_BASE_URL for an OpenAI-compatible "
     "server), GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, DEEPSEEK_API_KEY, MISTRAL_API_KEY, or "
     "OLLAMA_HOST (in a notebook: os.environ['ANTHROPIC_API_KEY'] = '...', then run the cell again); or pick one "

@@ -13,11 +13,16 @@ from typing import Any
 from brute_nb.providers.base import Provider
 
 DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-20250514",
+    "anthropic": "claude-sonnet-5-5",
     "openai": "gpt-4.1",
     "ollama": "qwen3:latest",
 }
-"""The default model per provider (Brute's defaults); ``OLLAMA_MODEL`` overrides Ollama's."""
+"""The default model per provider; ``OLLAMA_MODEL`` overrides Ollama's.
+
+Brute's defaults (llm.rb's) but for Anthropic: its ``claude-sonnet-4-20250514`` is retired (anthropic 2.0.0, our
+declared minimum, no longer lists it and warns that ``claude-sonnet-4-5`` ended on 2026-11-30), so a user with a key
+would get a 404 on the first cell. The newest Sonnet in every anthropic release we support, and priced by
+genai-prices, takes its place."""
 
 
 def anthropic(model: str | None, **options: Any) -> Provider:

@@ -17,13 +17,14 @@ import pytest
 from kernel_helpers import html_of, kernel, live_ops, ok, run, shown, text_of, value_of
 
 from brute_nb.message import Message, unanswered_calls
+from brute_nb.providers import DEFAULT_MODELS
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import API_KEY, FakeProvider, call, reply, slow
 from brute_nb.usage import Usage
 
 pytestmark = pytest.mark.kernel
 
-MODEL = "claude-sonnet-4-20250514"  # auto()'s default for an ANTHROPIC_API_KEY
+MODEL = DEFAULT_MODELS["anthropic"]  # auto()'s default for an ANTHROPIC_API_KEY
 LOG_COLUMNS = ("turn", "role", "content", "tool_calls", "tool_call_id", "tool_names", "n_tool_calls", "chars",
                "model", "input_tokens", "output_tokens", "finish_reason", "created_at", "duration_ms")
 TOOL_COLUMNS = ("turn", "call_id", "name", "arguments", "result", "is_error", "result_chars", "duration_ms")
