@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 import brute_nb
+from brute_nb.event_loop import run_sync, shared_loop
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
 from brute_nb.middleware.approvals import DEFAULT_POLICY, risk_of
 from brute_nb.testing.scripted import Scripted, call, reply
@@ -104,6 +105,24 @@ def test_an_agent_turn_calls_mcp_tools_beside_the_builtin_ones() -> None:
     env = agent.start("add")
     results = [m for m in env["messages"] if m.role == "tool"]
     assert [(m.content, m.meta["tool_name"]) for m in results] == [("42", "demo_add")]
+
+
+@pytest.mark.timeout(60)
+def test_a_turn_nested_on_the_loop_thread_calls_mcp_tools() -> None:
+    """Why each session keeps a loop thread of its own instead of living on brute_nb's one loop (measured in
+    bench/mcp_loops.py): sync code on the one loop's thread that runs a turn (a sync hook calling ``agent.start``)
+    runs it on a private loop while the one loop waits for it, so a session on the one loop could not answer that
+    turn's calls (the bench's one-loop prototype gets no answer until it gives up)."""
+    model = Scripted([reply("", call("demo_add", {"a": 2, "b": 40})), "42"])
+    inner = brute_nb.agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=mcp(config(timeout=20))).run(model)
+
+    async def on_the_loop_thread() -> Any:
+        assert shared_loop().on_it()
+        return inner.start("add")  # blocks this thread: the one loop runs nothing until the nested turn ends
+
+    env = run_sync(on_the_loop_thread)
+    results = [m for m in env["messages"] if m.role == "tool"]
+    assert [(m.content, m.meta["is_error"]) for m in results] == [("42", False)]
 
 
 def test_servers_start_once_and_restart_when_their_entry_changes() -> None:
