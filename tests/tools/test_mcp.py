@@ -27,6 +27,7 @@ from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import ALL, mcp
 from brute_nb.tools import mcp_tools as registry
 from brute_nb.tools.mcp_config import MCPConfigError, load, tool_name
+from tests.loopback import free_port
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
@@ -154,13 +155,6 @@ def test_a_crashed_server_gives_the_model_an_error_and_restarts_on_the_next_mcp_
     assert after.meta["is_error"] and "is not running" in after.content
     assert server_processes() == []
     assert str(call_sync(tools_by_name(config())["demo_add"], a=1, b=2)) == "3"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture
