@@ -1,7 +1,8 @@
 """MCP tools against a real MCP server (tests/tools/mcp_server.py, written with the SDK) over stdio and HTTP.
 
 Start, call, tool error, crash, hang (the call times out, the cell does not), reuse and restart on a config change,
-calls from fresh event loops, and stop: after each test no server process is left (psutil children).
+calls from fresh event loops and from a turn nested on the loop thread, and stop: after each test no server process
+is left (psutil children).
 """
 
 from __future__ import annotations
