@@ -14,7 +14,9 @@ an interrupt). A KeyboardInterrupt in the waiting thread cancels the task, waits
 persist the session), then re-raises so the cell ends as interrupted and "Run all" stops.
 
 Code already running on the brute_nb loop that calls ``run_sync`` (it would wait on itself forever) gets a private
-loop on a new thread for that one call, the old design, which is safe there since it is one call.
+loop on a new thread for that one call, the old design, which is safe there since it is one call. This loop waits
+meanwhile, so nothing living on it can answer that call: why MCP sessions keep loop threads of their own
+(``tools.mcp_connection``, measured in ``bench/mcp_loops.py``).
 """
 
 from __future__ import annotations

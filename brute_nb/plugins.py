@@ -98,7 +98,7 @@ class Plugin:
 
 
 def _entry_points(group: str) -> list[metadata.EntryPoint]:
-    """Other packages' entry points in ``group`` (brute_nb's own come from ``BUILTIN``, never from metadata)."""
+    """Other packages' entry points in ``group`` (brute_nb's own come from ``builtin``, the one table)."""
     return [ep for ep in metadata.entry_points(group=group) if _distribution(ep) != DISTRIBUTION]
 
 

@@ -7,6 +7,7 @@ headers, one thread a connection, and shut down and closed when the test ends.
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -82,3 +83,11 @@ def serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[Loopback]:
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+def free_port() -> int:
+    """A port nothing listens on now (bound, read, closed): for a server this test starts in another process, or
+    for an address that must refuse connections."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -120,9 +120,9 @@ OPENAI_ENDED = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
 async def openai_results(kind: str, provider: Any, batch: Any) -> AsyncIterator[Result]:
     """OpenAI's output and error files (``custom_id``, ``response.status_code``, ``response.body``, ``error``)."""
     from brute_nb.transports.openai import OpenAI
-    from brute_nb.transports.openai_responses import OpenAIResponses
+    from brute_nb.transports.openai_responses import ResponsesItems
 
-    transport = OpenAIResponses if kind == "openai-responses" else OpenAI
+    transport = ResponsesItems if kind == "openai-responses" else OpenAI
     for file_id in (batch.output_file_id, batch.error_file_id):
         if not file_id:
             continue

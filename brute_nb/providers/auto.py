@@ -22,9 +22,6 @@ __all__ = ["DEFAULT_MODELS", "auto", "build", "is_provider", "ollama_base_url"]
 
 CONSTRUCTOR = frozenset({"client", "base_url", "api_key", "stream", "record", "replay", "max_retries", "timeout",
                          "stall_timeout"})
-CHECKED = frozenset({"anthropic", "openai", "openai-responses", "ollama", "gemini", "openrouter", "deepseek",
-                     "mistral"})
-"""The built-in kinds whose SDK call options ``providers.options.check`` can read (``llm`` and plugins: not)."""
 
 NOT_CONFIGURED = (
     "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-5-5' or "
@@ -45,7 +42,7 @@ def build(kind: str, model: str | None, **options: Any) -> Provider:
     if factory is None:
         raise ProviderNotConfiguredError(f"unknown provider {kind!r}; use one of "
                                          f"{', '.join(plugins.names(plugins.PROVIDERS))} (as 'provider:model')")
-    if kind in CHECKED:
+    if kind in plugins.builtin(plugins.PROVIDERS):  # a plugin's options are its own; options.check skips llm
         check(kind, {k: v for k, v in options.items() if k not in CONSTRUCTOR})
     provider: Provider = factory(model, **options)
     return provider

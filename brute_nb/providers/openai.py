@@ -16,7 +16,7 @@ from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
 from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.openai import OpenAI
-from brute_nb.transports.openai_responses import OpenAIResponses as ResponsesTransport
+from brute_nb.transports.openai_responses import ResponsesItems
 
 
 def cache_key(env: dict[str, Any]) -> str:
@@ -157,7 +157,7 @@ class OpenAIResponses(_OpenAIProvider):
         return openai.AsyncOpenAI(**options)
 
     def request(self, env: dict[str, Any]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"model": self.model, "input": ResponsesTransport.dump_all(env["messages"]),
+        kwargs: dict[str, Any] = {"model": self.model, "input": ResponsesItems.dump_all(env["messages"]),
                                   **self.params}
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
         tools += server_tool_entries("openai-responses", env.get("tools"))
@@ -174,7 +174,7 @@ class OpenAIResponses(_OpenAIProvider):
     async def _complete(self, env: dict[str, Any]) -> Message:
         kwargs = self.request(env)
         if not self.stream:
-            return wrapped(ResponsesTransport, await self.client.responses.create(**kwargs))
+            return wrapped(ResponsesItems, await self.client.responses.create(**kwargs))
         final = None
         async with await self.client.responses.create(**kwargs) as stream:
             async for event in stream:
@@ -187,4 +187,4 @@ class OpenAIResponses(_OpenAIProvider):
                     final = event.response
         if final is None:
             raise incomplete(self.provider)
-        return wrapped(ResponsesTransport, final)
+        return wrapped(ResponsesItems, final)

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx2
 
+from brute_nb import confine
 from brute_nb.errors import CassetteMismatchError, CassetteNotFoundError
 from brute_nb.event_loop import loop_local
 from brute_nb.message import JSON, dumps
@@ -334,10 +335,8 @@ def merge_branch(main: str | Path, other: str | Path, name: str) -> int:
         start = min(len(ours), len(theirs))
     added = [{**line, "branch": name, "from": start} for line in theirs[start:]]
     kept = [line for line in lines if line.get("branch") != name]
-    target = Path(main)
-    draft = target.with_name(target.name + ".merging")
-    draft.write_text("".join(dumps(line) + "\n" for line in kept + added), encoding="utf-8")
-    os.replace(draft, target)  # the cassette is replaced whole or not at all
+    # Replaced whole or not at all, and durably: a crash mid-merge must not cost the cassette it merges into.
+    confine.write_atomic(main, "".join(dumps(line) + "\n" for line in kept + added).encode())
     return len(added)
 
 

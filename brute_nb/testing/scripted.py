@@ -14,7 +14,9 @@ from brute_nb.errors import BruteError
 from brute_nb.events import emit
 from brute_nb.message import Message, Role, ToolCall
 
-Reply = str | Message | Mapping[str, Any] | Callable[[dict[str, Any]], Any]
+ScriptedReply = str | Message | Mapping[str, Any] | Callable[[dict[str, Any]], Any]
+"""One entry of a ``Scripted`` queue: text, a Message, a message dict, or a function of env returning one.
+(``brute_nb.testing.Reply`` is the other fake's: a reply ``FakeProvider`` sends over the wire.)"""
 
 
 class ScriptExhaustedError(BruteError):
@@ -34,14 +36,14 @@ def reply(text: str = "", *calls: ToolCall, **meta: Any) -> Message:
 class Scripted:
     """``agent.run(Scripted(["hi", reply("", call("read", {"file_path": "a"}))]))``."""
 
-    def __init__(self, replies: Iterable[Reply] = (), *, chunk: int = 8, model: str = "scripted") -> None:
-        self.replies: list[Reply] = list(replies)
+    def __init__(self, replies: Iterable[ScriptedReply] = (), *, chunk: int = 8, model: str = "scripted") -> None:
+        self.replies: list[ScriptedReply] = list(replies)
         self.requests: list[dict[str, Any]] = []
         self.chunk = chunk
         self.model = model
         self._ids = 0
 
-    def add(self, *replies: Reply) -> Scripted:
+    def add(self, *replies: ScriptedReply) -> Scripted:
         self.replies.extend(replies)
         return self
 
@@ -49,7 +51,7 @@ class Scripted:
     def calls(self) -> int:
         return len(self.requests)
 
-    def _message(self, item: Reply, env: dict[str, Any]) -> Message:
+    def _message(self, item: ScriptedReply, env: dict[str, Any]) -> Message:
         if callable(item) and not isinstance(item, Message):
             item = item(env)
         if isinstance(item, str):

@@ -5,6 +5,15 @@ entered it, so it cannot follow a turn from loop to loop. Each ``Connection`` th
 portal (a daemon thread with its own loop); one long task in that loop enters the transport and the session
 and keeps them until ``stop()``; calls are handed to that loop thread-safely and awaited from any caller.
 
+Why not brute_nb's one loop (``event_loop``), where every turn runs (issue 26 item 6, measured with
+``bench/mcp_loops.py`` against a prototype whose sessions live there): sync code on that loop's thread that runs a
+turn (a sync hook calling ``agent.start``) runs it on a private loop while the one loop waits for it, so a session
+on the one loop could never answer that turn's calls (the prototype's call got no answer until it gave up). What
+the one loop would save is small: one thread of three and under 100 KiB of the kernel's memory a server (a Python
+server process itself holds ~70 MiB), and no measurable time: through a turn a call took 9-13 ms either way, the
+two designs within 0.7 ms of each other, one way round in one run and the other in the next.
+``test_a_turn_nested_on_the_loop_thread_calls_mcp_tools`` pins the case.
+
 Invariants: a call never waits longer than the server's ``timeout``; a server that crashed or hung becomes an
 ``MCPServerError`` the tool pipeline turns into an ``Error: ...`` result (with the tail of the server's stderr,
 of which only a bounded tail is ever kept: ``mcp_process``); ``stop()`` is bounded and leaves no process behind:

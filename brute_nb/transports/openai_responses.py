@@ -29,8 +29,8 @@ from brute_nb.transports.base import (
 from brute_nb.transports.openai import encode_arguments, synthetic_id
 
 
-class OpenAIResponses(MessageTransport):
-    """``client.responses.create(input=OpenAIResponses.dump_all(log), ...)``."""
+class ResponsesItems(MessageTransport):
+    """``client.responses.create(input=ResponsesItems.dump_all(log), ...)``."""
 
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
@@ -76,9 +76,9 @@ class OpenAIResponses(MessageTransport):
         data = as_data(item)
         expected = "a Response with 'output' (as the openai SDK returns it)"
         if not isinstance(data, Mapping):
-            raise unreadable("OpenAIResponses", item, expected, "it is not a mapping or a pydantic model")
+            raise unreadable("ResponsesItems", item, expected, "it is not a mapping or a pydantic model")
         if "output" not in data:
-            raise unreadable("OpenAIResponses", item, expected,
+            raise unreadable("ResponsesItems", item, expected,
                              f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return response_message(data)
 
@@ -92,7 +92,7 @@ def response_message(data: Mapping[str, Any]) -> Message:
         if kind == "message":
             for part in item.get("content") or []:
                 if part.get("type") not in ("output_text", "refusal"):
-                    raise TypeError(f"OpenAIResponses transport cannot read a {part.get('type')!r} message part; "
+                    raise TypeError(f"ResponsesItems transport cannot read a {part.get('type')!r} message part; "
                                     "it reads output_text and refusal")
                 texts.append(str(part.get("text") or part.get("refusal") or ""))
         elif kind == "function_call":
@@ -104,7 +104,7 @@ def response_message(data: Mapping[str, Any]) -> Message:
         elif str(kind).endswith("_call"):
             continue  # a tool the provider ran itself (web_search_call...): read into meta["server_tool_calls"]
         else:
-            raise TypeError(f"OpenAIResponses transport cannot read a {kind!r} output item; it reads message, "
+            raise TypeError(f"ResponsesItems transport cannot read a {kind!r} output item; it reads message, "
                             "function_call, reasoning and server tool calls")
     usage = data.get("usage") or {}
     meta = response_meta(

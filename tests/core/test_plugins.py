@@ -103,6 +103,13 @@ def test_every_builtin_tool_loads_under_its_own_name(name: str) -> None:
     assert tool.name == name
 
 
+def test_brutes_twelve_are_registered_in_the_one_table() -> None:
+    """``tools.ALL`` is Brute's API (its twelve, in its order), not a second registry: each is found by its name."""
+    from brute_nb.tools import ALL
+
+    assert all(plugins.load(plugins.TOOLS, cls.name) is cls for cls in ALL)
+
+
 def test_every_builtin_provider_is_a_factory() -> None:
     for name in plugins.builtin(plugins.PROVIDERS):
         assert callable(plugins.load(plugins.PROVIDERS, name)), name

@@ -23,7 +23,7 @@ from brute_nb import Message, PathOutsideRootError, agent
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
 from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import FSRead, FSWrite
-from brute_nb.transports import Anthropic, OpenAI, OpenAIResponses
+from brute_nb.transports import Anthropic, OpenAI, ResponsesItems
 
 
 @pytest.mark.parametrize("tool, args", [
@@ -82,7 +82,7 @@ def test_message_from_dict_is_valid_or_a_clean_error(data: dict[str, Any]) -> No
 
 def dump_through_every_transport(m: Message) -> None:
     """Any Message that could be built goes out through every transport as plain JSON."""
-    for transport in (OpenAI, OpenAIResponses, Anthropic):
+    for transport in (OpenAI, ResponsesItems, Anthropic):
         json.dumps(transport.dump_all([m]))
 
 
@@ -102,7 +102,7 @@ wire = st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=3),
 @settings(max_examples=max(500, settings.default.max_examples), deadline=None)
 @given(st.sampled_from(["openai", "responses", "anthropic"]), wire)
 def test_every_transport_reads_any_payload_or_fails_cleanly(kind: str, data: Any) -> None:
-    transport = {"openai": OpenAI, "responses": OpenAIResponses, "anthropic": Anthropic}[kind]
+    transport = {"openai": OpenAI, "responses": ResponsesItems, "anthropic": Anthropic}[kind]
     try:
         messages = list(transport.wrap_each(data))
     except (ValueError, TypeError):

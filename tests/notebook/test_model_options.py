@@ -48,6 +48,18 @@ def test_options_are_checked_against_the_sdk_signature() -> None:
         check("gemini", {"messages": []})
 
 
+def test_every_built_in_provider_but_llm_has_its_options_checked() -> None:
+    """Which kinds are checked comes from the one table of built-ins (pyproject's entry points), not a copy of it."""
+    from brute_nb import plugins
+    from brute_nb.providers.auto import build
+
+    kinds = [k for k in plugins.builtin(plugins.PROVIDERS) if k != "llm"]
+    assert {"anthropic", "openai", "openai-responses", "ollama", "gemini"} <= set(kinds)
+    for kind in kinds:
+        with pytest.raises(OptionError, match="takes no 'temperture'"):
+            build(kind, "m", temperture=1)
+
+
 def test_option_and_base_url_reach_the_request(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeProvider(["fine"]) as fake:
         monkeypatch.setenv("LOCAL_SERVER_KEY", fake.api_key)  # a key given for that server, by the variable's name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -29,7 +30,7 @@ from brute_nb.notebook.paths import (
     timestamped_backup,
 )
 from brute_nb.sessions.file import read_session
-from tests.loopback import Handler, Loopback
+from tests.loopback import Handler, Loopback, serve
 
 KERNEL = "5f0c7a2e-1111-4bcd-9abc-0123456789ab"
 
@@ -126,12 +127,10 @@ class FakeServer:
     def __init__(self, sessions: Any, token: str = "s3cret", stall: bool = False) -> None:
         self.sessions, self.token, self.stall = sessions, token, stall
         self.release = threading.Event()
-        self.requests: list[tuple[str, str | None]] = []
         outer = self
 
         class Sessions(Handler):
             def do_GET(self) -> None:
-                outer.requests.append((self.path, self.headers.get("Authorization")))
                 if outer.stall:
                     outer.release.wait(10)
                     return
@@ -141,18 +140,20 @@ class FakeServer:
                 body = (outer.sessions if isinstance(outer.sessions, bytes) else json.dumps(outer.sessions).encode())
                 self.send(200 if self.path == "/lab/api/sessions" else 404, body, {"Content-Type": "application/json"})
 
-        self.httpd = Loopback(Sessions)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.serving = contextlib.ExitStack()
+        self.httpd: Loopback = self.serving.enter_context(serve(Sessions))
+
+    @property
+    def requests(self) -> list[tuple[str, str | None]]:
+        """Each request's path and Authorization header (the loopback records every request it read)."""
+        return [(r.path, r.headers.get("Authorization")) for r in self.httpd.requests]
 
     def info(self, root: Path, **extra: Any) -> dict[str, Any]:
-        host, port = self.httpd.server_address[:2]
-        return {"url": f"http://{host!s}:{port}/lab/", "token": self.token, "root_dir": str(root), "pid": 1, **extra}
+        return {"url": f"{self.httpd.url}/lab/", "token": self.token, "root_dir": str(root), "pid": 1, **extra}
 
     def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.release.set()  # a stalled handler returns first, then the server stops
+        self.serving.close()
 
 
 @pytest.fixture

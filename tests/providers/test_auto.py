@@ -9,6 +9,7 @@ import pytest
 from brute_nb import ProviderNotConfiguredError
 from brute_nb.providers import DEFAULT_MODELS, AnthropicMessages, OpenAIChat, OpenAIResponses, auto
 from brute_nb.providers.auto import ollama_base_url
+from tests.loopback import free_port
 
 VARIABLES = ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "OLLAMA_MODEL")
 
@@ -75,18 +76,10 @@ def test_nothing_configured_gives_the_magic_forms_too() -> None:
     assert "%%brute --replay" in str(info.value) and "%%brute -m PROVIDER:MODEL" in str(info.value)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_ollama_not_running_names_ollama_the_url_and_ollama_host(monkeypatch: pytest.MonkeyPatch) -> None:
     from brute_nb import ProviderError, agent
 
-    port = _free_port()  # closed again: nothing listens there
+    port = free_port()  # closed again: nothing listens there
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")
     bot = agent().run(auto("ollama:qwen3", max_retries=0))
     with pytest.raises(ProviderError) as info:

@@ -188,3 +188,26 @@ async def test_recording_again_keeps_the_earlier_cassette_beside_it(tmp_path: Pa
     kept = list(tmp_path.glob("s.replaced-*.jsonl"))  # noqa: ASYNC240  (a test, after the turns)
     assert len(kept) == 1 and kept[0].read_text() == before
     assert "omega" in cassette.read_text() and "alpha" not in cassette.read_text()
+
+
+def test_a_merge_that_cannot_be_made_durable_leaves_the_cassette_whole(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """merge_branch writes through ``confine.write_atomic`` (temp file, fsync, rename): a disk that fails the
+    fsync leaves the cassette as it was and nothing beside it."""
+    import os
+
+    from brute_nb import confine
+
+    main, other = tmp_path / "main.jsonl", tmp_path / "other.jsonl"
+    main.write_text(json.dumps({"method": "POST", "path": "/v1/a", "request": {"n": 1}}) + "\n")
+    other.write_text(json.dumps({"method": "POST", "path": "/v1/a", "request": {"n": 2}}) + "\n")
+    before = main.read_bytes()
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(confine.os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        merge_branch(main, other, "two")
+    assert main.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["main.jsonl", "other.jsonl"]

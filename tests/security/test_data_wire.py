@@ -20,8 +20,7 @@ from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.rules import request_problems
 from brute_nb.tools import tool
-from brute_nb.transports import Anthropic, OpenAI
-from brute_nb.transports import OpenAIResponses as ResponsesTransport
+from brute_nb.transports import Anthropic, OpenAI, ResponsesItems
 
 
 def body(api: str, log: list[Message]) -> dict[str, Any]:
@@ -29,7 +28,7 @@ def body(api: str, log: list[Message]) -> dict[str, Any]:
         return {"model": "m", "max_tokens": 10, "messages": Anthropic.dump_all(log)}
     if api == "openai_chat":
         return {"model": "m", "messages": OpenAI.dump_all(log)}
-    return {"model": "m", "input": ResponsesTransport.dump_all(log)}
+    return {"model": "m", "input": ResponsesItems.dump_all(log)}
 
 
 def calls(*ids: str) -> Message:

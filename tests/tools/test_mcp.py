@@ -1,7 +1,8 @@
 """MCP tools against a real MCP server (tests/tools/mcp_server.py, written with the SDK) over stdio and HTTP.
 
 Start, call, tool error, crash, hang (the call times out, the cell does not), reuse and restart on a config change,
-calls from fresh event loops, and stop: after each test no server process is left (psutil children).
+calls from fresh event loops and from a turn nested on the loop thread, and stop: after each test no server process
+is left (psutil children).
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ import psutil
 import pytest
 
 import brute_nb
+from brute_nb.event_loop import run_sync, shared_loop
 from brute_nb.middleware import DefaultToolPipeline, ToolResultLoop
 from brute_nb.middleware.approvals import DEFAULT_POLICY, risk_of
 from brute_nb.testing.scripted import Scripted, call, reply
 from brute_nb.tools import ALL, mcp
 from brute_nb.tools import mcp_tools as registry
 from brute_nb.tools.mcp_config import MCPConfigError, load, tool_name
+from tests.loopback import free_port
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
@@ -106,6 +109,24 @@ def test_an_agent_turn_calls_mcp_tools_beside_the_builtin_ones() -> None:
     assert [(m.content, m.meta["tool_name"]) for m in results] == [("42", "demo_add")]
 
 
+@pytest.mark.timeout(60)
+def test_a_turn_nested_on_the_loop_thread_calls_mcp_tools() -> None:
+    """Why each session keeps a loop thread of its own instead of living on brute_nb's one loop (measured in
+    bench/mcp_loops.py): sync code on the one loop's thread that runs a turn (a sync hook calling ``agent.start``)
+    runs it on a private loop while the one loop waits for it, so a session on the one loop could not answer that
+    turn's calls (the bench's one-loop prototype gets no answer until it gives up)."""
+    model = Scripted([reply("", call("demo_add", {"a": 2, "b": 40})), "42"])
+    inner = brute_nb.agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=mcp(config(timeout=20))).run(model)
+
+    async def on_the_loop_thread() -> Any:
+        assert shared_loop().on_it()
+        return inner.start("add")  # blocks this thread: the one loop runs nothing until the nested turn ends
+
+    env = run_sync(on_the_loop_thread)
+    results = [m for m in env["messages"] if m.role == "tool"]
+    assert [(m.content, m.meta["is_error"]) for m in results] == [("42", False)]
+
+
 def test_servers_start_once_and_restart_when_their_entry_changes() -> None:
     first = call_sync(tools_by_name(config())["demo_pid"]).text
     again = call_sync(tools_by_name(config())["demo_pid"]).text
@@ -135,13 +156,6 @@ def test_a_crashed_server_gives_the_model_an_error_and_restarts_on_the_next_mcp_
     assert after.meta["is_error"] and "is not running" in after.content
     assert server_processes() == []
     assert str(call_sync(tools_by_name(config())["demo_add"], a=1, b=2)) == "3"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture

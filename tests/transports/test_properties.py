@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from brute_nb.message import Log, Message, Role, ToolCall
 from brute_nb.testing import rules
-from brute_nb.transports import Anthropic, OpenAI, OpenAIResponses
+from brute_nb.transports import Anthropic, OpenAI, ResponsesItems
 from brute_nb.transports.anthropic import EMPTY_REPLY_TEXT
 
 EXAMPLES = settings(max_examples=max(200, settings.default.max_examples), deadline=None)
@@ -62,18 +62,18 @@ def test_openai_round_trip_and_rules(log: Log) -> None:
 @EXAMPLES
 @given(logs())
 def test_responses_round_trip_and_rules(log: Log) -> None:
-    dumped = OpenAIResponses.dump_all(log)
+    dumped = ResponsesItems.dump_all(log)
     assert rules.openai_responses_problems({"model": "m", "input": dumped}) == []
     for m in log:
         if m.role != Role.ASSISTANT:
             continue
         output = []
-        for item in OpenAIResponses.dump(m):
+        for item in ResponsesItems.dump(m):
             if item["type"] == "message":  # what the API sends back for what we sent
                 output.append({"type": "message", "content": [{"type": "output_text", "text": item["content"]}]})
             else:
                 output.append(item)
-        (back,) = OpenAIResponses.wrap_each({"output": output})
+        (back,) = ResponsesItems.wrap_each({"output": output})
         assert shape(back) == shape(m)
 
 

@@ -17,7 +17,7 @@ from brute_nb.providers.base import Provider
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.blocks import clean
-from brute_nb.transports.openai_responses import OpenAIResponses
+from brute_nb.transports.openai_responses import ResponsesItems
 from tests.providers.helpers import FACTORIES, SHELL, Echo, RunTools
 from tests.transports.recorded_blocks import ANTHROPIC, RESPONSES
 
@@ -90,7 +90,7 @@ async def test_responses_items_go_back_as_received(fake_provider: FakeProvider, 
     sent = later["input"]
     start = next(i for i, item in enumerate(sent) if item.get("id") == items[0]["id"])
     assert sent[start:start + len(items)] == sent_back(items)
-    assert OpenAIResponses.dump(Message.from_json(reply.to_json())) == sent_back(items)
+    assert ResponsesItems.dump(Message.from_json(reply.to_json())) == sent_back(items)
 
 
 def test_a_plain_reply_keeps_no_blocks() -> None:
@@ -99,7 +99,7 @@ def test_a_plain_reply_keeps_no_blocks() -> None:
         {"type": "text", "text": "Reading.", "citations": None},
         {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"file_path": "a"}, "caller": None}]})
     assert "blocks" not in m.meta
-    r = OpenAIResponses.wrap_one({"output": [{"type": "message", "id": "msg_1", "role": "assistant", "content": [
+    r = ResponsesItems.wrap_one({"output": [{"type": "message", "id": "msg_1", "role": "assistant", "content": [
         {"type": "output_text", "text": "Hi.", "annotations": []}]}]})
     assert "blocks" not in r.meta
 
@@ -131,6 +131,6 @@ def test_blocks_are_for_their_own_api_only() -> None:
     from brute_nb.transports.openai import OpenAI
 
     m = Anthropic.wrap_one({"role": "assistant", "content": ANTHROPIC["web_search with citations"]})
-    (item,) = OpenAIResponses.dump(m)
+    (item,) = ResponsesItems.dump(m)
     assert item == {"type": "message", "role": "assistant", "content": m.content}
     assert OpenAI.dump(m) == {"role": "assistant", "content": m.content}

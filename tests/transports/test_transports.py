@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from brute_nb.message import INVALID_ARGUMENTS_KEY, Log, Message, Role, ToolCall
-from brute_nb.transports import Anthropic, MessageTransport, OpenAI, OpenAIResponses
+from brute_nb.transports import Anthropic, MessageTransport, OpenAI, ResponsesItems
 
 
 def tool_log() -> Log:
@@ -124,7 +124,7 @@ def test_openai_malformed_arguments_are_kept_not_raised() -> None:
 
 
 def test_responses_dump_items() -> None:
-    items = OpenAIResponses.dump_all(tool_log())
+    items = ResponsesItems.dump_all(tool_log())
     kinds = [i.get("type") for i in items]
     assert kinds == ["message", "message", "message", "function_call", "function_call",
                      "function_call_output", "function_call_output", "message"]
@@ -142,13 +142,13 @@ def test_responses_wrap_response() -> None:
         ],
         "usage": {"input_tokens": 7, "output_tokens": 3, "input_tokens_details": {"cached_tokens": 1}},
     }
-    (m,) = OpenAIResponses.wrap_each(response)
+    (m,) = ResponsesItems.wrap_each(response)
     assert m.content == "Hi"
     assert m.tool_calls == (ToolCall("fc1", "f", {"q": "x"}),)
     assert m.meta["finish_reason"] == "tool_calls"
     assert m.meta["thinking"] == "thought"
     assert (m.meta["input_tokens"], m.meta["cached_tokens"]) == (7, 1)
-    (bare,) = OpenAIResponses.wrap_each(response["output"])
+    (bare,) = ResponsesItems.wrap_each(response["output"])
     assert bare.content == "Hi"
 
 
@@ -220,7 +220,7 @@ def test_transports_refuse_unreadable_results_with_a_clear_error() -> None:
     with pytest.raises(TypeError, match="OpenAI transport cannot read"):
         list(OpenAI.wrap_each(42))
     with pytest.raises(TypeError, match="expected a Response"):
-        list(OpenAIResponses.wrap_each({"nope": 1}))
+        list(ResponsesItems.wrap_each({"nope": 1}))
 
 
 class _ToolRequest(BaseModel):
@@ -241,7 +241,7 @@ class Turn(BaseModel):
 CHATLAS_TURN = Turn(role="assistant", contents=[_ToolRequest(id="t1", name="read", arguments={"file_path": "a"})])
 
 
-@pytest.mark.parametrize("transport", [OpenAI, Anthropic, OpenAIResponses])
+@pytest.mark.parametrize("transport", [OpenAI, Anthropic, ResponsesItems])
 def test_an_object_a_transport_cannot_read_is_refused_not_emptied(transport: Any) -> None:
     # Before: an empty assistant message, and the tool call silently gone.
     with pytest.raises(TypeError, match=rf"{transport.__name__} transport cannot read Turn: expected .*'contents'"):
@@ -252,7 +252,7 @@ def test_an_object_a_transport_cannot_read_is_refused_not_emptied(transport: Any
     (OpenAI, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}, "image_url"),
     (OpenAI, {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
      "function_call"),
-    (OpenAIResponses, {"output": [{"type": "message", "content": [{"type": "output_audio"}]}]}, "output_audio"),
+    (ResponsesItems, {"output": [{"type": "message", "content": [{"type": "output_audio"}]}]}, "output_audio"),
 ])
 def test_a_part_a_transport_cannot_read_is_refused_by_name(transport: Any, payload: Any, named: str) -> None:
     with pytest.raises(TypeError, match=named):
@@ -279,3 +279,13 @@ def test_anthropic_sends_a_plain_text_turn_as_a_string_and_keeps_blocks_that_car
     assert out[4]["content"] == [{"type": "text", "text": "marked", "cache_control": {"type": "ephemeral"}}]
     assert Anthropic.dump(Message("assistant", "hi")) == {"role": "assistant", "content": "hi"}
     assert Anthropic.dump(Message("assistant", "\n\n")) == {"role": "assistant", "content": []}  # never sent
+
+
+def test_the_old_name_of_the_responses_transport_still_imports_with_a_warning() -> None:
+    import brute_nb.transports as transports
+
+    with pytest.warns(DeprecationWarning, match="now brute_nb.transports.ResponsesItems"):
+        from brute_nb.transports import OpenAIResponses
+    assert OpenAIResponses is ResponsesItems
+    with pytest.raises(AttributeError):
+        _ = transports.NoSuchTransport

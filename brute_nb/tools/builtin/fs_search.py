@@ -24,10 +24,9 @@ from typing import Any, ClassVar
 import anyio
 import anyio.to_thread
 
-from brute_nb.confine import inside
 from brute_nb.tools.builtin.fs_common import WorkspaceTool
 from brute_nb.tools.builtin.fs_read import bounded_lines
-from brute_nb.tools.context import root
+from brute_nb.tools.context import root, shown_path
 from brute_nb.tools.truncation import ToolOutput, truncate
 
 MAX_MATCHES = 100
@@ -71,9 +70,7 @@ def shown_folder(folder: Path) -> tuple[Path, str, Path]:
     """The real folder, how results name it, and the root: inside the root, a relative name (``.`` for the root),
     so results name files relative to the root as the README promises; outside it, the absolute path."""
     real = Path(os.path.realpath(folder))
-    base = root()
-    shown = real.relative_to(base).as_posix() if inside(real, base) else str(real)
-    return real, shown, base
+    return real, shown_path(real), root()
 
 
 async def run_rg(rg: str, pattern: str, folder: str, cwd: Path, glob: str | None, ignore_case: bool) -> str:
