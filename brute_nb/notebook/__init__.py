@@ -11,6 +11,7 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   (the panel's static copy, shown where the widget cannot render), ``structured_view`` (a
                   ``--schema`` reply as tables or indented JSON), ``frame_view`` (log frames' text as text),
                   ``namespace_watch`` (what code did to a namespace: names bound, deleted, changed in place)
+                  ``turn_model`` (what one turn says, apart from the views that render it)
 2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
@@ -18,7 +19,7 @@ checks every import, function-level and ``TYPE_CHECKING`` ones included):
                   the stack adds; ``kernel_journal`` (per turn, what the agent's code did to the namespace) and
                   ``turn_undo`` (a whole turn's variables, files and cells put back)
 4. stack          ``stack``: the agent's middleware stack, built from settings and values
-5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
+5. turn views     ``display``, ``terminal`` (a turn's model shown in a cell or a terminal), ``runner`` (one turn on the
                   kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
 6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks

@@ -2,7 +2,7 @@
 
 It is a view: the turn is ``NotebookAgent.aask`` on a ``Worker`` thread started from the handler (which returns at
 once, so the kernel stays free for other cells), and the widget only renders the agent's events with the cell's
-own ``CellView`` and ``render`` functions. Invariants: one turn at a time per widget, prompts typed meanwhile are
+own ``TurnModel`` and ``render`` functions. Invariants: one turn at a time per widget, prompts typed meanwhile are
 sent in order (FIFO); Stop cancels like an interrupt (SessionLog closes unanswered calls, the file stays valid);
 widget writes are coalesced to at most ``MAX_UPDATES_PER_S`` a second (Jupyter drops output past its rate limits).
 
@@ -38,18 +38,17 @@ from brute_nb.message import role_of
 from brute_nb.notebook import render
 from brute_nb.notebook.chat_static import StaticCopy, static_bundle
 from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import WAITING, CellView
 from brute_nb.notebook.render import ToolView
 from brute_nb.notebook.transcript import Transcript, proposed
 from brute_nb.notebook.transcript_html import (
     error_details_html,
     log_html,
     log_text,
-    no_publish,
     segments_html,
     totals,
     user_html,
 )
+from brute_nb.notebook.turn_model import WAITING, TurnModel
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -76,7 +75,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self._idle = threading.Event()
         self._idle.set()
         self._worker: Worker | None = None
-        self._view: CellView | None = None
+        self._view: TurnModel | None = None  # the running turn
         self._prompt = ""
         self._blocks: list[str] = []
         self._seen = 0
@@ -226,7 +225,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     # The turn: runs on the worker thread and writes only to widgets.
 
     async def _turn(self, prompt: str) -> None:
-        view = CellView(session=self.nb.name, publish=no_publish, update=lambda *_: self._render())
+        view = TurnModel(watch=lambda *_: self._render())
         agent: Any = None
         notice: tuple[str, str] | None = None
         error: BaseException | None = None
@@ -250,7 +249,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
                 view.detach(agent)
             self._finish(view, prompt, notice, error)
 
-    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None,
+    def _finish(self, view: TurnModel, prompt: str, notice: tuple[str, str] | None,
                 error: BaseException | None = None) -> None:
         items = view.final_segments()
         parts = [user_html(prompt)]
@@ -348,7 +347,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         running = f'<div class="brute-chat">{live}</div>' if live else ""
         self._out.push((f'<div class="brute-chat">{html}</div>', running, status, view is not None), force=force)
 
-    def _status_text(self, view: CellView | None) -> str:
+    def _status_text(self, view: TurnModel | None) -> str:
         inp, out, tools, cost = self._base
         if view is not None:
             t_in, t_out, t_tools, t_cost = totals([m for m in view.messages if role_of(m) != "user"])

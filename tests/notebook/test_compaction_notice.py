@@ -37,5 +37,5 @@ def test_a_compaction_mid_turn_sits_between_its_steps(tmp_path: Path, fake: Fake
     first_step = next(i for i, text in enumerate(shown) if text.startswith("step 0"))
     assert notices[0] > first_step, "the notice is above the steps it came after"
     assert "archive" in shown[notices[0]] and "tokens" in shown[notices[0]]
-    html = segments_html(view.final_segments())  # the chat panel's transcript reads the same segments
+    html = segments_html(view.model.final_segments())  # the chat panel's transcript reads the same segments
     assert html.index("history compacted by") > html.index("step 0")

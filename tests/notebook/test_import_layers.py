@@ -21,7 +21,7 @@ FOLDER = Path(brute_nb.notebook.__file__).parent
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
                            "warm", "live", "transcript", "chat_static", "structured_view",
-                           "frame_view", "namespace_watch"})),
+                           "frame_view", "namespace_watch", "turn_model"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_bridge",
                                   "environment",

@@ -91,7 +91,7 @@ def test_transcript_renders_like_the_cell(
     # What a %%brute cell publishes for the same messages, built by the cell's own view.
     published: list[dict[str, str]] = []
     cell = CellView(publish=lambda bundle, *a, **k: published.append(dict(bundle)), update=lambda *a, **k: None)
-    cell.messages = list(read_session(nb.session_path))
+    cell.model.messages = list(read_session(nb.session_path))
     cell.finish()
     blocks = [b["text/html"] for b in published if "brute-tool" in b.get("text/html", "")]
     texts = [b["text/plain"] for b in published if "brute-text" in b.get("text/html", "")]
@@ -360,7 +360,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.transcript_html",
         "brute_nb.notebook.chat_static",
         "brute_nb.notebook.coalesce",
-        "brute_nb.notebook.display",
+        "brute_nb.notebook.turn_model",
         "brute_nb.notebook.session",
         "brute_nb.notebook.registry",
         "brute_nb.notebook.settings",

@@ -33,7 +33,7 @@ def stack(path: Path, handler: Any, tools: list[Any] | None = None) -> Any:
 def bundles_of(messages: list[Any]) -> str:
     shown: list[str] = []
     view = CellView(publish=lambda bundle, *a, **k: shown.append(repr(bundle)), update=lambda *a, **k: None)
-    view.messages = list(messages)
+    view.model.messages = list(messages)
     view.finish(notice="done")
     return "".join(shown)
 
