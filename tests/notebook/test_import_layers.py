@@ -33,15 +33,34 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("registry", frozenset({"registry"})),
     ("front ends", frozenset({"magics", "widget", "api", "fix_button", "__init__"})),
 )
-LEVEL = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
+LEVEL = {name: level for level, (_, names) in enumerate(LAYERS) for name in names}
+"""A module's layer is its first name inside the package: its own (``settings``) or its folder's (``views.render``)."""
 
 
 def modules() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(FOLDER.glob("*.py"))}
+    """The package's modules by their name inside it (``views.render``; a folder's own is ``views.__init__``)."""
+    return {".".join(p.relative_to(FOLDER).with_suffix("").parts): p for p in sorted(FOLDER.rglob("*.py"))}
 
 
-def imported(path: Path, known: set[str]) -> set[str]:
-    """The package's modules ``path`` imports, at any depth of its code."""
+def level(module: str) -> int | None:
+    return LEVEL.get(module.split(".")[0])
+
+
+def _owner(name: str, known: set[str]) -> str | None:
+    """The module ``name`` (dotted inside the package, maybe ending in an attribute) lives in."""
+    while name:
+        if name in known:
+            return name
+        if f"{name}.__init__" in known:
+            return f"{name}.__init__"
+        name = name.rpartition(".")[0]
+    return None
+
+
+def imported(path: Path, known: set[str], name: str = "probe") -> set[str]:
+    """The package's modules ``path`` (module ``name``) imports, at any depth of its code."""
+    parts = name.split(".")
+    package = parts[:-1]  # where a relative import starts (a folder's __init__ is in the folder)
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         names: list[str] = []
@@ -49,36 +68,34 @@ def imported(path: Path, known: set[str]) -> set[str]:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: from . import x / from .x import y
-                base = node.module.split(".")[0] if node.module else None
-                names = [f"{PACKAGE}.{base}"] if base else [f"{PACKAGE}.{a.name}" for a in node.names]
-            elif node.module == PACKAGE:
-                names = [f"{PACKAGE}.{a.name}" for a in node.names]
-            elif node.module:
-                names = [node.module]
-        for name in names:
-            if name.startswith(PACKAGE + "."):
-                module = name[len(PACKAGE) + 1:].split(".")[0]
-                if module in known:
-                    found.add(module)
+                base = ".".join([PACKAGE, *package[: len(package) - node.level + 1], *filter(None, [node.module])])
+            else:
+                base = node.module or ""
+            names = [f"{base}.{a.name}" for a in node.names]
+        for dotted in names:
+            if dotted.startswith(PACKAGE + ".") and (owner := _owner(dotted[len(PACKAGE) + 1:], known)):
+                found.add(owner)
     return found
 
 
 def graph() -> dict[str, set[str]]:
     found = modules()
-    return {name: imported(path, set(found)) - {name} for name, path in found.items()}
+    return {name: imported(path, set(found), name) - {name} for name, path in found.items()}
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = sorted(set(modules()) - set(LEVEL))
+    missing = sorted(m for m in modules() if level(m) is None)
     assert not missing, f"place {', '.join(missing)} in a layer (here and in {PACKAGE}'s docstring)"
     doc = brute_nb.notebook.__doc__ or ""
-    assert [m for m in modules() if m != "__init__" and f"``{m}``" not in doc] == []
+    shown = [f"``{m.split('.')[0]}/``" if m.endswith(".__init__") else f"``{m.rpartition('.')[2]}``"
+             for m in modules() if m != "__init__"]
+    assert [m for m in shown if m not in doc] == []
 
 
 def test_no_module_imports_a_higher_layer() -> None:
-    placed = {m: deps & set(LEVEL) for m, deps in graph().items() if m in LEVEL}  # the rest: the test above
-    upward = [f"{m} ({LAYERS[LEVEL[m]][0]}) imports {d} ({LAYERS[LEVEL[d]][0]})"
-              for m, deps in placed.items() for d in sorted(deps) if LEVEL[d] > LEVEL[m]]
+    upward = [f"{m} ({LAYERS[here][0]}) imports {d} ({LAYERS[there][0]})"
+              for m, deps in graph().items() if (here := level(m)) is not None
+              for d in sorted(deps) if (there := level(d)) is not None and there > here]
     assert not upward, "\n".join(upward)
 
 
@@ -97,3 +114,15 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str) -> None
     source = tmp_path / "probe.py"
     source.write_text(code)
     assert imported(source, {"magics"}) == {"magics"}
+
+
+@pytest.mark.parametrize(("code", "module"), [
+    ("from brute_nb.notebook.views import render\n", "front.widget"),
+    ("from brute_nb.notebook.views.render import ToolView\n", "front.widget"),
+    ("from ..views import render\n", "front.widget"),
+    ("from .render import ToolView\n", "views.display"),
+])
+def test_the_reader_finds_a_module_in_a_folder(tmp_path: Path, code: str, module: str) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(code)
+    assert imported(source, {"views.render", "views.__init__", "front.widget"}, module) == {"views.render"}
