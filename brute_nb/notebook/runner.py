@@ -17,8 +17,8 @@ from typing import Any, Protocol
 from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.live import LiveSink, NoLive, WidgetLive
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.live import LiveSink, NoLive, WidgetLive
 
 STOPPED = "interrupted: the turn was stopped; the reply so far is kept, and the session file is saved and valid"
 
@@ -68,7 +68,7 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
     agent = nb.agent
     view: TurnView | None = None
     if display:
-        from brute_nb.notebook.terminal import TerminalView, is_terminal
+        from brute_nb.notebook.views.terminal import TerminalView, is_terminal
 
         if is_terminal():  # a terminal cannot update a display in place
             view = TerminalView(session=nb.name, quiet=quiet, replayed=nb.replayed)

@@ -19,8 +19,7 @@ from tests.import_graph import find_cycle
 
 ROOT = Path(brute_nb.__file__).parent
 
-NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "brute_nb.notebook.api",
-                       "brute_nb.notebook.fix_button")
+NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.front",)
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",
@@ -135,9 +134,9 @@ def test_the_imports_form_no_cycle() -> None:
 
 
 @pytest.mark.parametrize(("code", "expected"), [
-    ("def f():\n    from brute_nb.notebook.magics import x\n", "brute_nb.notebook.magics"),
-    ("from brute_nb.notebook import magics\n", "brute_nb.notebook.magics"),
-    ("import brute_nb.notebook.magics\n", "brute_nb.notebook.magics"),
+    ("def f():\n    from brute_nb.notebook.front.magics import x\n", "brute_nb.notebook.front.magics"),
+    ("from brute_nb.notebook.front import magics\n", "brute_nb.notebook.front.magics"),
+    ("import brute_nb.notebook.front.magics\n", "brute_nb.notebook.front.magics"),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from brute_nb.frames import frame\n", "brute_nb.frames"),
     ("import brute_nb\n\ndef f(log):\n    return brute_nb.frames.frame(log)\n", "brute_nb.frames"),
     ("from ..frames import frame\n", "brute_nb.frames"),
@@ -145,7 +144,7 @@ def test_the_imports_form_no_cycle() -> None:
 def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str, expected: str) -> None:
     source = tmp_path / "probe.py"
     source.write_text(code)
-    known = {"brute_nb", "brute_nb.frames", "brute_nb.notebook", "brute_nb.notebook.magics", "brute_nb.sessions"}
+    known = {"brute_nb", "brute_nb.frames", "brute_nb.notebook", "brute_nb.notebook.front.magics", "brute_nb.sessions"}
     assert expected in imported("brute_nb.sessions.probe", source, known)
 
 
@@ -158,7 +157,7 @@ def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:
     assert layer_of("brute_nb.frames") < layer_of("brute_nb.sessions.columns")  # type: ignore[operator]
     assert layer_of("brute_nb.errors") < layer_of("brute_nb.message")  # type: ignore[operator]
     assert layer_of("brute_nb.notebook.settings") < layer_of("brute_nb.map.api")  # type: ignore[operator]
-    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.magics")  # type: ignore[operator]
+    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.front.magics")  # type: ignore[operator]
     assert layer_of("brute_nb.sessions.file") < layer_of("brute_nb.middleware.session_log")  # type: ignore[operator]
 
 

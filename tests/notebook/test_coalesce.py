@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from brute_nb.notebook.coalesce import Coalescer, start_thread_timer
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.views.coalesce import Coalescer, start_thread_timer
+from brute_nb.notebook.views.display import CellView
 
 RATE = 10  # a 0.1 s interval keeps the arithmetic readable
 
@@ -184,7 +184,7 @@ def live_view(clock: Clock) -> tuple[CellView, Sink]:
 def test_the_live_view_writes_a_fast_model_ten_times_a_second_at_most() -> None:
     """Issue 29: a message per chunk cost 4-8x a print stream's bytes; ten writes a second keep every chunk on
     screen within 100 ms (print: ~200 ms) at a fraction of the messages."""
-    from brute_nb.notebook.live import LIVE_RATE
+    from brute_nb.notebook.views.live import LIVE_RATE
 
     assert LIVE_RATE == 10
     clock = Clock()

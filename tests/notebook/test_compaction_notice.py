@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.event_loop import run_sync
-from brute_nb.notebook.display import CellView
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.notebook.transcript_html import segments_html
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.transcript_html import segments_html
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.testing import FakeProvider, call, reply
 

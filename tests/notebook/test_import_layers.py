@@ -19,19 +19,16 @@ PACKAGE = "brute_nb.notebook"
 FOLDER = Path(brute_nb.notebook.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
-                           "warm", "live", "transcript", "chat_static", "structured_view",
-                           "frame_view", "namespace_watch", "turn_model"})),
+    ("leaves", frozenset({"paths", "prompt", "warm"})),
+    ("views", frozenset({"views"})),
     ("settings", frozenset({"settings", "approvals"})),
-    ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_bridge",
-                                  "environment",
-                                  "cell_tools", "kernel_journal", "turn_undo"})),
+    ("kernel tools", frozenset({"kernel_tools"})),
     ("stack", frozenset({"stack"})),
-    ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
+    ("turn", frozenset({"runner"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"cell_turn", "model_commands", "export", "provenance"})),
+    ("cell commands", frozenset({"commands"})),
     ("registry", frozenset({"registry"})),
-    ("front ends", frozenset({"magics", "widget", "api", "fix_button", "__init__"})),
+    ("front ends", frozenset({"front", "__init__"})),
 )
 LEVEL = {name: level for level, (_, names) in enumerate(LAYERS) for name in names}
 """A module's layer is its first name inside the package: its own (``settings``) or its folder's (``views.render``)."""
@@ -105,15 +102,15 @@ def test_the_imports_form_no_cycle() -> None:
 
 
 @pytest.mark.parametrize("code", [
-    "def f():\n    from brute_nb.notebook.magics import x\n",
-    "from brute_nb.notebook import magics\n",
-    "import brute_nb.notebook.magics\n",
-    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from brute_nb.notebook.magics import X\n",
+    "def f():\n    from brute_nb.notebook.front.magics import x\n",
+    "from brute_nb.notebook.front import magics\n",
+    "import brute_nb.notebook.front.magics\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from brute_nb.notebook.front.magics import X\n",
 ])
 def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str) -> None:
     source = tmp_path / "probe.py"
     source.write_text(code)
-    assert imported(source, {"magics"}) == {"magics"}
+    assert imported(source, {"front.magics"}) == {"front.magics"}
 
 
 @pytest.mark.parametrize(("code", "module"), [

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook import render
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.live import Blocks, LiveOps, message
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.live import Blocks, LiveOps, message
+from brute_nb.notebook.views.render import ToolView
 from brute_nb.redact import SUFFIX, key_prefix_at_end
 from brute_nb.testing.hostile import REPLY, live_parts
 
@@ -177,7 +177,7 @@ def test_finish_closes_the_live_widget_and_resets_the_display() -> None:
 
 
 def test_a_headless_run_computes_and_sends_nothing_live() -> None:
-    from brute_nb.notebook.live import NoLive
+    from brute_nb.notebook.views.live import NoLive
 
     updates: list[Any] = []
     computed: list[Any] = []

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from brute_nb import Message
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.render import footer_text
-from brute_nb.notebook.transcript_html import totals
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.render import footer_text
+from brute_nb.notebook.views.transcript_html import totals
 
 ANTHROPIC = {"provider": "anthropic", "model": "claude-sonnet-4-20250514", "input_tokens": 3, "output_tokens": 100,
              "cached_tokens": 9_000, "cache_write_tokens": 400}

@@ -16,9 +16,9 @@ import nbformat
 import pytest
 
 from brute_nb.message import Message, Role, ToolCall
-from brute_nb.notebook import render
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.transcript_html import log_html, segments_html
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.transcript_html import log_html, segments_html
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.hostile import EXFIL_URL, HTML_PAYLOADS, MARKDOWN_PAYLOADS, REPLY, live_parts
 

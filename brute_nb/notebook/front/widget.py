@@ -35,12 +35,12 @@ from brute_nb.cost import format_usd
 from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
-from brute_nb.notebook import render
-from brute_nb.notebook.chat_static import StaticCopy, static_bundle
-from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.transcript import Transcript, proposed
-from brute_nb.notebook.transcript_html import (
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.chat_static import StaticCopy, static_bundle
+from brute_nb.notebook.views.coalesce import Coalescer
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.transcript import Transcript, proposed
+from brute_nb.notebook.views.transcript_html import (
     error_details_html,
     log_html,
     log_text,
@@ -48,7 +48,7 @@ from brute_nb.notebook.transcript_html import (
     totals,
     user_html,
 )
-from brute_nb.notebook.turn_model import WAITING, TurnModel
+from brute_nb.notebook.views.turn_model import WAITING, TurnModel
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -95,7 +95,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         # grows (each write replaces the HTML; a plain box would keep showing older text and hide the reply).
         self.transcript = Transcript(layout=w.Layout(max_height="600px", overflow="auto", display="flex",
                                                  flex_flow="column-reverse"))
-        from brute_nb.notebook.chat_input import ChatInput
+        from brute_nb.notebook.views.chat_input import ChatInput
 
         self.input = ChatInput(layout=w.Layout(width="100%"))
         self.send_button = w.Button(description="Send", button_style="primary", icon="paper-plane")

@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
-from brute_nb.notebook import render
-from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
-from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink, NoLive
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.structured_view import structured_bundle
-from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
-from brute_nb.notebook.turn_model import NOTICE, WAITING, TurnModel
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
+from brute_nb.notebook.views.live import LIVE_RATE, LiveOps, LiveSink, NoLive
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.structured_view import structured_bundle
+from brute_nb.notebook.views.thumbnails import thumbnails_bundle, turn_attachments
+from brute_nb.notebook.views.turn_model import NOTICE, WAITING, TurnModel
 from brute_nb.structured import SCHEMA_KEY
 
 __all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.turn_model import TurnModel
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.turn_model import TurnModel
 
 TOOL_STYLE = {"ok": "green", "error": "red", "denied": "red", "interrupted": "yellow"}
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from brute_nb.cost import total as cost_total
 from brute_nb.message import role_of
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.thumbnails import thumbnails_html
-from brute_nb.notebook.transcript import proposal_html
-from brute_nb.notebook.turn_model import NOTICE, TurnModel
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.thumbnails import thumbnails_html
+from brute_nb.notebook.views.transcript import proposal_html
+from brute_nb.notebook.views.turn_model import NOTICE, TurnModel
 from brute_nb.usage import Usage
 
 
@@ -96,7 +96,7 @@ def history_stats(view: TurnModel, items: list[Any], replayed: bool) -> dict[str
 
 def error_details_html(exc: BaseException) -> str:
     """The full traceback one click away, folded under the error's one line (the widget has no ``%tb``)."""
-    from brute_nb.notebook.short_errors import full_text
+    from brute_nb.notebook.views.short_errors import full_text
 
     return (f'<details class="brute-traceback" style="opacity:.75"><summary><small>full traceback</small></summary>'
             f'<pre style="{render.WRAP}">{escape(full_text(exc))}</pre></details>')
