@@ -645,7 +645,7 @@ def _latencies(sent: list[tuple[float, str]], shown: list[tuple[float, str]]) ->
 
 async def _stream_runs(reps: int, gap: float) -> tuple[list[float], list[float], list[float]]:
     """Per-chunk, first-chunk and final-flush latencies of ``reps`` streamed replies, chunks ``gap`` apart."""
-    from brute_nb.notebook.display import CellView
+    from brute_nb.notebook.views.display import CellView
     from brute_nb.providers.openai import OpenAIChat
     from brute_nb.testing import FakeProvider
 
@@ -676,7 +676,7 @@ async def _stream_runs(reps: int, gap: float) -> tuple[list[float], list[float],
 
 
 def _chunk_row(chunks: list[float], gap: float, pace: str) -> Row:
-    from brute_nb.notebook.display import MAX_UPDATES_PER_S
+    from brute_nb.notebook.views.display import MAX_UPDATES_PER_S
 
     med, p90 = statistics.median(chunks), statistics.quantiles(chunks, n=10)[-1]
     return Row(f"stream, whole-HTML updates (chat widget): chunk sent -> first update showing it, {pace}",

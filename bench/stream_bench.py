@@ -208,7 +208,7 @@ def measure(chars: int, gap: float, nothing_live: bool = False, rate: float | No
             run_cell(kc, tap, PRINT_CELL.format(base=fake.base_url, key=fake.api_key), 60)
             brute = "%%brute\nstream please"
             if rate:  # another cap on live writes a second than the default (display.LIVE_RATE)
-                brute = (f"import brute_nb.notebook.display as _display\n_display.LIVE_RATE = {rate}\n"
+                brute = (f"import brute_nb.notebook.views.display as _display\n_display.LIVE_RATE = {rate}\n"
                          "get_ipython().run_cell_magic('brute', '', 'stream please')")
             sides = [("print", PRINT_CELL.format(base=fake.base_url, key=fake.api_key)), ("brute", brute)]
             if nothing_live:  # diagnosis: the turn's own cost, with no live view at all

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from brute_nb.frames import frame, tool_calls_frame
     from brute_nb.map import compare, estimate, map
     from brute_nb.message import Log, Message, Role, ToolCall, log
-    from brute_nb.notebook.api import chat, configure, current
+    from brute_nb.notebook.front.api import chat, configure, current
     from brute_nb.sessions.columns import read_frame
     from brute_nb.tools import Tool, tool
     from brute_nb.tools.server import ServerTool
@@ -50,7 +50,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.sessions.columns": ("read_frame",),
     "brute_nb.map": ("compare", "estimate", "map"),
     "brute_nb.message": ("Log", "Message", "Role", "ToolCall", "log"),
-    "brute_nb.notebook.api": ("chat", "configure", "current"),
+    "brute_nb.notebook.front.api": ("chat", "configure", "current"),
     "brute_nb.tools": ("Tool", "tool"),
     "brute_nb.tools.server": ("ServerTool",),
     "brute_nb.transports.base": ("MessageTransport",),

@@ -53,7 +53,8 @@ META_COLUMNS: tuple[str, ...] = (
 
 KIND = "brute_nb"
 """The ``attrs`` key marking a frame as a session log (``"log"``) or its tool calls (``"tool_calls"``): the
-notebook shows such frames with their text as text (``notebook.frame_view``); pandas carries it through filters."""
+notebook shows such frames with their text as text (``notebook.views.frame_view``); pandas carries it through
+filters."""
 
 TOOL_CALL_COLUMNS: tuple[str, ...] = (
     "turn", "call_id", "name", "arguments", "result", "is_error", "result_chars", "duration_ms",

@@ -1,32 +1,34 @@
 """The notebook layer: the kernel-resident agent and its front ends. A view over the core; the core never imports it.
 
-Inside it, imports go one way, down this list (a module may import any module of its own layer or a lower one,
-never a higher one, and no cycle is hidden behind a function-level import; ``tests/notebook/test_import_layers.py``
-checks every import, function-level and ``TYPE_CHECKING`` ones included):
+Inside it, imports go one way, down this list, each folder one layer (a module may import any module of its own
+layer or a lower one, never a higher one, and no cycle is hidden behind a function-level import;
+``tests/notebook/test_import_layers.py`` checks every import, function-level and ``TYPE_CHECKING`` ones included):
 
-1. leaves         ``paths`` (where sessions live), ``render`` (pure MIME bundles), ``coalesce``, ``thumbnails``,
-                  ``chat_input``, ``prompt`` ({expr} filling, value summaries), ``short_errors``, ``warm`` (the
-                  SDK's imports in the background after ``%load_ext``), ``live`` (the streaming view's widget),
-                  ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_static``
-                  (the panel's static copy, shown where the widget cannot render), ``structured_view`` (a
-                  ``--schema`` reply as tables or indented JSON), ``frame_view`` (log frames' text as text),
-                  ``namespace_watch`` (what code did to a namespace: names bound, deleted, changed in place)
-2. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
-3. kernel tools   ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
+1. leaves         ``paths`` (where sessions live), ``prompt`` ({expr} filling, value summaries), ``warm`` (the
+                  SDK's imports in the background after ``%load_ext``)
+2. ``views/``     how a turn and a chat are shown: ``turn_model`` (what one turn says, apart from the views that
+                  render it), ``display`` and ``terminal`` (a turn's model shown in a cell or a terminal),
+                  ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text), ``render``
+                  (pure MIME bundles), ``coalesce``, ``thumbnails``, ``live`` (the streaming view's widget),
+                  ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_input``,
+                  ``chat_static`` (the panel's static copy, shown where the widget cannot render),
+                  ``structured_view`` (a ``--schema`` reply as tables or indented JSON), ``frame_view`` (log
+                  frames' text as text), ``short_errors``
+3. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
+4. ``kernel_tools/`` ``cells`` (In/Out/Err), ``python_tool``, ``notebook_tools``, ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
                   document in JupyterLab), ``environment`` (the system prompt's <env> and project rules): what
-                  the stack adds; ``kernel_journal`` (per turn, what the agent's code did to the namespace) and
-                  ``turn_undo`` (a whole turn's variables, files and cells put back)
-4. stack          ``stack``: the agent's middleware stack, built from settings and values
-5. turn views     ``display``, ``terminal`` (a turn shown in a cell or a terminal), ``runner`` (one turn on the
-                  kernel's loop, with its view); they drive any object with a session's shape (``runner.Session``);
-                  ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text)
-6. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
-7. cell commands  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
+                  the stack adds; ``kernel_journal`` (per turn, what the agent's code did to the namespace, seen by
+                  ``namespace_watch``) and ``turn_undo`` (a whole turn's variables, files and cells put back)
+5. stack          ``stack``: the agent's middleware stack, built from settings and values
+6. turn           ``runner``: one turn on the kernel's loop, with its view; it drives any object with a session's
+                  shape (``runner.Session``)
+7. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
+8. ``commands/``  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
                   ``export`` (a session as Markdown, HTML or a notebook), ``provenance`` (``%brute why NAME``)
-8. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
-9. front ends      ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
-                  failing cell's error), this package's hooks
+9. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
+10. ``front/``    ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
+                  failing cell's error); and this package's hooks
 
 A lower layer that needs something from above gets it handed down: the session tells its registry about a fork
 through ``on_fork``, ``short_errors`` gets its debug switch at install, the notebook tool reads the notebook's
@@ -42,9 +44,10 @@ from typing import Any
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook import cells, frame_view, short_errors
-    from brute_nb.notebook.magics import BruteMagics
+    from brute_nb.notebook.front.magics import BruteMagics
+    from brute_nb.notebook.kernel_tools import cells
     from brute_nb.notebook.registry import install
+    from brute_nb.notebook.views import frame_view, short_errors
 
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
@@ -60,14 +63,15 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 def _offer_fix(ipython: Any, error: Any, cell_id: str | None) -> None:
-    from brute_nb.notebook.fix_button import offer
+    from brute_nb.notebook.front.fix_button import offer
 
     offer(ipython, error, cell_id)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook import cells, frame_view, short_errors
+    from brute_nb.notebook.kernel_tools import cells
     from brute_nb.notebook.registry import registry, uninstall
+    from brute_nb.notebook.views import frame_view, short_errors
 
     cells.uninstall(ipython, registry().error_recorder)
     short_errors.uninstall(ipython)

@@ -34,7 +34,7 @@ def describe(call: Any, risk: str) -> str:
     Nothing is shortened or folded (a hidden tail such as ``&& touch ...`` would run after "y"); invisible and
     reordering characters (carriage returns, escapes, bidi overrides) show as ``\\uXXXX``; keys are redacted.
     """
-    from brute_nb.notebook.render import visible
+    from brute_nb.notebook.views.render import visible
     from brute_nb.redact import redact
 
     parts = []

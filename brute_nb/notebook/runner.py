@@ -11,14 +11,14 @@ out of the traceback under it.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
 from brute_nb.agent import Agent, Env
 from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.live import LiveSink, NoLive, WidgetLive
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.live import LiveSink, NoLive, WidgetLive
 
 STOPPED = "interrupted: the turn was stopped; the reply so far is kept, and the session file is saved and valid"
 
@@ -37,6 +37,21 @@ class Session(Protocol):
     def aask(self, prompt: str, **extra: Any) -> Coroutine[Any, Any, Env]: ...
 
 
+class TurnView(Protocol):
+    """What the runner needs of a turn's view (``CellView``, ``TerminalView``): each renders its own ``TurnModel``."""
+
+    def start(self) -> None: ...
+
+    def attach(self, agent: Any) -> None: ...
+
+    def detach(self, agent: Any) -> None: ...
+
+    def asker(self, ask: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]: ...
+
+    def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
+               extra_stats: Mapping[str, Any] | None = None, failed: bool = False) -> None: ...
+
+
 def live_sink() -> LiveSink:
     """The live widget where someone watches; nothing live in a headless run (nbclient, nbval and papermill send
     no stdin), whose saved outputs are the final ones anyway and whose notebook must not keep widget state."""
@@ -51,9 +66,9 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
 
     warm.settled()  # building the agent imports the SDK: not while the warm-up thread is still importing it
     agent = nb.agent
-    view: CellView | None = None
+    view: TurnView | None = None
     if display:
-        from brute_nb.notebook.terminal import TerminalView, is_terminal
+        from brute_nb.notebook.views.terminal import TerminalView, is_terminal
 
         if is_terminal():  # a terminal cannot update a display in place
             view = TerminalView(session=nb.name, quiet=quiet, replayed=nb.replayed)

@@ -26,7 +26,7 @@ from brute_nb.prompt_cache import session_key
 from brute_nb.sessions.file import SessionFile
 
 if TYPE_CHECKING:
-    from brute_nb.notebook.kernel_journal import Journal
+    from brute_nb.notebook.kernel_tools.kernel_journal import Journal
 
 
 class NotebookAgent:
@@ -145,8 +145,8 @@ class NotebookAgent:
 
     async def aask(self, prompt: str, **extra: Any) -> Env:
         """Run one turn (no display); returns the env."""
-        from brute_nb.notebook.cell_bridge import front
-        from brute_nb.notebook.kernel_journal import TURN_KEY, journal
+        from brute_nb.notebook.kernel_tools.cell_bridge import front
+        from brute_nb.notebook.kernel_tools.kernel_journal import TURN_KEY, journal
 
         extra.setdefault("cache_key", session_key(self.session_path))  # one prompt cache per session
         extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
@@ -223,7 +223,7 @@ class NotebookAgent:
     @property
     def journal(self) -> Journal:
         """What the agent's code did to the kernel's namespace, turn by turn (``%brute undo``, ``%brute why``)."""
-        from brute_nb.notebook.kernel_journal import journal
+        from brute_nb.notebook.kernel_tools.kernel_journal import journal
 
         return journal(self._state)
 
@@ -246,8 +246,8 @@ class NotebookAgent:
         """Revert the agent's last turn: the variables its code changed, the files and the cells, together, with
         one report of what could not be put back; or the last change to ``path``."""
         from brute_nb.event_loop import run_sync
-        from brute_nb.notebook.cell_bridge import front, undo_last
-        from brute_nb.notebook.turn_undo import undo_turn
+        from brute_nb.notebook.kernel_tools.cell_bridge import front, undo_last
+        from brute_nb.notebook.kernel_tools.turn_undo import undo_turn
         from brute_nb.tools import FSUndo, use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots

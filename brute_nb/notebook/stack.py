@@ -32,7 +32,7 @@ def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = T
     """Brute's order for a notebook: who the agent is and where, the environment (``<env>``: root, git, platform,
     date, Python and key packages, the kernel's DataFrames), the skills under the root (when the skill tool is on),
     then the project's own rules (AGENTS.md, CLAUDE.md). Built afresh at every turn."""
-    from brute_nb.notebook.environment import environment_section, instructions_section
+    from brute_nb.notebook.kernel_tools.environment import environment_section, instructions_section
 
     where = f" ({notebook})" if notebook else ""
     parts = [SYSTEM_PROMPT.format(notebook=where, root=root), environment_section(root, notebook, namespace)]
@@ -86,7 +86,7 @@ def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
     """The sets (``all``, ``read-only``, ``none``) and, by name, every tool in the ``brute_nb.tools`` entry points:
     the built-ins, the notebook's own and any an installed package registers."""
     from brute_nb import plugins, tools
-    from brute_nb.notebook.notebook_tools import NOTEBOOK_TOOLS, READ_ONLY_NAMES
+    from brute_nb.notebook.kernel_tools.notebook_tools import NOTEBOOK_TOOLS, READ_ONLY_NAMES
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     every = [*tools.ALL, *(NOTEBOOK_TOOLS.values() if notebook else ())]

@@ -28,8 +28,8 @@ TRANSPORT = ("httpcore2",)
 """Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
 PROVIDERS = {ANTHROPIC: ("brute_nb.providers.anthropic",), OPENAI: ("brute_nb.providers.openai",)}
 STACK = ("filelock", "genai_prices", "mistune", "brute_nb.agent", "brute_nb.tools.builtin", "brute_nb.middleware",
-         "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.render", "brute_nb.notebook.runner",
-         "brute_nb.notebook.cell_turn")
+         "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.views.render",
+         "brute_nb.notebook.runner", "brute_nb.notebook.commands.cell_turn")
 """What the first cell imports after the SDK (seen with ``sys.modules`` around it; ~0.5 s), in the order it needs
 them."""
 OPENAI_COMPATIBLE_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",

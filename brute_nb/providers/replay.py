@@ -298,7 +298,8 @@ ENV_BLOCK = re.compile(r"<env>.*?</env>")
 
 
 def without_env(request: dict[str, Any]) -> dict[str, Any]:
-    """``request`` with every ``<env>...</env>`` block of the system prompt emptied (``notebook.environment``)."""
+    """``request`` with every ``<env>...</env>`` block of the system prompt emptied
+    (``notebook.kernel_tools.environment``)."""
     text = json.dumps(request, ensure_ascii=False)
     if "<env>" not in text:
         return request

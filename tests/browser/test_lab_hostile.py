@@ -31,7 +31,7 @@ from lab_helpers import (
     wait_ran,
 )
 
-from brute_nb.notebook.chat_static import STYLE
+from brute_nb.notebook.views.chat_static import STYLE
 from brute_nb.testing import call, reply
 from brute_nb.testing.hostile import EXFIL_HOST, FLAG, REPLY, live_parts
 

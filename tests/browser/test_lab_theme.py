@@ -19,8 +19,8 @@ pytestmark = pytest.mark.browser
 
 NOTEBOOK = "theme.ipynb"
 BLOCKS = """from IPython.display import display
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView, STATUS_STYLE
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView, STATUS_STYLE
 
 diff = "edited stats.py\\n@@ -1,2 +1,2 @@\\n-old line\\n+new line\\n same line"
 for status in STATUS_STYLE:

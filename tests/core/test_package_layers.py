@@ -1,26 +1,24 @@
 """The whole package's imports go one way: no module imports one of a higher layer, and there is no cycle.
 
-Read from the source with ``ast``, so every import counts: module-level, inside a function (the usual hiding place of
-a cycle), under ``TYPE_CHECKING``, relative, and attribute access through the package (``brute_nb.frames.frame``
-after ``import brute_nb``, which is how ``message.py`` once reached up to ``frames``). The layers are the ones the
-README's architecture section draws; a new module must be placed in one. ``tests/notebook/test_import_layers.py``
-checks the finer layers inside ``notebook/``.
+Read from the source by ``tests.import_graph``, so every import counts: module-level, inside a function (the usual
+hiding place of a cycle), under ``TYPE_CHECKING``, relative, and attribute access through the package
+(``brute_nb.frames.frame`` after ``import brute_nb``, which is how ``message.py`` once reached up to ``frames``).
+The layers are the ones the README's architecture section draws; a new module must be placed in one.
+``tests/notebook/test_import_layers.py`` checks the finer layers inside ``notebook/``.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 import brute_nb
-from tests.import_graph import find_cycle
+from tests.import_graph import find_cycle, imported, read_graph, read_modules
 
 ROOT = Path(brute_nb.__file__).parent
 
-NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.magics", "brute_nb.notebook.widget", "brute_nb.notebook.api",
-                       "brute_nb.notebook.fix_button")
+NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.front",)
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",
@@ -41,15 +39,6 @@ notebook module but its front ends, which are named). ``map`` drives the noteboo
 kernel's settings and session folder) and the ``%%brute --over`` magic drives it, so it sits between the two."""
 
 
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        found[name] = path
-    return found
-
-
 def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for level, (_, prefixes) in enumerate(LAYERS):
@@ -62,62 +51,14 @@ def layer_of(module: str) -> int | None:
     return None if best is None else best[1]
 
 
-def _owner(name: str, known: set[str]) -> str | None:
-    """The package module ``name`` (a dotted name, maybe ending in an attribute) lives in."""
-    while name:
-        if name in known:
-            return name
-        name = name.rpartition(".")[0]
-    return None
-
-
-def imported(name: str, path: Path, known: set[str]) -> set[str]:
-    """The package's modules that ``path`` (module ``name``) imports or reaches, at any depth of its code."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                module = node.module or ""
-            targets = [f"{module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Attribute):
-            chain: list[str] = []
-            inner: ast.expr = node
-            while isinstance(inner, ast.Attribute):
-                chain.append(inner.attr)
-                inner = inner.value
-            if isinstance(inner, ast.Name) and inner.id == "brute_nb":
-                target = "brute_nb." + ".".join(reversed(chain))
-                if (owner := _owner(target, known)) not in (None, "brute_nb"):
-                    found.add(owner)  # attribute access reaches a submodule; the package itself is import's business
-            continue
-        for target in targets:
-            if target.startswith("brute_nb") and (owner := _owner(target, known)):
-                found.add(owner)
-    found.discard(name)
-    return found
-
-
-def graph() -> dict[str, set[str]]:
-    found = modules()
-    known = set(found)
-    return {name: imported(name, path, known) for name, path in found.items()}
-
-
 def test_every_module_has_a_layer() -> None:
-    missing = sorted(m for m in modules() if layer_of(m) is None)
+    missing = sorted(m for m in read_modules(ROOT) if layer_of(m) is None)
     assert not missing, f"place {', '.join(missing)} in a layer (here and in README's architecture section)"
 
 
 def test_no_module_imports_a_higher_layer() -> None:
     upward = []
-    for module, deps in graph().items():
+    for module, deps in read_graph(ROOT).items():
         here = layer_of(module)
         for dep in sorted(deps):
             there = layer_of(dep)
@@ -129,23 +70,27 @@ def test_no_module_imports_a_higher_layer() -> None:
 def test_the_imports_form_no_cycle() -> None:
     # A package's __init__ importing its own modules to re-export them is the package's face, not a cycle: leave
     # out the edges from a package to its own submodules.
-    edges = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in graph().items()}
+    edges = {m: {d for d in deps if not d.startswith(m + ".")} for m, deps in read_graph(ROOT).items()}
     cycle = find_cycle(edges)
     assert cycle is None, " -> ".join(cycle or [])
 
 
 @pytest.mark.parametrize(("code", "expected"), [
-    ("def f():\n    from brute_nb.notebook.magics import x\n", "brute_nb.notebook.magics"),
-    ("from brute_nb.notebook import magics\n", "brute_nb.notebook.magics"),
-    ("import brute_nb.notebook.magics\n", "brute_nb.notebook.magics"),
+    ("def f():\n    from brute_nb.notebook.front.magics import x\n", "brute_nb.notebook.front.magics"),
+    ("from brute_nb.notebook.front import magics\n", "brute_nb.notebook.front.magics"),
+    ("import brute_nb.notebook.front.magics\n", "brute_nb.notebook.front.magics"),
     ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from brute_nb.frames import frame\n", "brute_nb.frames"),
     ("import brute_nb\n\ndef f(log):\n    return brute_nb.frames.frame(log)\n", "brute_nb.frames"),
     ("from ..frames import frame\n", "brute_nb.frames"),
+    ("from brute_nb.notebook.views import render\n", "brute_nb.notebook.views.render"),
+    ("from brute_nb.notebook.views.render import ToolView\n", "brute_nb.notebook.views.render"),
+    ("from ..notebook.views import render\n", "brute_nb.notebook.views.render"),
 ])
 def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str, expected: str) -> None:
     source = tmp_path / "probe.py"
     source.write_text(code)
-    known = {"brute_nb", "brute_nb.frames", "brute_nb.notebook", "brute_nb.notebook.magics", "brute_nb.sessions"}
+    known = {"brute_nb", "brute_nb.frames", "brute_nb.notebook", "brute_nb.notebook.front.magics", "brute_nb.sessions",
+             "brute_nb.notebook.views", "brute_nb.notebook.views.render"}
     assert expected in imported("brute_nb.sessions.probe", source, known)
 
 
@@ -158,7 +103,7 @@ def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:
     assert layer_of("brute_nb.frames") < layer_of("brute_nb.sessions.columns")  # type: ignore[operator]
     assert layer_of("brute_nb.errors") < layer_of("brute_nb.message")  # type: ignore[operator]
     assert layer_of("brute_nb.notebook.settings") < layer_of("brute_nb.map.api")  # type: ignore[operator]
-    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.magics")  # type: ignore[operator]
+    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.front.magics")  # type: ignore[operator]
     assert layer_of("brute_nb.sessions.file") < layer_of("brute_nb.middleware.session_log")  # type: ignore[operator]
 
 

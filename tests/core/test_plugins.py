@@ -162,11 +162,11 @@ def test_a_bad_plugin_is_named_with_its_package(third_party: None) -> None:
 
 
 def test_plugins_lists_builtins_and_third_parties(third_party: None, capsys: pytest.CaptureFixture[str]) -> None:
-    from brute_nb.notebook.model_commands import installed
+    from brute_nb.notebook.commands.model_commands import installed
 
     installed()
     out = capsys.readouterr().out
     assert "providers (-m PREFIX:MODEL" in out and "tools (--tools NAME" in out
     assert "myco             myco_brute   myco_brute:provider" in out
     assert "weather" in out and "(ignored: a built-in has this name)" in out
-    assert "python           brute_nb     brute_nb.notebook.python_tool:PYTHON" in out
+    assert "python           brute_nb     brute_nb.notebook.kernel_tools.python_tool:PYTHON" in out

@@ -47,7 +47,7 @@ def run(kc: Any, code: str, timeout: float = 60,
             outputs.append(msg)
             if on_output is not None:
                 on_output(msg)
-        elif kind == "comm_msg" and on_output is not None:  # the live view's appended text (notebook/live.py)
+        elif kind == "comm_msg" and on_output is not None:  # the live view's appended text (notebook/views/live.py)
             on_output(msg)
         if kind == "status" and msg["content"]["execution_state"] == "idle":
             break
@@ -66,7 +66,7 @@ def ok(kc: Any, code: str, **kw: Any) -> list[Output]:
 
 def on_screen(msg: Output) -> str:
     """What an output message puts on screen as HTML: a display's ``text/html``, or what a message to the live
-    widget (``notebook/live.py``) adds: tool rows and rendered blocks as HTML, appended text as text."""
+    widget (``notebook/views/live.py``) adds: tool rows and rendered blocks as HTML, appended text as text."""
     data = msg["content"].get("data", {})
     if msg["msg_type"] != "comm_msg":
         return str(data.get("text/html", ""))

@@ -101,7 +101,7 @@ def test_waiting_for_an_answer_is_not_the_tools_duration(nb: NotebookAgent, fake
 def test_the_widget_row_says_waiting_then_running(nb: NotebookAgent, fake: FakeProvider) -> None:
     from notebook_helpers import HOLD, WAIT, wait_for
 
-    from brute_nb.notebook.widget import ChatWidget
+    from brute_nb.notebook.front.widget import ChatWidget
 
     chat = ChatWidget(nb)
     fake.add(reply("", call("shell", {"command": HOLD})), "done")

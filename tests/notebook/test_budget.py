@@ -16,9 +16,9 @@ from brute_nb.errors import MiddlewareError, SettingsError
 from brute_nb.event_loop import run_sync
 from brute_nb.message import role_of, unanswered_calls
 from brute_nb.middleware.budget import Budget
+from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import parse_budget
-from brute_nb.notebook.widget import ChatWidget
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.usage import Usage

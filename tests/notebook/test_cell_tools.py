@@ -13,8 +13,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from brute_nb.errors import PathOutsideRootError
-from brute_nb.notebook.cell_tools import EditCell, InsertCell, RunCell
-from brute_nb.notebook.ipynb_cells import NotebookFileError
+from brute_nb.notebook.kernel_tools.cell_tools import EditCell, InsertCell, RunCell
+from brute_nb.notebook.kernel_tools.ipynb_cells import NotebookFileError
 from brute_nb.tools import FSUndo, use_env
 from brute_nb.tools.results import render
 from brute_nb.tools.stores import snapshots

@@ -12,8 +12,15 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.message import Message
-from brute_nb.notebook import cells, registry
-from brute_nb.notebook.notebook_tools import Notebook, ProposeCell, Variables, last_code_block, user_variables
+from brute_nb.notebook import registry
+from brute_nb.notebook.kernel_tools import cells
+from brute_nb.notebook.kernel_tools.notebook_tools import (
+    Notebook,
+    ProposeCell,
+    Variables,
+    last_code_block,
+    user_variables,
+)
 from brute_nb.notebook.prompt import expand
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.testing import FakeProvider, call, reply
@@ -181,7 +188,7 @@ def test_a_proposal_the_cell_below_already_holds_is_not_inserted_again(shell: In
     """Run All twice (issue 32 item 7): ``%brute fix`` and ``--code`` must not add a copy of the cell below."""
     import nbformat
 
-    from brute_nb.notebook.notebook_tools import insert_cell
+    from brute_nb.notebook.kernel_tools.notebook_tools import insert_cell
 
     notebook = tmp_path / "demo.ipynb"
     doc = nbformat.v4.new_notebook()

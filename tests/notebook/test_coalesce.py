@@ -8,8 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from brute_nb.notebook.coalesce import Coalescer, start_thread_timer
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.views.coalesce import Coalescer, start_thread_timer
+from brute_nb.notebook.views.display import CellView
 
 RATE = 10  # a 0.1 s interval keeps the arithmetic readable
 
@@ -134,15 +134,15 @@ def test_cell_view_shows_text_held_back_during_a_pause() -> None:
     shown: list[str] = []
     view = CellView(publish=lambda *a, **k: None, update=lambda bundle, display_id: shown.append(bundle["text/html"]),
                     rate=RATE, clock=clock, start_timer=clock.start)
-    view.on_delta({}, {"text": "Hello"})
+    view.model.on_delta({}, {"text": "Hello"})
     clock.advance(0.01)
-    view.on_delta({}, {"text": " wor"})  # inside the interval: held; then the model pauses
+    view.model.on_delta({}, {"text": " wor"})  # inside the interval: held; then the model pauses
     assert len(shown) == 1 and "wor" not in shown[0]
     clock.advance(0.1)
     assert len(shown) == 2 and "Hello wor" in shown[1]
-    view.on_delta({}, {"text": "ld"})
+    view.model.on_delta({}, {"text": "ld"})
     clock.advance(0.01)
-    view.on_delta({}, {"text": "!"})
+    view.model.on_delta({}, {"text": "!"})
     view.finish()  # a held update must not land after the placeholder
     clock.advance(1.0)
     assert shown[-1] == "" and not clock.pending
@@ -184,14 +184,14 @@ def live_view(clock: Clock) -> tuple[CellView, Sink]:
 def test_the_live_view_writes_a_fast_model_ten_times_a_second_at_most() -> None:
     """Issue 29: a message per chunk cost 4-8x a print stream's bytes; ten writes a second keep every chunk on
     screen within 100 ms (print: ~200 ms) at a fraction of the messages."""
-    from brute_nb.notebook.live import LIVE_RATE
+    from brute_nb.notebook.views.live import LIVE_RATE
 
     assert LIVE_RATE == 10
     clock = Clock()
     view, sink = live_view(clock)
     pushed: list[float] = []
     for i in range(100):  # 33 chunks a second, a fast model, for 3 s
-        view.on_delta({}, {"text": f"w{i:04d} "})
+        view.model.on_delta({}, {"text": f"w{i:04d} "})
         pushed.append(clock.now)
         for _ in range(3):  # time in 10 ms steps, so that a timer fires (nearly) when it is due
             clock.advance(0.01)
@@ -208,13 +208,13 @@ def test_the_live_view_writes_a_fast_model_ten_times_a_second_at_most() -> None:
 def test_the_live_view_shows_a_slow_models_chunks_at_once_after_the_first() -> None:
     clock = Clock()
     view, sink = live_view(clock)
-    view.on_delta({}, {"text": "first "})
+    view.model.on_delta({}, {"text": "first "})
     assert sink.sent == []  # the first write waits one interval: the turn may be over by then
     clock.advance(0.1)
     assert [t for t, _ in sink.sent] == [100.1]
     for i in range(5):  # chunks 0.2 s apart: each written as it comes
         clock.advance(0.2)
-        view.on_delta({}, {"text": f"w{i} "})
+        view.model.on_delta({}, {"text": f"w{i} "})
         assert sink.sent[-1][0] == clock.now
     text = "".join(op.get("a", "") for _, ops in sink.sent for op in ops)
     assert text == "first w0 w1 w2 w3 w4 "
@@ -232,9 +232,9 @@ def test_a_turn_over_within_the_first_interval_never_shows_the_live_widget() -> 
     view = CellView(publish=lambda *a, **k: None, update=lambda *a, **k: updates.append(a), live=sink,
                     clock=clock, start_timer=clock.start)
     view.start()
-    view.on_delta({}, {"text": "Hello!"})
+    view.model.on_delta({}, {"text": "Hello!"})
     clock.advance(0.05)
-    view.on_message({}, Message("assistant", "Hello!"))  # forced: still held, the first write is not due
+    view.model.on_message({}, Message("assistant", "Hello!"))  # forced: still held, the first write is not due
     clock.advance(0.01)
     view.finish()
     view.detach(type("A", (), {"off": lambda *a: None})())

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.event_loop import run_sync
-from brute_nb.notebook.display import CellView
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.notebook.transcript_html import segments_html
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.transcript_html import segments_html
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.testing import FakeProvider, call, reply
 
@@ -37,5 +37,5 @@ def test_a_compaction_mid_turn_sits_between_its_steps(tmp_path: Path, fake: Fake
     first_step = next(i for i, text in enumerate(shown) if text.startswith("step 0"))
     assert notices[0] > first_step, "the notice is above the steps it came after"
     assert "archive" in shown[notices[0]] and "tokens" in shown[notices[0]]
-    html = segments_html(view.final_segments())  # the chat panel's transcript reads the same segments
+    html = segments_html(view.model.final_segments())  # the chat panel's transcript reads the same segments
     assert html.index("history compacted by") > html.index("step 0")

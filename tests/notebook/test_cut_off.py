@@ -12,11 +12,11 @@ import pytest
 from notebook_helpers import WAIT
 
 from brute_nb.event_loop import run_sync
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.render import CUT_OFF_NOTICE
+from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.notebook.widget import ChatWidget
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.render import CUT_OFF_NOTICE
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.testing import FakeProvider

@@ -12,7 +12,7 @@ import pytest
 
 import brute_nb
 from brute_nb.errors import PathOutsideRootError
-from brute_nb.notebook.export import ExportError, export, write
+from brute_nb.notebook.commands.export import ExportError, export, write
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.sessions.index import search

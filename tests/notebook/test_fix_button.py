@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook import cells, fix_button
-from brute_nb.notebook.cell_turn import fix_prompt
+from brute_nb.notebook.commands.cell_turn import fix_prompt
+from brute_nb.notebook.front import fix_button
+from brute_nb.notebook.kernel_tools import cells
 
 
 def test_a_failing_cell_is_offered_with_its_id_and_the_click_sends_its_fix(shell: Any,
@@ -34,7 +35,7 @@ def test_a_failing_cell_is_offered_with_its_id_and_the_click_sends_its_fix(shell
             sent.append(text)
 
     panel_box = Panel()
-    monkeypatch.setattr("brute_nb.notebook.widget.chat", lambda: panel_box)
+    monkeypatch.setattr("brute_nb.notebook.front.widget.chat", lambda: panel_box)
     box = fix_button.panel(shell, error.execution_count, "cell-abc")
     button = box.children[0]
     assert button.description == "Fix with brute"

@@ -14,7 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from brute_nb.frames import KIND, frame, tool_calls_frame
 from brute_nb.message import Log, ToolCall
-from brute_nb.notebook.frame_view import frame_html
+from brute_nb.notebook.views.frame_view import frame_html
 from tests.ipython_shell import loaded_shell
 
 TEXT = "line one\nline two\tafter a tab <script>alert(1)</script>"

@@ -1,99 +1,73 @@
 """The notebook layer's imports go one way: no module imports one of a higher layer, and there is no cycle.
 
-Read from the source with ``ast`` (as ``test_lazy_load`` reads the widget's imports), so every import counts:
-module-level, inside a function (the usual hiding place of a cycle) and under ``TYPE_CHECKING``. The layers are
-the ones ``brute_nb/notebook/__init__.py`` documents; a new module must be placed in one.
+The imports are the package test's (``tests.import_graph``: every import counts, function-level and
+``TYPE_CHECKING`` ones included), kept to those between the notebook's own modules. The layers are the ones
+``brute_nb/notebook/__init__.py`` documents, each folder one layer; a new module must be placed in one.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-import pytest
-
-import brute_nb.notebook
-from tests.import_graph import find_cycle
+import brute_nb
+from tests.import_graph import find_cycle, read_graph, read_modules
 
 PACKAGE = "brute_nb.notebook"
-FOLDER = Path(brute_nb.notebook.__file__).parent
+ROOT = Path(brute_nb.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("leaves", frozenset({"paths", "render", "coalesce", "thumbnails", "chat_input", "prompt", "short_errors",
-                           "warm", "live", "transcript", "chat_static", "structured_view",
-                           "frame_view", "namespace_watch"})),
+    ("leaves", frozenset({"paths", "prompt", "warm"})),
+    ("views", frozenset({"views"})),
     ("settings", frozenset({"settings", "approvals"})),
-    ("kernel tools", frozenset({"cells", "python_tool", "notebook_tools", "ipynb_cells", "cell_bridge",
-                                  "environment",
-                                  "cell_tools", "kernel_journal", "turn_undo"})),
+    ("kernel tools", frozenset({"kernel_tools"})),
     ("stack", frozenset({"stack"})),
-    ("turn views", frozenset({"display", "terminal", "runner", "transcript_html"})),
+    ("turn", frozenset({"runner"})),
     ("session", frozenset({"session"})),
-    ("cell commands", frozenset({"cell_turn", "model_commands", "export", "provenance"})),
+    ("cell commands", frozenset({"commands"})),
     ("registry", frozenset({"registry"})),
-    ("front ends", frozenset({"magics", "widget", "api", "fix_button", "__init__"})),
+    ("front ends", frozenset({"front", "__init__"})),
 )
-LEVEL = {module: level for level, (_, modules) in enumerate(LAYERS) for module in modules}
+LEVEL = {name: level for level, (_, names) in enumerate(LAYERS) for name in names}
+"""A module's layer is its first name inside the package: its own (``settings``) or its folder's (``views.render``)."""
+
+
+def short(module: str) -> str | None:
+    """A module's name inside the package (``views.render``; a folder's own ``views``; the package's ``__init__``),
+    None outside it."""
+    if module == PACKAGE:
+        return "__init__"
+    return module[len(PACKAGE) + 1:] if module.startswith(PACKAGE + ".") else None
 
 
 def modules() -> dict[str, Path]:
-    return {p.stem: p for p in sorted(FOLDER.glob("*.py"))}
+    return {name: path for module, path in read_modules(ROOT).items() if (name := short(module))}
 
 
-def imported(path: Path, known: set[str]) -> set[str]:
-    """The package's modules ``path`` imports, at any depth of its code."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: from . import x / from .x import y
-                base = node.module.split(".")[0] if node.module else None
-                names = [f"{PACKAGE}.{base}"] if base else [f"{PACKAGE}.{a.name}" for a in node.names]
-            elif node.module == PACKAGE:
-                names = [f"{PACKAGE}.{a.name}" for a in node.names]
-            elif node.module:
-                names = [node.module]
-        for name in names:
-            if name.startswith(PACKAGE + "."):
-                module = name[len(PACKAGE) + 1:].split(".")[0]
-                if module in known:
-                    found.add(module)
-    return found
+def level(module: str) -> int | None:
+    return LEVEL.get(module.split(".")[0])
 
 
 def graph() -> dict[str, set[str]]:
-    found = modules()
-    return {name: imported(path, set(found)) - {name} for name, path in found.items()}
+    return {name: {d for dep in deps if (d := short(dep))} for module, deps in read_graph(ROOT).items()
+            if (name := short(module))}
 
 
 def test_every_module_has_a_layer() -> None:
-    missing = sorted(set(modules()) - set(LEVEL))
+    missing = sorted(m for m in modules() if level(m) is None)
     assert not missing, f"place {', '.join(missing)} in a layer (here and in {PACKAGE}'s docstring)"
     doc = brute_nb.notebook.__doc__ or ""
-    assert [m for m in modules() if m != "__init__" and f"``{m}``" not in doc] == []
+    shown = [f"``{m}/``" if path.name == "__init__.py" else f"``{m.rpartition('.')[2]}``"
+             for m, path in modules().items() if m != "__init__"]
+    assert [m for m in shown if m not in doc] == []
 
 
 def test_no_module_imports_a_higher_layer() -> None:
-    placed = {m: deps & set(LEVEL) for m, deps in graph().items() if m in LEVEL}  # the rest: the test above
-    upward = [f"{m} ({LAYERS[LEVEL[m]][0]}) imports {d} ({LAYERS[LEVEL[d]][0]})"
-              for m, deps in placed.items() for d in sorted(deps) if LEVEL[d] > LEVEL[m]]
+    upward = [f"{m} ({LAYERS[here][0]}) imports {d} ({LAYERS[there][0]})"
+              for m, deps in graph().items() if (here := level(m)) is not None
+              for d in sorted(deps) if (there := level(d)) is not None and there > here]
     assert not upward, "\n".join(upward)
 
 
 def test_the_imports_form_no_cycle() -> None:
     cycle = find_cycle(graph())
     assert cycle is None, " -> ".join(cycle or [])
-
-
-@pytest.mark.parametrize("code", [
-    "def f():\n    from brute_nb.notebook.magics import x\n",
-    "from brute_nb.notebook import magics\n",
-    "import brute_nb.notebook.magics\n",
-    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from brute_nb.notebook.magics import X\n",
-])
-def test_the_reader_sees_every_kind_of_import(tmp_path: Path, code: str) -> None:
-    source = tmp_path / "probe.py"
-    source.write_text(code)
-    assert imported(source, {"magics"}) == {"magics"}

@@ -99,7 +99,7 @@ def test_a_cell_the_agent_ran_is_undone_with_the_outputs_it_saved(bench: Bench,
 
 def test_a_value_too_large_to_copy_is_named_and_left(bench: Bench, capsys: pytest.CaptureFixture[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from brute_nb.notebook import namespace_watch
+    from brute_nb.notebook.kernel_tools import namespace_watch
 
     monkeypatch.setattr(namespace_watch, "COPY_LIMIT", 10_000)
     big = list(range(10_000))

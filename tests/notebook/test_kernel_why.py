@@ -103,7 +103,7 @@ def test_html_is_escaped_and_bad_names_are_usage_errors(bench: Bench) -> None:
 
 
 def test_the_session_line_is_found_in_the_archive_after_compaction_and_summaries_start_no_turn(tmp_path: Path) -> None:
-    from brute_nb.notebook.provenance import SessionLine, session_line
+    from brute_nb.notebook.commands.provenance import SessionLine, session_line
 
     def line(role: str, **fields: Any) -> str:
         return json.dumps({"role": role, "content": "", **fields})

@@ -43,13 +43,16 @@ ALLOWED_OURS = {
     "brute_nb._lazy",
     "brute_nb.errors",
     "brute_nb.notebook",
-    "brute_nb.notebook.cells",
-    "brute_nb.notebook.frame_view",  # the log frames' display, stdlib only until a frame is shown
-    "brute_nb.notebook.magics",
+    "brute_nb.notebook.front",  # the layer folders' own modules: docstrings only
+    "brute_nb.notebook.kernel_tools",
+    "brute_nb.notebook.views",
+    "brute_nb.notebook.kernel_tools.cells",
+    "brute_nb.notebook.views.frame_view",  # the log frames' display, stdlib only until a frame is shown
+    "brute_nb.notebook.front.magics",
     "brute_nb.notebook.prompt",  # {expr} filling, stdlib only
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",
-    "brute_nb.notebook.short_errors",  # the one-line error handler, installed at load (stdlib only)
+    "brute_nb.notebook.views.short_errors",  # the one-line error handler, installed at load (stdlib only)
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
     "brute_nb.confine",  # stdlib only; the overflow cleanup at load opens only what confinement allows
     "brute_nb.notebook.warm",
@@ -74,7 +77,7 @@ def _fresh(code: str, tmp: Path, **environ: str) -> str:
 
 def test_load_ext_imports_nothing_heavy(tmp_path: Path) -> None:
     loaded = set(json.loads(_fresh(LOAD, tmp_path)))
-    assert "brute_nb.notebook.magics" in loaded  # the check itself worked: the extension did load
+    assert "brute_nb.notebook.front.magics" in loaded  # the check itself worked: the extension did load
     assert not {m.split(".")[0] for m in loaded} & HEAVY, sorted(loaded)
     ours = {m for m in loaded if m.startswith("brute_nb")}
     assert ours <= ALLOWED_OURS, sorted(ours - ALLOWED_OURS)
@@ -182,7 +185,7 @@ def test_lazy_names_are_the_defining_modules_objects() -> None:
 
 
 def test_brute_help_keeps_the_real_usage() -> None:
-    from brute_nb.notebook.magics import BruteMagics
+    from brute_nb.notebook.front.magics import BruteMagics
 
     doc = BruteMagics.brute.__doc__ or ""
     assert "--session" in doc and "--replay" in doc and "Talk to the agent" in doc

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook import render
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.live import Blocks, LiveOps, message
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.live import Blocks, LiveOps, message
+from brute_nb.notebook.views.render import ToolView
 from brute_nb.redact import SUFFIX, key_prefix_at_end
 from brute_nb.testing.hostile import REPLY, live_parts
 
@@ -56,7 +56,7 @@ def test_each_delta_sends_only_itself_so_the_bytes_grow_linearly() -> None:
     view = streamed_view(sink)
     chunks = [f"w{i:04d} " for i in range(2000)]  # one long paragraph: no block completes
     for chunk in chunks:
-        view.on_delta({}, {"text": chunk})
+        view.model.on_delta({}, {"text": chunk})
     sent = sum(len(json.dumps(op)) for op in sink.ops)
     assert sent < 2 * len("".join(chunks)) + 30 * len(chunks)  # O(n), not O(n^2) (that would be ~12 MB)
     assert shown_text(sink.ops) == ("", "".join(chunks))
@@ -67,14 +67,14 @@ def test_completed_blocks_are_rendered_markdown_and_the_finished_reply_reads_as_
     view = streamed_view(sink)
     text = "# Title\n\nSome **bold** text.\n\n```python\nx = 1\n\ny = 2\n```\n\nThe end, *almost*"
     for i in range(0, len(text), 5):
-        view.on_delta({}, {"text": text[i:i + 5]})
+        view.model.on_delta({}, {"text": text[i:i + 5]})
     blocks, tail = shown_text(sink.ops)
     assert "<h1>Title</h1>" in blocks and "<strong>bold</strong>" in blocks
     assert "x = 1\n\ny = 2" not in tail and "y = 2" in blocks  # the fence's blank line did not cut the block
     assert tail == "The end, *almost*"  # the open paragraph is text as it comes
     from brute_nb.message import Message, Role
 
-    view.on_message({}, Message(Role.ASSISTANT, text))
+    view.model.on_message({}, Message(Role.ASSISTANT, text))
     blocks, tail = shown_text(sink.ops)
     assert tail == "" and "<em>almost</em>" in blocks
 
@@ -83,8 +83,8 @@ def test_model_html_is_never_live_in_the_live_view() -> None:
     sink = Sink()
     view = streamed_view(sink)
     for i in range(0, len(REPLY), 7):
-        view.on_delta({}, {"text": REPLY[i:i + 7]})
-    view.on_tool_call({}, {"call": type("Call", (), {"id": "c", "name": "read", "arguments": {"f": REPLY}})()})
+        view.model.on_delta({}, {"text": REPLY[i:i + 7]})
+    view.model.on_tool_call({}, {"call": type("Call", (), {"id": "c", "name": "read", "arguments": {"f": REPLY}})()})
     blocks = "".join(op.get("b", "") + op.get("h", "") for op in sink.ops)
     assert blocks and live_parts(blocks) == []
 
@@ -107,7 +107,7 @@ def test_a_key_cut_across_deltas_is_never_sent(cut: int, monkeypatch: pytest.Mon
     text = f"your key is {key} and more"
     pieces = [text[: text.index(key) + cut], text[text.index(key) + cut:]]
     for piece in pieces:
-        view.on_delta({}, {"text": piece})
+        view.model.on_delta({}, {"text": piece})
     wire = json.dumps(sink.ops)
     assert key not in wire and key[8:] not in wire and key[cut:] not in wire
     assert shown_text(sink.ops)[1] == f"your key is sk-proj-{SUFFIX} and more"
@@ -171,17 +171,17 @@ def test_finish_closes_the_live_widget_and_resets_the_display() -> None:
     updates: list[tuple[Any, ...]] = []
     view = CellView(publish=lambda *a, **k: None, update=lambda *a: updates.append(a), live=sink, rate=1e9,
                     hold_first=False)
-    view.on_delta({}, {"text": "hello"})
+    view.model.on_delta({}, {"text": "hello"})
     view.finish()
     assert sink.closed == 1 and updates[-1] == ({"text/html": "", "text/plain": ""}, view.display_id)
 
 
 def test_a_headless_run_computes_and_sends_nothing_live() -> None:
-    from brute_nb.notebook.live import NoLive
+    from brute_nb.notebook.views.live import NoLive
 
     updates: list[Any] = []
     computed: list[Any] = []
     view = CellView(publish=lambda *a, **k: None, update=lambda *a: updates.append(a), live=NoLive(), rate=1e9)
     view._live._write = computed.append  # the coalescer's write is where the live operations are computed
-    view.on_delta({}, {"text": "hello\n\nworld"})
+    view.model.on_delta({}, {"text": "hello\n\nworld"})
     assert updates == [] and computed == []

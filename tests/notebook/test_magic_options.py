@@ -44,7 +44,7 @@ def test_an_unclosed_quote_is_a_usage_error(ip: Any) -> None:
 
 
 def test_the_cell_magics_help_opens_with_its_usage() -> None:
-    from brute_nb.notebook.magics import BruteMagics
+    from brute_nb.notebook.front.magics import BruteMagics
 
     doc = BruteMagics.brute.__doc__ or ""
     assert doc.startswith("usage: %%brute [-s SESSION]"), doc[:80]

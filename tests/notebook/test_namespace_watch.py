@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook import namespace_watch as watch
-from brute_nb.notebook.namespace_watch import MISSING, before, changes, names_in, same, size_of
+from brute_nb.notebook.kernel_tools import namespace_watch as watch
+from brute_nb.notebook.kernel_tools.namespace_watch import MISSING, before, changes, names_in, same, size_of
 
 
 def run(ns: dict[str, Any], code: str, **limits: int) -> tuple[dict[str, watch.Changed], dict[str, str]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook.python_tool import PYTHON, NoNamespaceError, PythonTool, run_code
+from brute_nb.notebook.kernel_tools.python_tool import PYTHON, NoNamespaceError, PythonTool, run_code
 
 
 def test_stdout_stderr_and_last_expression() -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
 
 
 def test_tool_block_is_collapsible_and_escapes_everything() -> None:
@@ -55,7 +55,7 @@ def test_live_html_escapes_streamed_text() -> None:
 
 def test_a_command_that_exits_non_zero_says_so_in_red() -> None:
     """A failing test run is not "ok" in green (issue 32 item 9)."""
-    from brute_nb.notebook.render import FAILURE, SUCCESS, ToolView, tool_html, tool_plain
+    from brute_nb.notebook.views.render import FAILURE, SUCCESS, ToolView, tool_html, tool_plain
 
     failed = ToolView("c1", "shell", {"command": "python3 run_tests.py"}, status="ok",
                       result="FAIL test_median_even\n1 failed\n\n[exit code: 1]")
@@ -69,7 +69,7 @@ def test_a_command_that_exits_non_zero_says_so_in_red() -> None:
 
 def test_status_colours_come_from_the_lab_theme_with_fallbacks() -> None:
     """Dark theme (issue 32 item 8): Lab's variables, pulled toward the text colour; a plain colour first."""
-    from brute_nb.notebook.render import STATUS_STYLE
+    from brute_nb.notebook.views.render import STATUS_STYLE
 
     for status in ("ok", "error", "running"):
         style = STATUS_STYLE[status]
@@ -79,7 +79,7 @@ def test_status_colours_come_from_the_lab_theme_with_fallbacks() -> None:
 
 
 def test_a_diff_in_a_result_is_coloured_and_escaped() -> None:
-    from brute_nb.notebook.render import ADDED, REMOVED, ToolView, tool_html
+    from brute_nb.notebook.views.render import ADDED, REMOVED, ToolView, tool_html
 
     result = ("success: true\n-not a diff line\ndiff:\n@@ -1 +1 @@\n-old <b>\n+new <script>\n same")
     html = tool_html(ToolView("c", "patch", {"file_path": "a.py"}, status="ok", result=result))

@@ -15,9 +15,9 @@ from notebook_helpers import WAIT
 
 from brute_nb import Message, ToolCall
 from brute_nb.event_loop import run_sync
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.notebook.widget import ChatWidget
+from brute_nb.notebook.views.display import CellView
 from brute_nb.testing import API_KEY, FakeProvider
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

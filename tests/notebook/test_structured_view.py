@@ -11,10 +11,10 @@ import pytest
 from pydantic import BaseModel
 
 from brute_nb.event_loop import run_sync
-from brute_nb.notebook.display import CellView
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.notebook.structured_view import MAX_ROWS, structured_bundle
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.structured_view import MAX_ROWS, structured_bundle
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.testing import FakeProvider

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from brute_nb.notebook.environment import INSTRUCTIONS_LIMIT
+from brute_nb.notebook.kernel_tools.environment import INSTRUCTIONS_LIMIT
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.stack import default_system_prompt

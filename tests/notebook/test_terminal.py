@@ -12,7 +12,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from brute_nb.notebook.terminal import is_terminal
+from brute_nb.notebook.views.terminal import is_terminal
 from brute_nb.testing import API_KEY, FakeProvider, call, reply
 
 ROOT = Path(__file__).resolve().parents[2]

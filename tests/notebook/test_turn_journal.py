@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from brute_nb.notebook import kernel_journal as kj
-from brute_nb.notebook.cell_bridge import EDITS_KEY, CellBridge
-from brute_nb.notebook.namespace_watch import MISSING, Changed
-from brute_nb.notebook.turn_undo import undo_turn
+from brute_nb.notebook.kernel_tools import kernel_journal as kj
+from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY, CellBridge
+from brute_nb.notebook.kernel_tools.namespace_watch import MISSING, Changed
+from brute_nb.notebook.kernel_tools.turn_undo import undo_turn
 
 
 def assignment(turn: kj.Turn) -> Any:

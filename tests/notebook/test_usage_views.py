@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from brute_nb import Message
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.render import footer_text
-from brute_nb.notebook.transcript_html import totals
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.render import footer_text
+from brute_nb.notebook.views.transcript_html import totals
 
 ANTHROPIC = {"provider": "anthropic", "model": "claude-sonnet-4-20250514", "input_tokens": 3, "output_tokens": 100,
              "cached_tokens": 9_000, "cache_write_tokens": 400}
@@ -20,8 +20,8 @@ def test_the_footer_and_the_chat_panel_count_what_the_price_counts() -> None:
     inp, out, _, cost = totals(replies)
     assert (inp, out) == (9_403, 100)
     view = CellView(publish=lambda *a, **k: None, update=lambda *a, **k: None)
-    view.messages = replies
-    stats = view.stats(0)
+    view.model.messages = replies
+    stats = view.model.stats(0)
     assert (stats["input_tokens"], stats["cached_tokens"], stats["cache_write_tokens"]) == (9_403, 9_000, 400)
     assert "9,403 in / 100 out tokens · 9,000 cache read / 400 written" in footer_text(stats)
     assert cost is not None and stats["cost"] == pytest.approx(cost)

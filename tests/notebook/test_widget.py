@@ -14,15 +14,15 @@ import pytest
 from notebook_helpers import HOLD, WAIT, wait_for
 
 from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
-from brute_nb.notebook import render
-from brute_nb.notebook import widget as widget_module
-from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.front import widget as widget_module
+from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
-from brute_nb.notebook.transcript import proposed
-from brute_nb.notebook.transcript_html import markdown_html
-from brute_nb.notebook.widget import ChatWidget
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.coalesce import Coalescer
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.transcript import proposed
+from brute_nb.notebook.views.transcript_html import markdown_html
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 
@@ -91,7 +91,7 @@ def test_transcript_renders_like_the_cell(
     # What a %%brute cell publishes for the same messages, built by the cell's own view.
     published: list[dict[str, str]] = []
     cell = CellView(publish=lambda bundle, *a, **k: published.append(dict(bundle)), update=lambda *a, **k: None)
-    cell.messages = list(read_session(nb.session_path))
+    cell.model.messages = list(read_session(nb.session_path))
     cell.finish()
     blocks = [b["text/html"] for b in published if "brute-tool" in b.get("text/html", "")]
     texts = [b["text/plain"] for b in published if "brute-text" in b.get("text/html", "")]
@@ -250,7 +250,7 @@ def test_submit_without_a_value_sends_the_synced_text(nb: NotebookAgent, chat: C
 
 
 def test_input_box_front_end(chat: ChatWidget) -> None:
-    from brute_nb.notebook.chat_input import PLACEHOLDER
+    from brute_nb.notebook.views.chat_input import PLACEHOLDER
 
     box = chat.input
     assert box.placeholder == PLACEHOLDER == "Message the agent (Enter sends, Shift+Enter for a new line)"
@@ -355,18 +355,19 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.message",
         "brute_nb.event_loop",
         "brute_nb.notebook",
-        "brute_nb.notebook.render",
-        "brute_nb.notebook.chat_input",
-        "brute_nb.notebook.transcript_html",
-        "brute_nb.notebook.chat_static",
-        "brute_nb.notebook.coalesce",
-        "brute_nb.notebook.display",
+        "brute_nb.notebook.views",
+        "brute_nb.notebook.views.render",
+        "brute_nb.notebook.views.chat_input",
+        "brute_nb.notebook.views.transcript_html",
+        "brute_nb.notebook.views.chat_static",
+        "brute_nb.notebook.views.coalesce",
+        "brute_nb.notebook.views.turn_model",
         "brute_nb.notebook.session",
         "brute_nb.notebook.registry",
         "brute_nb.notebook.settings",
-        "brute_nb.notebook.thumbnails",
-        "brute_nb.notebook.transcript",
-        "brute_nb.notebook.short_errors",
+        "brute_nb.notebook.views.thumbnails",
+        "brute_nb.notebook.views.transcript",
+        "brute_nb.notebook.views.short_errors",
     }, ours
 
 
@@ -469,7 +470,7 @@ def test_front_end_programs_ship_as_files_with_their_constants_filled_in() -> No
     Python's, so a button's label or selector cannot drift between the two."""
     import json
 
-    from brute_nb.notebook import chat_input, live, transcript
+    from brute_nb.notebook.views import chat_input, live, transcript
 
     program = transcript.esm()
     assert "__CODE_BLOCKS__" not in program and "__LABEL__" not in program and "__ENDED__" not in program

@@ -13,8 +13,8 @@ from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 from notebook_helpers import WAIT
 
+from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.notebook.widget import ChatWidget
 from brute_nb.testing import API_KEY, FakeProvider
 
 VIEW = "application/vnd.jupyter.widget-view+json"

@@ -197,7 +197,7 @@ def test_bad_sources_say_what_to_give() -> None:
 
 
 def test_thumbnails_escape_names_and_embed_only_small_images() -> None:
-    from brute_nb.notebook.thumbnails import thumbnails_bundle, thumbnails_html
+    from brute_nb.notebook.views.thumbnails import thumbnails_bundle, thumbnails_html
 
     small = attachment(png_bytes(), name="<b>plot</b>.png")
     html = thumbnails_html([small])

@@ -10,7 +10,7 @@ import pytest
 from brute_nb.cost import format_usd, price, total
 from brute_nb.message import Message
 from brute_nb.middleware.budget import Budget
-from brute_nb.notebook.render import footer_text
+from brute_nb.notebook.views.render import footer_text
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.usage import Usage
 

@@ -11,7 +11,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from pydantic import BaseModel
 
-from brute_nb.notebook.magics import BruteMagics
+from brute_nb.notebook.front.magics import BruteMagics
 from brute_nb.notebook.registry import Registry
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from brute_nb.message import Log, Message
-from brute_nb.notebook.display import server_views
+from brute_nb.notebook.views.turn_model import server_views
 from brute_nb.testing import FakeProvider, Reply, call, reply
 from brute_nb.transports.base import finish_reason
 

@@ -13,8 +13,8 @@ from brute_nb import ServerTool, agent
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
 from brute_nb.middleware.tool_result_loop import ToolResultLoop
-from brute_nb.notebook import render
-from brute_nb.notebook.display import server_views
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.turn_model import server_views
 from brute_nb.providers.base import Provider
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.testing.rules import request_problems

@@ -12,8 +12,8 @@ from html import unescape
 import pytest
 
 from brute_nb.message import ToolCall
-from brute_nb.notebook import render
 from brute_nb.notebook.approvals import describe, input_asker
+from brute_nb.notebook.views import render
 
 TAIL = "&& touch /tmp/brute_nb_hidden_tail"
 LONG = "echo " + "a" * (243 - len("echo  ") - len(TAIL)) + " " + TAIL

@@ -140,19 +140,19 @@ def _read_frame(root: Path, where: Path) -> str:
 
 
 def _cell_edit(root: Path, where: Path) -> str:
-    from brute_nb.notebook.cell_tools import EditCell
+    from brute_nb.notebook.kernel_tools.cell_tools import EditCell
 
     return call(root, EditCell, cell="0", source="x", notebook=str(where.relative_to(root)))
 
 
 def _instructions(root: Path, where: Path) -> str:
-    from brute_nb.notebook.environment import instructions_section
+    from brute_nb.notebook.kernel_tools.environment import instructions_section
 
     return instructions_section(root, where.parent / "nb.ipynb")  # the notebook's folder's rules
 
 
 def _export(root: Path, where: Path) -> str:
-    from brute_nb.notebook.export import write
+    from brute_nb.notebook.commands.export import write
 
     return str(write(b"# a transcript\n", where, root, replace=True))
 
@@ -286,7 +286,7 @@ TOOL_CALLS: dict[str, Callable[[Path, str], str]] = {
 
 
 def _cell_tool(root: Path, name: str, **arguments: Any) -> str:
-    from brute_nb.notebook import cell_tools
+    from brute_nb.notebook.kernel_tools import cell_tools
 
     return call(root, getattr(cell_tools, name), **arguments)
 

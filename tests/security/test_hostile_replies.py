@@ -135,7 +135,7 @@ def test_a_refused_tool_result_is_answered_with_why_and_the_session_goes_on(api:
 
 
 def _inert_everywhere(messages: list[Any]) -> None:
-    from brute_nb.notebook.transcript_html import log_html
+    from brute_nb.notebook.views.transcript_html import log_html
     from brute_nb.testing.hostile import live_parts
     from tests.security.test_html_output import published_bundles, rendered
 

@@ -20,7 +20,7 @@ from brute_nb import agent
 from brute_nb.attachments import Attachment, AttachmentError
 from brute_nb.message import Message, Role
 from brute_nb.middleware import SessionLog
-from brute_nb.notebook.transcript_html import log_html
+from brute_nb.notebook.views.transcript_html import log_html
 from brute_nb.redact import KEY_VARIABLES
 from brute_nb.testing import FakeProvider
 from brute_nb.testing.hostile import live_parts

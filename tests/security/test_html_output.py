@@ -16,9 +16,9 @@ import nbformat
 import pytest
 
 from brute_nb.message import Message, Role, ToolCall
-from brute_nb.notebook import render
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.transcript_html import log_html, segments_html
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.transcript_html import log_html, segments_html
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.hostile import EXFIL_URL, HTML_PAYLOADS, MARKDOWN_PAYLOADS, REPLY, live_parts
 
@@ -47,7 +47,7 @@ def turn_messages(text: str = REPLY) -> list[Message]:
 def published_bundles(messages: list[Message]) -> list[dict[str, str]]:
     bundles: list[dict[str, str]] = []
     view = CellView(publish=lambda bundle, *a, **k: bundles.append(dict(bundle)), update=lambda *a, **k: None)
-    view.messages = list(messages)
+    view.model.messages = list(messages)
     view.finish()
     return bundles
 
@@ -78,8 +78,8 @@ def test_remote_images_become_links_the_user_may_click() -> None:
 def test_the_widget_transcript_is_inert() -> None:
     messages = turn_messages()
     view = CellView(publish=lambda *a, **k: None, update=lambda *a, **k: None)
-    view.messages = messages
-    for html in (log_html(messages), segments_html(view.final_segments())):
+    view.model.messages = messages
+    for html in (log_html(messages), segments_html(view.model.final_segments())):
         assert live_parts(html) == []
         assert "Here is the summary" in html
 

@@ -84,7 +84,7 @@ def test_calls_need_the_explicit_opt_in(ns: dict[str, Any]) -> None:
 
 def test_the_cell_magic_does_not_run_code_in_the_prompt(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from brute_nb.notebook import runner
-    from brute_nb.notebook.magics import BruteMagics
+    from brute_nb.notebook.front.magics import BruteMagics
     from brute_nb.notebook.registry import Registry
     from brute_nb.testing.scripted import Scripted
 

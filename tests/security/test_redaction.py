@@ -16,7 +16,7 @@ import pytest
 from brute_nb import ProviderError, agent
 from brute_nb.frames import frame
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop
-from brute_nb.notebook.display import CellView
+from brute_nb.notebook.views.display import CellView
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.redact import SUFFIX, mark, redact, redact_stream
@@ -33,7 +33,7 @@ def stack(path: Path, handler: Any, tools: list[Any] | None = None) -> Any:
 def bundles_of(messages: list[Any]) -> str:
     shown: list[str] = []
     view = CellView(publish=lambda bundle, *a, **k: shown.append(repr(bundle)), update=lambda *a, **k: None)
-    view.messages = list(messages)
+    view.model.messages = list(messages)
     view.finish(notice="done")
     return "".join(shown)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import mistune
 import pytest
 
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
 
 BREAKOUT = "ok\n~~~~\n\n<img src=x onerror=alert(1)> ![x](https://attacker.example/c.png)\n\n~~~~~~~~~\nafter"
 ESCAPES = {

@@ -224,7 +224,7 @@ class PythonTool(Tool):
         return ns() if callable(ns) else ns
 
     async def execute(self, code: str, **_: Any) -> str:
-        from brute_nb.notebook.kernel_journal import watched
+        from brute_nb.notebook.kernel_tools.kernel_journal import watched
 
         namespace = self.namespace()
         # Journaled for %brute undo and %brute why: what the code replaced, created or changed in the namespace.

@@ -23,9 +23,9 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from brute_nb.notebook import render
-from brute_nb.notebook.chat_static import ENDED
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.chat_static import ENDED
+from brute_nb.notebook.views.render import ToolView
 
 CODE_BLOCKS = ".brute-text pre"
 """The blocks that get a button: ``<pre>`` of rendered assistant Markdown (fenced or indented code)."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from brute_nb.notebook.render import WRAP
+from brute_nb.notebook.views.render import WRAP
 
 Bundle = dict[str, str]
 

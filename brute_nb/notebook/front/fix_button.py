@@ -57,8 +57,8 @@ def panel(shell: Any, count: int, cell_id: str | None) -> Any:
     box = ipywidgets.VBox([button])
 
     def clicked(_: Any) -> None:
-        from brute_nb.notebook.cell_turn import fix_prompt
-        from brute_nb.notebook.widget import chat
+        from brute_nb.notebook.commands.cell_turn import fix_prompt
+        from brute_nb.notebook.front.widget import chat
 
         prompt = fix_prompt(shell.user_ns, count=count, cell_id=cell_id)
         if prompt is None:  # Err was cleared since

@@ -65,7 +65,7 @@ def package_versions() -> str:
 
 def dataframes(namespace: Mapping[str, Any]) -> str:
     """``name (rows x columns)`` of each DataFrame the user made (private names, ``In``/``Out`` and modules skipped)."""
-    from brute_nb.notebook.notebook_tools import user_variables
+    from brute_nb.notebook.kernel_tools.notebook_tools import user_variables
 
     shown = []
     for name, value in user_variables(dict(namespace)).items():

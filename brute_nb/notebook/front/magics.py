@@ -129,7 +129,7 @@ class BruteMagics(Magics):
         if args.attach:
             files += self._attach(args.attach)
         context = nb.settings.context if args.context is None else _parse_context(args.context)
-        from brute_nb.notebook import cell_turn
+        from brute_nb.notebook.commands import cell_turn
         from brute_nb.structured import StructuredOutputError
 
         if args.fix:
@@ -271,13 +271,13 @@ class BruteMagics(Magics):
     def _cmd_why(self, rest: list[str]) -> Any:
         if len(rest) != 1 or not rest[0].isidentifier():
             raise UsageError("usage: %brute why NAME (a variable's name, e.g. %brute why df)")
-        from brute_nb.notebook.provenance import why
+        from brute_nb.notebook.commands.provenance import why
 
         return why(rest[0], list(self.registry.agents.values()), self.shell.user_ns if self.shell else {})
 
     def _cmd_fix(self, rest: list[str]) -> None:
         __tracebackhide__ = True
-        from brute_nb.notebook import cell_turn
+        from brute_nb.notebook.commands import cell_turn
 
         nb = self.registry.current()
         prompt = cell_turn.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
@@ -295,7 +295,7 @@ class BruteMagics(Magics):
         print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
 
     def _cmd_export(self, rest: list[str]) -> None:
-        from brute_nb.notebook.export import default_path, export, preview, write
+        from brute_nb.notebook.commands.export import default_path, export, preview, write
 
         fmt, paths = "html", []
         words = iter(rest)
@@ -327,22 +327,22 @@ class BruteMagics(Magics):
         return self.registry.current().usage
 
     def _cmd_alias(self, rest: list[str]) -> None:
-        from brute_nb.notebook.model_commands import alias
+        from brute_nb.notebook.commands.model_commands import alias
 
         alias(rest)
 
     def _cmd_models(self, rest: list[str]) -> None:
-        from brute_nb.notebook.model_commands import models
+        from brute_nb.notebook.commands.model_commands import models
 
         models(self.registry.current())
 
     def _cmd_plugins(self, rest: list[str]) -> None:
-        from brute_nb.notebook.model_commands import installed
+        from brute_nb.notebook.commands.model_commands import installed
 
         installed()
 
     def _cmd_widget(self, rest: list[str]) -> Any:
-        from brute_nb.notebook.widget import chat
+        from brute_nb.notebook.front.widget import chat
 
         return chat(session=self.registry.current_name)
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.errors import BruteError
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.transcript_html import log_html, segments_html, turns
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.transcript_html import log_html, segments_html, turns
 
 FORMATS = ("md", "html", "ipynb")
 PAGE = """<!doctype html>
@@ -80,7 +80,7 @@ def html_page(messages: list[Any], title: str) -> str:
 
 def notebook(messages: list[Any], title: str) -> str:
     """One ``%%brute`` cell a turn, its output the cell's own HTML and plain text."""
-    from brute_nb.notebook.ipynb_cells import transcript
+    from brute_nb.notebook.kernel_tools.ipynb_cells import transcript
 
     cells: list[tuple[str, list[tuple[str, str]]]] = []
     for prompt, items in turns(messages):

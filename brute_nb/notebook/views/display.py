@@ -1,4 +1,4 @@
-"""CellView: shows one turn in the cell that ran it.
+"""CellView: shows one turn in the cell that ran it, rendering the turn's ``TurnModel`` (``turn_model``).
 
 While the turn runs, one display (``display_id``) shows it live. With a ``live`` sink (a kernel's cells: the
 ``live.WidgetLive`` anywidget), only what changed is sent (``live.LiveOps``: appended text, completed Markdown
@@ -18,30 +18,23 @@ then the question, then a new live display for the rest of the turn. Runs headle
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
-from brute_nb.cost import total as cost_total
-from brute_nb.message import INTERRUPTED_RESULT, role_of
-from brute_nb.notebook import render
-from brute_nb.notebook.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
-from brute_nb.notebook.live import LIVE_RATE, LiveOps, LiveSink, NoLive
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.structured_view import structured_bundle
-from brute_nb.notebook.thumbnails import thumbnails_bundle, turn_attachments
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
+from brute_nb.notebook.views.live import LIVE_RATE, LiveOps, LiveSink, NoLive
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.structured_view import structured_bundle
+from brute_nb.notebook.views.thumbnails import thumbnails_bundle, turn_attachments
+from brute_nb.notebook.views.turn_model import NOTICE, WAITING, TurnModel
 from brute_nb.structured import SCHEMA_KEY
-from brute_nb.usage import Usage
 
-__all__ = ["MAX_UPDATES_PER_S", "NOTICE", "PLACEHOLDER", "WAITING", "CellView"]
+__all__ = ["MAX_UPDATES_PER_S", "PLACEHOLDER", "CellView"]
 
-NOTICE = "notice"
-"""A text segment's meta key marking it a notice (compaction), not the model's words: its value is the kind."""
 PLACEHOLDER: dict[str, str] = {"text/html": "", "text/plain": ""}
-WAITING = "waiting for approval"
 
 Publish = Callable[..., Any]
 
@@ -59,21 +52,18 @@ def _update(bundle: Mapping[str, str], display_id: str) -> None:
 
 
 class CellView:
-    """Subscribes to one turn's events and renders them; holds no agent logic."""
+    """Renders one turn's ``TurnModel`` in the cell that ran it; holds no agent logic and no turn state."""
 
     def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
                  publish: Publish = _publish, update: Publish = _update, rate: float | None = None,
                  live: LiveSink | None = None, clock: Callable[[], float] = time.monotonic,
                  start_timer: StartTimer = start_thread_timer, hold_first: bool | None = None) -> None:
+        self.model = TurnModel(replayed=replayed, watch=self.changed)
         self.session = session
         self.quiet = quiet
-        self.replayed = replayed
         self._publish = publish
         self._update = update
         self.display_id = f"brute-{uuid4().hex}"
-        self.segments: list[str | ToolView] = []
-        self.tools: dict[str, ToolView] = {}
-        self.messages: list[Any] = []
         self._sink = live
         self._ops = LiveOps()
         rate = rate or (MAX_UPDATES_PER_S if live is None else LIVE_RATE)
@@ -84,42 +74,24 @@ class CellView:
                                hold_first=live is not None if hold_first is None else hold_first)
         self._shown = False  # the live display shows something (else it still holds the empty placeholder)
         self._opened = False  # the live display's output exists (made at its first write)
-        self._started = time.monotonic()
-        self.stopped: str | None = None
-        self.repaired: str | None = None
-        self._streaming = False
-        self._lock = threading.RLock()
+        self._lock = self.model.lock  # one lock: the model's pieces and what of them is published
         self._committed = 0  # final segments already published (before an approval question)
         self._live_from = 0  # live segments before this index are published; the live display shows the rest
         self._tool_displays: dict[str, str] = {}  # call id -> display id of a tool row published early
         self._paused = False  # a question is on screen: the live display must not write above it
-        self.compactions: list[tuple[int, str]] = []  # (replies before it, what it says): shown where it happened
-
-    def handlers(self) -> dict[str, Callable[[dict[str, Any], Any], None]]:
-        return {
-            "message": self.on_message,
-            "assistant_delta": self.on_delta,
-            "tool_call": self.on_tool_call,
-            "tool_result": self.on_tool_result,
-            "should_exit": self.on_should_exit,
-            "repaired": self.on_repaired,
-            "compacted": self.on_compacted,
-        }
 
     def attach(self, agent: Any) -> None:
-        for name, fn in self.handlers().items():
-            agent.on(name, fn)
+        self.model.attach(agent)
 
     def detach(self, agent: Any) -> None:
-        for name, fn in self.handlers().items():
-            agent.off(name, fn)
+        self.model.detach(agent)
         self._live.cancel()  # no trailing update after the turn: finish() owns the display from here
 
     def start(self) -> None:
         """The turn's clock starts; the live display's output is made at its first write (``_open``), so a turn
         that never showed anything live (headless runs, a reply faster than the first update) leaves no empty
         output at the top of the cell."""
-        self._started = time.monotonic()
+        self.model.start()
 
     def _open(self) -> None:
         """The live display's output, made once per display id, just before its first write."""
@@ -127,58 +99,19 @@ class CellView:
             self._publish(PLACEHOLDER, display_id=self.display_id)
             self._opened = True
 
-    def on_message(self, env: dict[str, Any], message: Any) -> None:
-        self.messages.append(message)
-        if role_of(message) != "assistant":
-            return
-        if not self._streaming and message.content:
-            self.segments.append(message.content)  # a provider that did not stream
-        self._streaming = False
-        self._refresh(force=True)
-
-    def on_delta(self, env: dict[str, Any], payload: Any) -> None:
-        text = payload.get("text", "") if isinstance(payload, Mapping) else str(payload)
-        if not text:
-            return
-        if self._streaming:
-            self.segments[-1] = str(self.segments[-1]) + text
-        else:
-            self.segments.append(text)
-            self._streaming = True
-        self._refresh()
-
-    def on_tool_call(self, env: dict[str, Any], payload: Any) -> None:
-        self._streaming = False
-        call = payload["call"]
-        with self._lock:
-            if call.id in self._tool_displays:  # published before it started (an earlier call asked first)
-                self.tools[call.id].status = "running"
-                self._show_row(self.tools[call.id])
+    def changed(self, event: str, item: Any) -> None:
+        """The model took an event (``TurnModel.watch``): the live display (and a tool row shown early) follows."""
+        if event in ("tool_call", "tool_result"):
+            with self._lock:
+                early = item.call_id in self._tool_displays
+            if early:
+                self._show_row(item)
+            if early and event == "tool_call":  # its row is on screen already, above the live display
                 return
-            view = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
-            self.tools[call.id] = view
-            self.segments.append(view)
-        self._refresh(force=True)
-
-    def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
-        view = self.tools.get(payload["call"].id)
-        if view is None:
-            return
-        view.finish(payload)
-        self._show_row(view)
-        self._refresh(force=True)
-
-    def on_should_exit(self, env: dict[str, Any], payload: Any) -> None:
-        self.stopped = payload.get("message") if isinstance(payload, Mapping) else str(payload)
-
-    def on_compacted(self, env: dict[str, Any], payload: Any) -> None:
-        """Compaction before a model call: a notice in the transcript between the steps it came between."""
-        replies = sum(role_of(m) == "assistant" for m in self.messages)
-        self.compactions.append((replies, render.compaction_text(payload)))
-
-    def on_repaired(self, env: dict[str, Any], payload: Any) -> None:
-        """The request was repaired (``sendable``); the agent reports each repair once, so it shows once."""
-        self.repaired = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(payload)
+        if event in ("reply", "tool_call", "tool_result"):
+            self._refresh(force=True)
+        elif event == "text":
+            self._refresh()
 
     def _refresh(self, force: bool = False) -> None:
         if not self.quiet and not isinstance(self._sink, NoLive):
@@ -189,10 +122,10 @@ class CellView:
         with self._lock:
             if self._paused:
                 return
-            live = [s for s in self.segments[self._live_from:]
+            live = [s for s in self.model.segments[self._live_from:]
                     if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
             if self._sink is not None:
-                ops = self._ops.diff(live, self._streaming)
+                ops = self._ops.diff(live, self.model.streaming)
                 if ops:
                     self._open()
                 self._sink.send(self.display_id, ops)
@@ -220,7 +153,7 @@ class CellView:
             self._live.cancel()  # outside our lock: the coalescer's own lock is taken before ours when it writes
             with self._lock:
                 self._paused = True
-                view = self.tools.get(call.id)
+                view = self.model.tools.get(call.id)
                 if view is not None:
                     view.status = WAITING
                 self._end_live()  # what it showed becomes outputs, in order
@@ -242,17 +175,15 @@ class CellView:
     def _commit(self, call_id: str) -> None:
         """Publish the final segments so far, up to and including the tool ``call_id``; tool rows get a display id
         so their status and result can still change in place."""
-        segments = self.final_segments()
+        segments = self.model.final_segments()
         end = next((i + 1 for i, s in enumerate(segments) if isinstance(s, ToolView) and s.call_id == call_id),
                    len(segments))
-        base = self.output_meta(self.stats(sum(isinstance(s, ToolView) for s in segments)))
-        if self.repaired and not self._committed:
-            self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
+        base = self.output_meta(self.model.stats(sum(isinstance(s, ToolView) for s in segments)))
+        if self.model.repaired and not self._committed:
+            self._publish(render.notice_bundle(self.model.repaired, "interrupted"), {"brute": base})
         for item in segments[self._committed:end]:
             if isinstance(item, ToolView):
-                if item.call_id not in self.tools:  # a call of the same reply that has not started yet
-                    self.tools[item.call_id] = item
-                    item.status = "queued"
+                self.model.queue(item)  # a call of the same reply that has not started yet
                 self._tool_displays[item.call_id] = f"brute-{uuid4().hex}"
                 if not self.quiet:
                     self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name}},
@@ -260,8 +191,8 @@ class CellView:
             else:
                 self._publish(segment_bundle(*item), {"brute": {**base, **item[1]}})
         self._committed = max(self._committed, end)
-        at = [i for i, s in enumerate(self.segments) if isinstance(s, ToolView) and s.call_id == call_id]
-        self._live_from = at[0] + 1 if at else len(self.segments)
+        at = [i for i, s in enumerate(self.model.segments) if isinstance(s, ToolView) and s.call_id == call_id]
+        self._live_from = at[0] + 1 if at else len(self.model.segments)
 
     def _show_row(self, view: ToolView) -> None:
         """A tool row published early shows its new status (or result) in place."""
@@ -278,15 +209,16 @@ class CellView:
         anything gets no footer, whose "0 tool calls" would read as a finished turn just above the error."""
         self._live.cancel()  # a held update must not land on top of the placeholder
         self._end_live()
-        segments = self.final_segments()
+        model = self.model
+        segments = model.final_segments()
         tool_calls = sum(isinstance(item, ToolView) for item in segments)
-        stats = {**self.stats(tool_calls), **(extra_stats or {})}
+        stats = {**model.stats(tool_calls), **(extra_stats or {})}
         base = self.output_meta(stats)
-        pictures = thumbnails_bundle(turn_attachments(self.messages))
+        pictures = thumbnails_bundle(turn_attachments(model.messages))
         if pictures is not None and not self.quiet:
             self._publish(pictures, {"brute": base})
-        if self.repaired and not self._committed:
-            self._publish(render.notice_bundle(self.repaired, "interrupted"), {"brute": base})
+        if model.repaired and not self._committed:
+            self._publish(render.notice_bundle(model.repaired, "interrupted"), {"brute": base})
         for index, item in enumerate(segments):
             if index < self._committed:  # published before an approval question: brought up to date in place
                 if isinstance(item, ToolView):
@@ -302,17 +234,12 @@ class CellView:
                 self._publish(segment_bundle(text, meta), {"brute": {**base, **meta}})
         if stats.get("cut_off"):
             self._publish(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted"), {"brute": base})
-        if self.stopped and not self.quiet:
-            self._publish(render.notice_bundle(self.stopped, "interrupted"), {"brute": base})
+        if model.stopped and not self.quiet:
+            self._publish(render.notice_bundle(model.stopped, "interrupted"), {"brute": base})
         if notice:
             self._publish(render.notice_bundle(notice, kind), {"brute": base})
-        if self.wants_footer(failed):
+        if model.wants_footer(quiet=self.quiet, failed=failed):
             self._publish(render.footer_bundle(stats), {"brute": base})
-
-    def wants_footer(self, failed: bool) -> bool:
-        """A footer, unless quiet or the turn failed before the model said anything (its "0 tool calls" would read
-        as a finished turn just above the error)."""
-        return not self.quiet and (not failed or any(role_of(m) == "assistant" for m in self.messages))
 
     def output_meta(self, stats: Mapping[str, Any]) -> dict[str, Any]:
         """What every final output carries: the session, the ids of the messages this turn added, model, usage.
@@ -320,73 +247,10 @@ class CellView:
         The ids are the ``meta["id"]`` of the lines this turn wrote to the session file, so a saved notebook's
         output can be traced back to the exact messages behind it.
         """
-        ids = [str(m.meta["id"]) for m in self.messages if "id" in (getattr(m, "meta", None) or {})]
+        ids = [str(m.meta["id"]) for m in self.model.messages if "id" in (getattr(m, "meta", None) or {})]
         usage = {k: stats.get(k) for k in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens",
                                            "cost", "tool_calls")}
         return {"session": self.session, "message_ids": ids, "model": stats.get("model"), "usage": usage}
-
-    def final_segments(self) -> list[Any]:
-        """Assistant texts and tool calls of this turn, in log order, with results joined."""
-        results = {m.tool_call_id: m for m in self.messages if role_of(m) == "tool"}
-        out: list[Any] = []
-        replies = 0
-        for m in self.messages:
-            if role_of(m) != "assistant":
-                continue
-            out.extend((text, {NOTICE: "note"}) for at, text in self.compactions if at == replies)
-            replies += 1
-            meta = dict(getattr(m, "meta", {}) or {})
-            out.extend(server_views(meta))
-            if m.content:
-                usage = m.usage
-                own: dict[str, Any] = {} if usage is None else {"input_tokens": usage.input_tokens,
-                                                                "output_tokens": usage.output_tokens}
-                if "id" in meta:
-                    own["message_id"] = meta["id"]
-                if meta.get(SCHEMA_KEY):
-                    own[SCHEMA_KEY] = meta[SCHEMA_KEY]  # shown as a table or indented JSON (structured_view)
-                out.append((m.content, own))
-            sources = render.sources_text(meta.get("citations"))
-            if sources:
-                out.append((sources, {}))
-            for call in m.tool_calls or ():
-                result = results.get(call.id)
-                view = self.tools.get(call.id) or ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
-                if result is not None:
-                    rmeta = dict(getattr(result, "meta", {}) or {})
-                    view.result = result.content
-                    view.meta = rmeta
-                    view.duration_ms = rmeta.get("duration_ms", view.duration_ms)
-                    err = rmeta.get("is_error", result.content.startswith("Error:"))
-                    # The pipeline's own result for a cancelled call is not marked synthetic; its text tells.
-                    stopped = rmeta.get("synthetic") or result.content == INTERRUPTED_RESULT
-                    view.status = "interrupted" if stopped else ("error" if err else "ok")
-                    if str(rmeta.get("approval", "")).startswith("denied"):
-                        view.status = "denied"
-                out.append(view)
-        out.extend((text, {NOTICE: "note"}) for at, text in self.compactions if at >= replies)
-        return out
-
-    def stats(self, tool_calls: int) -> dict[str, Any]:
-        cut_off = False
-        model = None
-        replies = [m for m in self.messages if m.role == "assistant"]
-        for m in replies:
-            model = m.meta.get("model", model)
-            cut_off = cut_off or m.finish_reason == "max_tokens"
-        usage = Usage.total(replies)  # input counts cache reads and writes, as the price and the budget do
-        return {
-            "model": model,
-            "input_tokens": None if usage is None else usage.input_tokens,
-            "output_tokens": None if usage is None else usage.output_tokens,
-            "cached_tokens": 0 if usage is None else usage.cache_read_tokens,
-            "cache_write_tokens": 0 if usage is None else usage.cache_write_tokens,
-            "cost": None if usage is None else cost_total(replies),
-            "tool_calls": tool_calls,
-            "elapsed_s": time.monotonic() - self._started,
-            "replayed": self.replayed,
-            "cut_off": cut_off,
-        }
 
 
 def segment_bundle(text: str, meta: Mapping[str, Any]) -> dict[str, str]:
@@ -396,16 +260,3 @@ def segment_bundle(text: str, meta: Mapping[str, Any]) -> dict[str, str]:
     structured = structured_bundle(text) if meta.get(SCHEMA_KEY) else None
     return structured or render.text_bundle(text)
 
-
-def server_views(meta: Mapping[str, Any]) -> list[ToolView]:
-    """The tools the provider ran itself (web search), as tool blocks whose status says "server"."""
-    views = []
-    calls = meta.get("server_tool_calls")
-    for call in calls if isinstance(calls, list) else ():
-        if not isinstance(call, Mapping):  # a hand-edited or hostile session line: nothing to show
-            continue
-        result, arguments = call.get("result"), call.get("arguments")
-        views.append(ToolView(call_id=str(call.get("id") or ""), name=str(call.get("name") or "server tool"),
-                              arguments=dict(arguments) if isinstance(arguments, Mapping) else {}, status="server",
-                              result=None if result is None else json.dumps(result, ensure_ascii=False, default=str)))
-    return views

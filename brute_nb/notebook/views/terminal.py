@@ -15,10 +15,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from brute_nb.message import role_of
-from brute_nb.notebook import render
-from brute_nb.notebook.display import CellView
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.turn_model import TurnModel
 
 TOOL_STYLE = {"ok": "green", "error": "red", "denied": "red", "interrupted": "yellow"}
 
@@ -32,65 +31,59 @@ def is_terminal(shell: Any = None) -> bool:
     return any(cls.__name__ == "TerminalInteractiveShell" for cls in type(shell).__mro__)
 
 
-class TerminalView(CellView):
-    """A ``CellView`` that prints: the same events and the same final segments, written for a terminal."""
+class TerminalView:
+    """Renders one turn's ``TurnModel`` in a terminal: the same events and final segments a cell reads, printed."""
 
-    def __init__(self, *, console: Any = None, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
+                 console: Any = None) -> None:
         from rich.console import Console
 
+        self.model = TurnModel(replayed=replayed, watch=self.changed)
+        self.session = session
+        self.quiet = quiet
         self.console = console or Console(file=sys.stdout)
         self._text = ""
         self._region: Any = None  # the rich Live region of the reply being streamed, if any
         self._print_lock = threading.RLock()
 
     def start(self) -> None:
-        """Nothing to reserve: a terminal has no display to update."""
+        """The turn's clock starts; nothing to reserve: a terminal has no display to update."""
+        self.model.start()
 
-    def on_message(self, env: dict[str, Any], message: Any) -> None:
-        self.messages.append(message)
-        if role_of(message) != "assistant":
-            return
-        with self._print_lock:
-            if self._region is None and message.content:
-                self._text = str(message.content)  # a provider that did not stream
-                self._start_region()
-            self._end_region()
+    def attach(self, agent: Any) -> None:
+        self.model.attach(agent)
 
-    def on_delta(self, env: dict[str, Any], payload: Any) -> None:
-        text = payload.get("text", "") if isinstance(payload, Mapping) else str(payload)
-        if not text:
-            return
-        with self._print_lock:
-            self._text += text
-            if self._region is None:
-                self._start_region()
-            else:
-                self._region.update(self._markdown(), refresh=False)  # drawn at the Live's own rate
-
-    def on_tool_call(self, env: dict[str, Any], payload: Any) -> None:
-        call = payload["call"]
+    def detach(self, agent: Any) -> None:
+        self.model.detach(agent)
         with self._print_lock:
             self._end_region()
-            self.tools[call.id] = ToolView(call_id=call.id, name=call.name, arguments=call.arguments)
 
-    def on_compacted(self, env: dict[str, Any], payload: Any) -> None:
-        super().on_compacted(env, payload)
-        if not self.quiet:
+    def changed(self, event: str, item: Any) -> None:
+        """The model took an event (``TurnModel.watch``): the reply streams, a tool call ends in one line."""
+        if event == "reply":
+            with self._print_lock:
+                if self._region is None and item.content:
+                    self._text = str(item.content)  # a provider that did not stream
+                    self._start_region()
+                self._end_region()
+        elif event == "text":
+            with self._print_lock:
+                self._text += item
+                if self._region is None:
+                    self._start_region()
+                else:
+                    self._region.update(self._markdown(), refresh=False)  # drawn at the Live's own rate
+        elif event == "tool_call":
             with self._print_lock:
                 self._end_region()
-                self._line(self.compactions[-1][1], "dim")
-
-    def on_tool_result(self, env: dict[str, Any], payload: Any) -> None:
-        view = self.tools.get(payload["call"].id)
-        if view is None:
-            return
-        view.finish(payload)
-        if view.denied:
-            view.status = "denied"
-        if not self.quiet:
-            self._line(render.tool_plain(ToolView(view.call_id, view.name, view.arguments, view.status,
-                                                  None, view.duration_ms)), TOOL_STYLE.get(view.status, ""))
+        elif event == "tool_result" and not self.quiet:
+            status = "denied" if item.denied else item.status
+            self._line(render.tool_plain(ToolView(item.call_id, item.name, item.arguments, status,
+                                                  None, item.duration_ms)), TOOL_STYLE.get(status, ""))
+        elif event == "compacted" and not self.quiet:
+            with self._print_lock:
+                self._end_region()
+                self._line(item, "dim")
 
     def asker(self, ask: Any) -> Any:
         """The question follows what was printed; the streamed reply is closed first so it is not redrawn."""
@@ -102,26 +95,22 @@ class TerminalView(CellView):
 
         return in_place
 
-    def detach(self, agent: Any) -> None:
-        super().detach(agent)
-        with self._print_lock:
-            self._end_region()
-
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
                extra_stats: Mapping[str, Any] | None = None, failed: bool = False) -> None:
         with self._print_lock:
             self._end_region()
-        tool_calls = sum(isinstance(item, ToolView) for item in self.final_segments())
-        stats = {**self.stats(tool_calls), **(extra_stats or {})}
-        if self.repaired:
-            self._line(self.repaired, "yellow")
+        model = self.model
+        tool_calls = sum(isinstance(item, ToolView) for item in model.final_segments())
+        stats = {**model.stats(tool_calls), **(extra_stats or {})}
+        if model.repaired:
+            self._line(model.repaired, "yellow")
         if stats.get("cut_off"):
             self._line(render.CUT_OFF_NOTICE, "yellow")
-        if self.stopped and not self.quiet:
-            self._line(self.stopped, "yellow")
+        if model.stopped and not self.quiet:
+            self._line(model.stopped, "yellow")
         if notice:
             self._line(notice, "red" if kind == "error" else "yellow")
-        if self.wants_footer(failed):
+        if model.wants_footer(quiet=self.quiet, failed=failed):
             self._line(render.footer_text(stats), "dim")
 
     def _markdown(self) -> Any:

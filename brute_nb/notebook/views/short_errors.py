@@ -35,14 +35,14 @@ def short_lines(exc: BaseException, hint: str = HINT) -> list[str]:
 
     The message may quote a server's error body: it goes through ``render.plain`` (no escape sequences, no key).
     """
-    from brute_nb.notebook.render import plain
+    from brute_nb.notebook.views.render import plain
 
     return [f"{RED}{type(exc).__name__}{RESET}: {plain(str(exc))}", f"{DIM}{hint}{RESET}"]
 
 
 def full_text(exc: BaseException) -> str:
     """The whole traceback as text, keys redacted: for a view that has no ``%tb`` (the chat widget)."""
-    from brute_nb.notebook.render import plain
+    from brute_nb.notebook.views.render import plain
 
     return plain("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 

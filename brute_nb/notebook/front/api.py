@@ -17,7 +17,7 @@ def current() -> NotebookAgent:
 
 def chat(session: str | None = None, **options: Any) -> Any:
     """A chat panel (ipywidgets) over the same kernel-resident agent and session as ``%%brute``."""
-    from brute_nb.notebook.widget import chat as _chat
+    from brute_nb.notebook.front.widget import chat as _chat
 
     return _chat(session=session, **options)
 

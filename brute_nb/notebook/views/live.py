@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from uuid import uuid4
 
-from brute_nb.notebook import render
-from brute_nb.notebook.render import ToolView
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
 from brute_nb.redact import key_prefix_at_end
 
 LIVE_RATE = 10

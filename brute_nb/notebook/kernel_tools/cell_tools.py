@@ -22,9 +22,9 @@ from typing import Any, ClassVar, TypeVar
 
 from brute_nb.attachments import from_bytes
 from brute_nb.confine import Place, read_all, replace
-from brute_nb.notebook import cell_bridge, ipynb_cells
-from brute_nb.notebook.cell_bridge import CellBridge
-from brute_nb.notebook.ipynb_cells import NotebookFileError, Ran
+from brute_nb.notebook.kernel_tools import cell_bridge, ipynb_cells
+from brute_nb.notebook.kernel_tools.cell_bridge import CellBridge
+from brute_nb.notebook.kernel_tools.ipynb_cells import NotebookFileError, Ran
 from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
 from brute_nb.tools.builtin.fs_edit import held
 from brute_nb.tools.context import current_env, shown_path, state
@@ -204,8 +204,8 @@ class RunCell(CellTool):
         self._namespace = namespace
 
     async def execute(self, cell: str, notebook: str | None = None) -> ToolOutput:
-        from brute_nb.notebook.kernel_journal import watched
-        from brute_nb.notebook.python_tool import ipython_namespace, run_interruptibly
+        from brute_nb.notebook.kernel_tools.kernel_journal import watched
+        from brute_nb.notebook.kernel_tools.python_tool import ipython_namespace, run_interruptibly
 
         namespace = (self._namespace or ipython_namespace)()
         stopped = Ran(error=("KeyboardInterrupt", "stopped by the user", []))
@@ -254,7 +254,7 @@ def cell_diff(old: str, new: str) -> str:
 def run_source(source: str, namespace: dict[str, Any]) -> Ran:
     """Run a cell's source like the ``python`` tool; the figures it made are taken (and closed) as Jupyter's inline
     backend takes them, so they become the cell's outputs rather than pile up."""
-    from brute_nb.notebook.python_tool import execute, show_value
+    from brute_nb.notebook.kernel_tools.python_tool import execute, show_value
 
     before = _figure_numbers()
     outcome = execute(source, namespace, label="cell")
@@ -290,7 +290,7 @@ def _new_figures(before: set[int]) -> list[bytes]:
 
 def result_for(label: str, ran: Ran) -> ToolOutput:
     """What the model reads of a run: as the ``python`` tool says it, the figures attached."""
-    from brute_nb.notebook.python_tool import bounded
+    from brute_nb.notebook.kernel_tools.python_tool import bounded
 
     parts = []
     if ran.error is not None:

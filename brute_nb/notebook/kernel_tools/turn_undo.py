@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.event_loop import run_sync
-from brute_nb.notebook import namespace_watch as watch
-from brute_nb.notebook.cell_bridge import EDITS_KEY, CellBridge
-from brute_nb.notebook.kernel_journal import Turn, journal
+from brute_nb.notebook.kernel_tools import namespace_watch as watch
+from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY, CellBridge
+from brute_nb.notebook.kernel_tools.kernel_journal import Turn, journal
 from brute_nb.tools.builtin.fs_edit import FSUndo
 from brute_nb.tools.context import shown_path, use_env
 from brute_nb.tools.stores import SnapshotStore, snapshots

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from brute_nb.notebook import namespace_watch as watch
-from brute_nb.notebook.cell_bridge import EDITS_KEY
+from brute_nb.notebook.kernel_tools import namespace_watch as watch
+from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY
 from brute_nb.tools.context import Env, current_call, current_env, state
 from brute_nb.tools.stores import snapshots
 

@@ -1,8 +1,8 @@
 """A chat's messages as the widget's transcript shows them: sanitised HTML a turn at a time, and plain text.
 
 Pure functions of the messages (no widget, no kernel), so the live panel, its static fallback and the terminal read
-one rendering: a turn's texts and tool blocks come from ``CellView.final_segments``, exactly as a ``%%brute`` cell
-shows them, and every piece of model text goes through ``render``'s sanitiser.
+one rendering: a turn's texts and tool blocks come from its ``TurnModel.final_segments``, exactly as a ``%%brute``
+cell shows them, and every piece of model text goes through ``render``'s sanitiser.
 """
 
 from __future__ import annotations
@@ -13,16 +13,12 @@ from typing import Any
 
 from brute_nb.cost import total as cost_total
 from brute_nb.message import role_of
-from brute_nb.notebook import render
-from brute_nb.notebook.display import NOTICE, CellView
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.thumbnails import thumbnails_html
-from brute_nb.notebook.transcript import proposal_html
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.thumbnails import thumbnails_html
+from brute_nb.notebook.views.transcript import proposal_html
+from brute_nb.notebook.views.turn_model import NOTICE, TurnModel
 from brute_nb.usage import Usage
-
-
-def no_publish(*args: Any, **kwargs: Any) -> None:
-    """CellView's cell publishing, unused: the widget renders its own transcript."""
 
 
 def markdown_html(text: str) -> str:
@@ -37,7 +33,7 @@ def user_html(text: str) -> str:
 
 
 def segments_html(items: list[Any]) -> str:
-    """A finished turn's texts and tool blocks (from ``CellView.final_segments``); a ``propose_cell`` call's code
+    """A finished turn's texts and tool blocks (from ``TurnModel.final_segments``); a ``propose_cell`` call's code
     follows its block as a code block, with its "Insert as cell" button in the browser."""
     return "".join(render.tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else
                    render.notice_bundle(i[0], i[1][NOTICE])["text/html"] if NOTICE in i[1] else markdown_html(i[0])
@@ -46,18 +42,17 @@ def segments_html(items: list[Any]) -> str:
 
 def turns(messages: list[Any]) -> Iterator[tuple[Any, list[Any]]]:
     """The transcript's pieces in order: ``(prompt, [])`` for each user message, ``(None, segments)`` for the turn
-    that follows it (its texts and tool blocks, from ``CellView.final_segments``). System messages are left out."""
+    that follows it (its texts and tool blocks, from ``TurnModel.final_segments``). System messages are left out."""
     for prompt, items, _ in turn_views(messages):
         yield prompt, items
 
 
-def turn_views(messages: list[Any]) -> Iterator[tuple[Any, list[Any], CellView | None]]:
-    """``turns`` with each turn's ``CellView`` (None beside a prompt), for what a turn's footer says."""
+def turn_views(messages: list[Any]) -> Iterator[tuple[Any, list[Any], TurnModel | None]]:
+    """``turns`` with each turn's ``TurnModel`` (None beside a prompt), for what a turn's footer says."""
     turn: list[Any] = []
 
-    def view() -> CellView:
-        shown = CellView(publish=no_publish, update=no_publish)
-        shown.messages = list(turn)
+    def view() -> TurnModel:
+        shown = TurnModel.of(turn)
         turn.clear()
         return shown
 
@@ -89,7 +84,7 @@ def log_html(messages: list[Any], *, replayed: bool = False) -> str:
     return "".join(out)
 
 
-def history_stats(view: CellView, items: list[Any], replayed: bool) -> dict[str, Any]:
+def history_stats(view: TurnModel, items: list[Any], replayed: bool) -> dict[str, Any]:
     """A past turn's footer numbers: as the cell counted them, with the model's time instead of a stopwatch."""
     stats = view.stats(sum(isinstance(i, ToolView) for i in items))
     times = [m.meta.get("duration_ms") for m in view.messages if role_of(m) == "assistant"]
@@ -101,7 +96,7 @@ def history_stats(view: CellView, items: list[Any], replayed: bool) -> dict[str,
 
 def error_details_html(exc: BaseException) -> str:
     """The full traceback one click away, folded under the error's one line (the widget has no ``%tb``)."""
-    from brute_nb.notebook.short_errors import full_text
+    from brute_nb.notebook.views.short_errors import full_text
 
     return (f'<details class="brute-traceback" style="opacity:.75"><summary><small>full traceback</small></summary>'
             f'<pre style="{render.WRAP}">{escape(full_text(exc))}</pre></details>')

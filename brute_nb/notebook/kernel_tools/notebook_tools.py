@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from brute_nb.notebook.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL
-from brute_nb.notebook.cells import ERR, CellError, clip, executed_cells, raw_sources, recorder_of
+from brute_nb.notebook.kernel_tools.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL
+from brute_nb.notebook.kernel_tools.cells import ERR, CellError, clip, executed_cells, raw_sources, recorder_of
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import current_env
 

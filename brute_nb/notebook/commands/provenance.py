@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.confine import open_named
-from brute_nb.notebook.kernel_journal import Assignment
+from brute_nb.notebook.kernel_tools.kernel_journal import Assignment
 from brute_nb.sessions.file import archive_path
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 It is a view: the turn is ``NotebookAgent.aask`` on a ``Worker`` thread started from the handler (which returns at
 once, so the kernel stays free for other cells), and the widget only renders the agent's events with the cell's
-own ``CellView`` and ``render`` functions. Invariants: one turn at a time per widget, prompts typed meanwhile are
+own ``TurnModel`` and ``render`` functions. Invariants: one turn at a time per widget, prompts typed meanwhile are
 sent in order (FIFO); Stop cancels like an interrupt (SessionLog closes unanswered calls, the file stays valid);
 widget writes are coalesced to at most ``MAX_UPDATES_PER_S`` a second (Jupyter drops output past its rate limits).
 
@@ -35,21 +35,20 @@ from brute_nb.cost import format_usd
 from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
-from brute_nb.notebook import render
-from brute_nb.notebook.chat_static import StaticCopy, static_bundle
-from brute_nb.notebook.coalesce import Coalescer
-from brute_nb.notebook.display import WAITING, CellView
-from brute_nb.notebook.render import ToolView
-from brute_nb.notebook.transcript import Transcript, proposed
-from brute_nb.notebook.transcript_html import (
+from brute_nb.notebook.views import render
+from brute_nb.notebook.views.chat_static import StaticCopy, static_bundle
+from brute_nb.notebook.views.coalesce import Coalescer
+from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.transcript import Transcript, proposed
+from brute_nb.notebook.views.transcript_html import (
     error_details_html,
     log_html,
     log_text,
-    no_publish,
     segments_html,
     totals,
     user_html,
 )
+from brute_nb.notebook.views.turn_model import WAITING, TurnModel
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -76,7 +75,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self._idle = threading.Event()
         self._idle.set()
         self._worker: Worker | None = None
-        self._view: CellView | None = None
+        self._running: TurnModel | None = None  # the turn running now
         self._prompt = ""
         self._blocks: list[str] = []
         self._seen = 0
@@ -96,7 +95,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         # grows (each write replaces the HTML; a plain box would keep showing older text and hide the reply).
         self.transcript = Transcript(layout=w.Layout(max_height="600px", overflow="auto", display="flex",
                                                  flex_flow="column-reverse"))
-        from brute_nb.notebook.chat_input import ChatInput
+        from brute_nb.notebook.views.chat_input import ChatInput
 
         self.input = ChatInput(layout=w.Layout(width="100%"))
         self.send_button = w.Button(description="Send", button_style="primary", icon="paper-plane")
@@ -226,18 +225,18 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     # The turn: runs on the worker thread and writes only to widgets.
 
     async def _turn(self, prompt: str) -> None:
-        view = CellView(session=self.nb.name, publish=no_publish, update=lambda *_: self._render())
+        turn = TurnModel(watch=lambda *_: self._render())
         agent: Any = None
         notice: tuple[str, str] | None = None
         error: BaseException | None = None
         try:
             agent = self.nb.agent
-            view.replayed = self.nb.replayed  # the footer says "replayed", as a %%brute cell's does
+            turn.replayed = self.nb.replayed  # the footer says "replayed", as a %%brute cell's does
             self._sync_history()
-            view.start()
-            view.attach(agent)
+            turn.start()
+            turn.attach(agent)
             with self._lock:
-                self._view, self._prompt = view, prompt
+                self._running, self._prompt = turn, prompt
             self._render(force=True)
             await self.nb.aask(prompt, approval_asker=self._ask_approval, insert_cell=proposed)
         except anyio.get_cancelled_exc_class():
@@ -247,21 +246,21 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             notice, error = (f"{type(exc).__name__}: {exc}", "error"), exc
         finally:
             if agent is not None:
-                view.detach(agent)
-            self._finish(view, prompt, notice, error)
+                turn.detach(agent)
+            self._finish(turn, prompt, notice, error)
 
-    def _finish(self, view: CellView, prompt: str, notice: tuple[str, str] | None,
+    def _finish(self, turn: TurnModel, prompt: str, notice: tuple[str, str] | None,
                 error: BaseException | None = None) -> None:
-        items = view.final_segments()
+        items = turn.final_segments()
         parts = [user_html(prompt)]
-        if view.repaired:
-            parts.append(render.notice_bundle(view.repaired, "interrupted")["text/html"])
+        if turn.repaired:
+            parts.append(render.notice_bundle(turn.repaired, "interrupted")["text/html"])
         parts.append(segments_html(items))
-        stats = view.stats(sum(isinstance(i, ToolView) for i in items))
+        stats = turn.stats(sum(isinstance(i, ToolView) for i in items))
         if stats.get("cut_off"):
             parts.append(render.notice_bundle(render.CUT_OFF_NOTICE, "interrupted")["text/html"])
-        if view.stopped:
-            parts.append(render.notice_bundle(view.stopped, "interrupted")["text/html"])
+        if turn.stopped:
+            parts.append(render.notice_bundle(turn.stopped, "interrupted")["text/html"])
         if notice is not None:
             parts.append(render.notice_bundle(*notice)["text/html"])
         if error is not None:
@@ -269,7 +268,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         parts.append(render.footer_bundle(stats)["text/html"])
         with self._lock:
             self._blocks.append("".join(parts))
-            self._view = None
+            self._running = None
             self._mark_seen()
         self._render(force=True)  # before going idle, so a waiter sees the finished transcript
         self.static_copy.update(self._static())  # exports show the conversation, not the panel as first shown
@@ -312,7 +311,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
                                open_=True))
         with self._lock:
             self._approval = resolve
-            row = self._view.tools.get(call.id) if self._view is not None else None
+            row = self._running.tools.get(call.id) if self._running is not None else None
             if row is not None:
                 row.status = WAITING
         self._render(force=True)
@@ -342,19 +341,19 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     def _render(self, force: bool = False) -> None:
         with self._lock:
             html = "".join(self._blocks)
-            view = self._view
-            live = "" if view is None else user_html(self._prompt) + render.live_html(view.segments)
-            status = self._status_text(view)
+            turn = self._running
+            live = "" if turn is None else user_html(self._prompt) + render.live_html(turn.segments)
+            status = self._status_text(turn)
         running = f'<div class="brute-chat">{live}</div>' if live else ""
-        self._out.push((f'<div class="brute-chat">{html}</div>', running, status, view is not None), force=force)
+        self._out.push((f'<div class="brute-chat">{html}</div>', running, status, turn is not None), force=force)
 
-    def _status_text(self, view: CellView | None) -> str:
+    def _status_text(self, turn: TurnModel | None) -> str:
         inp, out, tools, cost = self._base
-        if view is not None:
-            t_in, t_out, t_tools, t_cost = totals([m for m in view.messages if role_of(m) != "user"])
+        if turn is not None:
+            t_in, t_out, t_tools, t_cost = totals([m for m in turn.messages if role_of(m) != "user"])
             inp, out, tools = inp + t_in, out + t_out, tools + t_tools
             cost = cost if t_cost is None else (cost or 0.0) + t_cost
-        bits = [self._model(), "running" if view is not None else "idle", f"{inp:,} in / {out:,} out tokens",
+        bits = [self._model(), "running" if turn is not None else "idle", f"{inp:,} in / {out:,} out tokens",
                 f"{tools} tool call{'s' if tools != 1 else ''}"]
         if cost is not None and not self._replayed():  # as the cell's footer: a replay cost nothing
             bits.append(format_usd(cost))

@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 
 from brute_nb.agent import Env
 from brute_nb.errors import ProviderNotConfiguredError, SettingsError
-from brute_nb.notebook import cells
+from brute_nb.notebook.kernel_tools import cells
 
 if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
@@ -94,7 +94,7 @@ def run_cell_turn(nb: NotebookAgent, shell: Any, prompt: str, *, quiet: bool = F
 
 
 def insert_reply_code(shell: Any, env: Env) -> None:
-    from brute_nb.notebook.notebook_tools import insert_cell, last_code_block
+    from brute_nb.notebook.kernel_tools.notebook_tools import insert_cell, last_code_block
     from brute_nb.notebook.session import final_text
 
     block = last_code_block(final_text(env["messages"]))
