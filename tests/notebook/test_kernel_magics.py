@@ -307,7 +307,7 @@ def test_a_streaming_turn_keeps_a_static_copy_beside_the_live_widget(bench: Benc
     first, *updates, reset = [o["content"]["data"] for o in copies]
     assert f'<div class="{COPY_CLASS}">' in first["text/html"] and UNFINISHED in first["text/html"]
     assert "word0" in first["text/html"] and "word79" not in first["text/html"]
-    assert updates and len(updates[-1]["text/plain"]) > len(first["text/plain"])  # it follows the stream
+    assert updates and len(updates[-1]["text/html"]) > len(first["text/html"])  # it follows the stream
     assert reset == {"text/html": "", "text/plain": ""}
     live = [o for o in outputs if o["msg_type"] == "update_display_data" and o not in copies]
     assert "application/vnd.jupyter.widget-view+json" in live[0]["content"]["data"]
