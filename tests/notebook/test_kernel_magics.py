@@ -290,3 +290,28 @@ def test_a_streamed_reply_sends_what_changed_and_ends_as_the_same_final_outputs(
     final = [c for c in shown(outputs) if "brute-text" in c["data"].get("text/html", "")]
     assert len(final) == 1 and "<strong>done</strong>" in final[0]["data"]["text/html"]
     assert final[0]["data"]["text/plain"] == words
+
+
+def test_a_streaming_turn_keeps_a_static_copy_beside_the_live_widget(bench: Bench) -> None:
+    """Issue 28 §8: beside the live widget the cell holds a static copy of what streamed (what JupyterLab shows
+    when the kernel dies mid-turn, instead of "model not found"), brought up to date as the reply grows and set
+    back to the placeholder with the live display when the turn ends."""
+    from brute_nb.notebook.views.live import COPY_CLASS, UNFINISHED
+
+    words = " ".join(f"word{i}" for i in range(80))
+    bench.fake.add(slow(words, delay=0.05))  # ~80 stream events: about four seconds
+    reply_, outputs = run(bench.kc, "%%brute -s copy\nstream it slowly")
+    assert reply_["status"] == "ok"
+    copies = [o for o in outputs if o["content"].get("transient", {}).get("display_id", "").startswith("brute-copy")]
+    assert [o["msg_type"] for o in copies][:1] == ["display_data"]
+    assert {o["msg_type"] for o in copies[1:]} == {"update_display_data"}
+    first, *updates, reset = [o["content"]["data"] for o in copies]
+    assert f'<div class="{COPY_CLASS}">' in first["text/html"] and UNFINISHED in first["text/html"]
+    assert "word0" in first["text/html"] and "word79" not in first["text/html"]
+    assert updates and len(updates[-1]["text/html"]) > len(first["text/html"])  # it follows the stream
+    assert reset == {"text/html": "", "text/plain": ""}
+    live = [o for o in outputs if o["msg_type"] == "update_display_data" and o not in copies]
+    assert "application/vnd.jupyter.widget-view+json" in live[0]["content"]["data"]
+    assert outputs.index(live[-1]) < outputs.index(copies[-1])  # both reset, before the final outputs
+    final = [c for c in shown([o for o in outputs if o not in copies]) if "brute-text" in c["data"]["text/html"]]
+    assert len(final) == 1 and final[0]["data"]["text/plain"] == words

@@ -6,7 +6,9 @@ blocks, changed tool rows), at most ``LIVE_RATE`` writes a second, so a reply co
 Without one (tests, benchmarks) the whole live HTML is re-sent through ``update``, at most ``MAX_UPDATES_PER_S``
 times a second. Either way writes go through a ``Coalescer``: the latest text always shown within one interval,
 also when the stream pauses; the widget's first write waits one interval, so a turn over by then (a short reply)
-never creates it. At the end that display is set back to its fixed placeholder and
+never creates it. Beside the live widget, a static copy of what streamed (``live.copy_bundle``) is what JupyterLab
+shows if the kernel dies before the turn ends (instead of "model not found"), kept up to date by a coalescer of its
+own at a rate that falls as the copy grows. At the end both displays are set back to their fixed placeholder and
 the final transcript is published as new outputs built from the log itself: nbval ignores display updates, so this
 keeps stored notebooks and fresh runs identical (kernel-notes Q4).
 
@@ -25,7 +27,7 @@ from uuid import uuid4
 
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
-from brute_nb.notebook.views.live import LIVE_RATE, LiveOps, LiveSink, NoLive
+from brute_nb.notebook.views.live import COPY_MIN_INTERVAL, LIVE_RATE, LiveOps, LiveSink, NoLive, copy_bundle, copy_wait
 from brute_nb.notebook.views.render import ToolView
 from brute_nb.notebook.views.structured_view import structured_bundle
 from brute_nb.notebook.views.thumbnails import thumbnails_bundle, turn_attachments
@@ -72,6 +74,10 @@ class CellView:
         # (``hold_first=False``: every write as it comes, for tests of what is written rather than when.)
         self._live = Coalescer(self._write_live, rate, clock=clock, start_timer=start_timer,
                                hold_first=live is not None if hold_first is None else hold_first)
+        # The static copy beside the live widget (see the module docstring); its first write waits an interval.
+        self._copy = Coalescer(self._write_copy, 1 / COPY_MIN_INTERVAL, clock=clock, start_timer=start_timer,
+                               hold_first=True)
+        self._copy_id = ""  # the copy's display id once it is published
         self._shown = False  # the live display shows something (else it still holds the empty placeholder)
         self._opened = False  # the live display's output exists (made at its first write)
         self._lock = self.model.lock  # one lock: the model's pieces and what of them is published
@@ -86,6 +92,7 @@ class CellView:
     def detach(self, agent: Any) -> None:
         self.model.detach(agent)
         self._live.cancel()  # no trailing update after the turn: finish() owns the display from here
+        self._copy.cancel()
 
     def start(self) -> None:
         """The turn's clock starts; the live display's output is made at its first write (``_open``), so a turn
@@ -117,30 +124,55 @@ class CellView:
         if not self.quiet and not isinstance(self._sink, NoLive):
             self._live.push(None, force=force)  # the write renders the segments as they are by then
 
+    def _live_segments(self) -> list[str | ToolView]:
+        return [s for s in self.model.segments[self._live_from:]
+                if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
+
     def _write_live(self, _: object) -> None:
         # Called by the coalescer, possibly on its timer thread while the worker appends: render a snapshot.
+        sent = False
         with self._lock:
             if self._paused:
                 return
-            live = [s for s in self.model.segments[self._live_from:]
-                    if not (isinstance(s, ToolView) and s.call_id in self._tool_displays)]
+            live = self._live_segments()
             if self._sink is not None:
                 ops = self._ops.diff(live, self.model.streaming)
                 if ops:
                     self._open()
                 self._sink.send(self.display_id, ops)
                 self._shown = self._shown or bool(ops)
+                sent = bool(ops)
             elif live or self._opened:
                 self._open()
                 self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
                 self._shown = True
+        if sent:  # outside our lock: the copy's coalescer takes its own lock before ours when it writes
+            self._copy.push(None)
+
+    def _write_copy(self, _: object) -> None:
+        """Publish (or bring up to date) the static copy of what the live widget shows; its next write waits as
+        long as ``copy_wait`` says for what was just sent."""
+        with self._lock:
+            if self._paused or not self._shown:
+                return
+            bundle = copy_bundle(self._live_segments(), self.model.streaming)
+            if self._copy_id:
+                self._update(bundle, self._copy_id)
+            else:
+                self._copy_id = f"brute-copy-{uuid4().hex}"
+                self._publish(bundle, display_id=self._copy_id)
+        self._copy.interval = copy_wait(bundle)
 
     def _end_live(self) -> None:
         """The live display goes back to its placeholder (its widget closed): what it showed becomes outputs.
-        A display that never showed anything is the placeholder already: no message."""
+        A display that never showed anything is the placeholder already: no message. The caller has cancelled
+        the coalescers (outside our lock)."""
         if self._shown:
             self._update(PLACEHOLDER, self.display_id)
             self._shown = False
+        if self._copy_id:
+            self._update(PLACEHOLDER, self._copy_id)
+            self._copy_id = ""
         if self._sink is not None:
             self._sink.close()
             self._ops = LiveOps()
@@ -151,6 +183,7 @@ class CellView:
 
         def in_place(call: Any, risk: str) -> Any:
             self._live.cancel()  # outside our lock: the coalescer's own lock is taken before ours when it writes
+            self._copy.cancel()
             with self._lock:
                 self._paused = True
                 view = self.model.tools.get(call.id)
@@ -208,6 +241,7 @@ class CellView:
         ``failed``: an error output follows (brute_nb's one red line); a turn that failed before the model said
         anything gets no footer, whose "0 tool calls" would read as a finished turn just above the error."""
         self._live.cancel()  # a held update must not land on top of the placeholder
+        self._copy.cancel()
         self._end_live()
         model = self.model
         segments = model.final_segments()

@@ -19,12 +19,23 @@ final outputs; no known API key is sent, even cut across deltas (a tail that cou
 back until it is known not to be, ``redact.key_prefix_at_end``); a block is cut only at a blank line outside a
 code fence, so a finished segment's live view reads as its final output. The final outputs are published as today
 (``CellView.finish``); the live widget is closed and its display set back to the placeholder (kernel-notes Q4).
+
+The live widget's output only renders while its model lives in the kernel: a turn whose kernel died before it
+finished (killed, restarted) would leave "Error displaying widget: model not found" in the saved notebook, since
+JupyterLab's widget renderer never falls back to the ``text/html`` of the same output. So the cell also holds a
+static copy (``copy_bundle``), an output of its own, as the chat panel has (``chat_static``): what had streamed,
+sanitised as the final outputs are, and a line saying the turn did not finish. ``COPY_STYLE`` shows exactly one of
+the two: the copy hides while the live view is rendered in its output area, and the widget output hides while its
+node holds text alone (its "model not found" line). At the end of the turn the copy goes back to the placeholder
+with the live display. It is re-sent whole, so it is brought up to date at most once every ``len / COPY_BYTES_PER_S``
+seconds (and never more than once a second): the bytes it adds grow with the reply, not its square.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from html import escape
 from pathlib import Path
 from typing import Any, Protocol
 from uuid import uuid4
@@ -38,6 +49,32 @@ LIVE_RATE = 10
 spends ~0.3 ms of CPU on each, so a message per chunk (a fast model sends ~33 a second) cost 4-8x a ``print``
 stream's bytes and ~1.8x its CPU to show a chunk 1 ms sooner than anyone can see. At 10 a second a chunk is on
 screen within 100 ms (50 ms at the median), as soon as a printed one (ipykernel flushes ``print`` every 0.2 s)."""
+
+COPY_BYTES_PER_S = 1000
+"""Bytes a second the static copy may cost while a reply streams: a copy of ``n`` bytes is sent again after
+``n / COPY_BYTES_PER_S`` seconds at the earliest, so its messages thin out as it grows and it costs the same few
+bytes a second however long the reply (re-sent at a fixed rate, a reply's copies would cost its square). In
+exchange it lags further behind as it grows (a 20,000-byte copy up to 20 s), which only shows if the kernel dies
+mid-turn. Measured (``bench/stream_bench.py --quick``: 10,000 characters at 33 chunks a second, 50 s): 13 more
+messages than the live view's 517, and 63 KB more than its 357 KB."""
+COPY_MIN_INTERVAL = 1.0
+"""The copy's first write waits this long after the live view's (by then the widget is drawn, so the copy, which
+says the turn did not finish, does not flash up first), and it is never sent more often."""
+COPY_CLASS = "brute-live-copy"
+COPY_STYLE = (
+    "<style>"
+    f".jp-OutputArea:has(.brute-live) .jp-OutputArea-child:has(.{COPY_CLASS}){{display:none}}"
+    # The widget output's own node holds text alone while it waits ("Loading widget...") or failed ("Error
+    # displaying widget: model not found"); the live view's node holds elements.
+    f".jp-OutputArea:has(.{COPY_CLASS}) .jp-OutputArea-output:not(:has(*)){{display:none}}"
+    "</style>"
+)
+UNFINISHED = ("this turn did not finish (the kernel stopped, or the notebook was saved, while it ran): "
+              "above is what had streamed by then")
+UNFINISHED_PLAIN = ("this turn did not finish (the kernel stopped, or the notebook was saved, while it ran): "
+                    "what had streamed by then is in this output's HTML")
+"""The copy's ``text/plain``: the streamed text again would double the copy's bytes for front ends that show no
+widgets and no HTML, where nobody would see the copy's reason to exist."""
 
 Op = dict[str, Any]
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
@@ -129,6 +166,30 @@ class LiveOps:
             piece, state.sent = text[state.sent:safe], safe
             return [{"i": i, "a": render.plain(piece)}]
         return []
+
+
+def copy_bundle(segments: list[str | ToolView], streaming: bool) -> dict[str, str]:
+    """The static copy of a live view showing ``segments`` (``streaming``: the last text may still grow, so a
+    key's beginning at its end is held back, as ``LiveOps`` does): text as sanitised Markdown, tool rows escaped,
+    as the final outputs render them, then the line saying the turn did not finish."""
+    html: list[str] = []
+    last = len(segments) - 1
+    for i, seg in enumerate(segments):
+        if isinstance(seg, ToolView):
+            html.append(render.tool_html(seg))
+        elif seg:
+            shown = str(seg)
+            if streaming and i == last:
+                shown = shown[:len(shown) - key_prefix_at_end(shown)]
+            html.append(render.markdown_html(shown))
+    note = f'<div class="brute-unfinished" style="{render.WARN}">{escape(UNFINISHED)}</div>'
+    return {"text/html": render.one_block(f'{COPY_STYLE}<div class="{COPY_CLASS}">{"".join(html)}{note}</div>'),
+            "text/plain": UNFINISHED_PLAIN}
+
+
+def copy_wait(bundle: Mapping[str, str]) -> float:
+    """Seconds before a copy may be sent again after ``bundle``: its bytes spread at ``COPY_BYTES_PER_S``."""
+    return max(COPY_MIN_INTERVAL, sum(len(part) for part in bundle.values()) / COPY_BYTES_PER_S)
 
 
 class LiveSink(Protocol):
