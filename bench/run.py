@@ -223,11 +223,12 @@ def lookup_value(key: str) -> str:
     return f"value of {key}"
 
 
-async def raw_tool_loop(kind: str, client: Any, stream: bool = True) -> int:
+async def raw_tool_loop(kind: str, client: Any, stream: bool = True, before: list[dict[str, Any]] | None = None
+                        ) -> int:
     """The loop a user writes by hand with the async SDK: the model's reply goes back as the SDK returned it,
     tool results as the API's own dicts. ``stream``: as brute_nb's provider does (else one ``create`` a call,
-    the shortest loop to write). Returns the model calls made."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "look up every key"}]
+    the shortest loop to write); ``before``: the conversation so far. Returns the model calls made."""
+    messages: list[dict[str, Any]] = [*(before or ()), {"role": "user", "content": "look up every key"}]
     for n in range(1, 100):
         if kind == "anthropic" and not stream:
             reply = await client.messages.create(model="claude-fake", max_tokens=1024, messages=messages,
@@ -405,6 +406,71 @@ async def tool_loop(kind: str, rounds: int, pairs: int, tmp: Path) -> list[Row]:
                 f"the tool runs on the loop, as the hand-written loop runs it; the difference from the first row "
                 f"({median_ms(mine_all) - median_ms(asyncs):+.1f} ms a turn) is {LOOP_CALLS} worker-thread hops, "
                 "what keeps a blocking plain-function tool from freezing the loop (and lets Stop abandon it)")]
+
+
+async def tool_loop_history(kind: str, rounds: int, pairs: int, tmp: Path, sizes: tuple[int, int] = (10, 10_000)
+                            ) -> Row:
+    """The stream=False tool loop on a session of ``sizes[1]`` messages vs one of ``sizes[0]`` (issue 29 §6: flat in
+    history length), each against the create() loop a user writes with the same conversation before it.
+
+    Each agent has had a turn (a kernel's first turn builds its session log and first request: O(history), once);
+    the timed turn is its next one. The value is (ours / raw at the long history) / (ours / raw at the short one):
+    what brute_nb adds a model call that grows with the history, above what the SDK and the server pay for it.
+    """
+    loops = 4 + rounds * pairs * 6 + 4
+    sides: dict[int, tuple[bytes, list[dict[str, Any]]]] = {}
+    for n in sizes:
+        hist = history(n)
+        sides[n] = session_bytes(hist), [{"role": m.role.value, "content": m.content} for m in hist]
+    with tool_server_process(loops) as (base_url, api_key):
+        provider = _provider(kind, base_url, api_key, stream=False)
+        turns = iter(range(1_000_000))
+
+        async def ready(n: int) -> Any:
+            path = tmp / f"hist-{kind}-{n}-{next(turns)}.jsonl"
+            path.write_bytes(sides[n][0])
+            a = tool_loop_agent(provider, path)
+            await a.astart("look up every key")  # the kernel's first turn: session log and first request built
+            return a
+
+        async def ours(a: Any) -> float:
+            gc.collect()
+            t0 = time.perf_counter()
+            await a.astart("look up every key")
+            return time.perf_counter() - t0
+
+        async def raw(n: int) -> float:
+            gc.collect()
+            t0 = time.perf_counter()
+            await raw_tool_loop(kind, provider.client, stream=False, before=sides[n][1])
+            return time.perf_counter() - t0
+
+        await raw(sizes[0])
+        ratios: dict[int, list[float]] = {n: [] for n in sizes}
+        times: dict[str, list[float]] = {}
+        for r in range(rounds):
+            agents = {n: [await ready(n) for _ in range(pairs)] for n in sizes}
+            for n in sizes:
+                mine, theirs = [], []
+                for i, a in enumerate(agents[n]):
+                    if (r * pairs + i) % 2:
+                        theirs.append(await raw(n))
+                        mine.append(await ours(a))
+                    else:
+                        mine.append(await ours(a))
+                        theirs.append(await raw(n))
+                ratios[n].append(statistics.median(mine) / statistics.median(theirs))
+                times.setdefault(f"ours {n}", []).extend(mine)
+                times.setdefault(f"raw {n}", []).extend(theirs)
+    short, long = sizes
+    growth = [b / a for a, b in zip(ratios[short], ratios[long], strict=True)]
+    value = statistics.median(growth)
+    return Row(f"tool loop, {kind}, stream=False: {long:,} vs {short:,} msgs of history", "<= 1.0x (flat)",
+               f"{statistics.median(ratios[long]):.2f}x raw at {long:,} ({median_ms(times[f'ours {long}']):.0f} vs "
+               f"{median_ms(times[f'raw {long}']):.0f} ms), {statistics.median(ratios[short]):.2f}x at {short:,} "
+               f"({median_ms(times[f'ours {short}']):.0f} vs {median_ms(times[f'raw {short}']):.0f} ms)", value,
+               value <= 1.0, f"rounds {min(growth):.2f}-{max(growth):.2f}; a later turn of {LOOP_CALLS + 1} model "
+               "calls; raw: the create() loop with the same conversation before it")
 
 
 def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
@@ -1009,6 +1075,7 @@ def run_all(quick: bool, only: list[str] | None = None) -> tuple[list[Row], list
         for kind in ("anthropic", "openai"):
             attempt(f"tool loop {kind}", aio(lambda k=kind: tool_loop(k, 5, max(3, reps // 3), tmp)))
             attempt(f"start vs astart {kind}", lambda k=kind: sync_start_overhead(k, 3, max(3, reps // 3), tmp))
+            attempt(f"history loop {kind}", aio(lambda k=kind: tool_loop_history(k, 3, max(2, reps // 5), tmp)))
         attempt("persistence", aio(lambda: persistence(reps, tmp)))
         attempt("dataframe", lambda: dataframe(max(3, reps // 3), tmp))
         attempt("concurrency", aio(lambda: concurrency(max(3, reps // 3))))
