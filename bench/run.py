@@ -473,6 +473,35 @@ async def tool_loop_history(kind: str, rounds: int, pairs: int, tmp: Path, sizes
                "calls; raw: the create() loop with the same conversation before it")
 
 
+def request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_000)) -> Row:
+    """brute_nb's own work a model call (``provider.request``: the log to the API's payload, cache marks placed) on a
+    session log that grows by a tool step a call, at ``sizes[1]`` messages vs ``sizes[0]`` (issue 29 §6: flat in
+    history length). No network: the SDK's own copy and encoding of the payload, O(history) for every caller, is in
+    the tool-loop rows."""
+    from brute_nb.message import Log
+
+    provider = _provider(kind, "http://127.0.0.1:9", "sk-bench-unused")
+    per_call: dict[int, list[float]] = {}
+    for n in sizes:
+        log = Log(history(n))
+        log.append(Message(Role.USER, "look up every key"))
+        env: dict[str, Any] = {"messages": log, "tools": None}
+        provider.request(env)  # the session's first request: every message translated once
+        times = []
+        for i in range(max(40, reps * 8)):
+            log.append(Message(Role.ASSISTANT, "", tool_calls=[ToolCall(f"c{i}", "lookup", {"key": f"k{i}"})]))
+            log.append(Message(Role.TOOL, lookup_value(f"k{i}"), tool_call_id=f"c{i}"))
+            t0 = time.perf_counter()
+            provider.request(env)
+            times.append(time.perf_counter() - t0)
+        per_call[n] = times
+    short, long = sizes
+    ratio = statistics.median(per_call[long]) / statistics.median(per_call[short])
+    return Row(f"request building a model call, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
+               f"{median_ms(per_call[long]):.3f} ms vs {median_ms(per_call[short]):.3f} ms", ratio, ratio <= 1.1,
+               "provider.request on a log growing a tool step a call (sendable, dump, cache marks); no network")
+
+
 def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
     """The same tool loop through ``agent.start()`` (what a cell runs) vs ``astart`` in a fresh event loop."""
     with tool_server_process(2 + rounds * pairs * 2 + 2) as (base_url, api_key):
@@ -565,7 +594,7 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
             Row("first turn of a kernel, 50,000 vs 10 msgs", "comparison only",
                 f"{first_big * 1000:.2f} ms vs {first_small * 1000:.2f} ms", first_big / first_small, None,
                 "builds the session's Log from the cached history once")]
-    cold = []
+    cold, floor, naive = [], [], []
     for i in range(max(3, reps // 3)):  # a fresh agent on the file: the session log reads and parses it
         path = tmp / f"cold-{i}.jsonl"
         path.write_bytes(realistic(50_000) if i == 0 else (tmp / "cold-0.jsonl").read_bytes())
@@ -574,10 +603,14 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
         t0 = time.perf_counter()
         await a.astart("first")
         cold.append(time.perf_counter() - t0)
+        floor.append(_parse_every_line(path, orjson_loads))
+        naive.append(_parse_every_line(path, json.loads))
     rows.append(Row("first turn of a kernel from disk, 50,000 msgs", "<= 150 ms", f"{median_ms(cold):.0f} ms",
                     None, statistics.median(cold) <= 0.15,
                     f"reads and parses a realistic session file ({(tmp / 'cold-0.jsonl').stat().st_size / 2**20:.0f} "
-                    "MiB: tool calls, results, full meta), then the turn"))
+                    "MiB: tool calls, results, full meta), then the turn. Floor of any reader that parses every line: "
+                    f"orjson.loads of each line alone {median_ms(floor):.0f} ms; json.loads (what a user writes) "
+                    f"{median_ms(naive):.0f} ms"))
     msgs = history(50_000)
     rewrite, append = [], []
     path = tmp / "rewrite.jsonl"
@@ -594,6 +627,26 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
                     f"{median_ms(rewrite):.1f} ms vs append {median_ms(append):.3f} ms", r, None,
                     "what an O(history) save would cost each turn"))
     return rows
+
+
+def orjson_loads(line: bytes) -> Any:
+    import orjson
+
+    return orjson.loads(line)
+
+
+def _parse_every_line(path: Path, loads: Callable[[bytes], Any]) -> float:
+    """Seconds to read ``path`` and parse each line with ``loads``, nothing else (the floor of a whole-file reader)."""
+    gc.collect()
+    gc.disable()  # as brute_nb's reader parses: no collector passes over the fresh dicts
+    try:
+        t0 = time.perf_counter()
+        parsed = [loads(line) for line in path.read_bytes().splitlines()]
+        took = time.perf_counter() - t0
+    finally:
+        gc.enable()
+    del parsed
+    return took
 
 
 # --- log to DataFrame ---------------------------------------------------------------------------------------------
@@ -1075,6 +1128,7 @@ def run_all(quick: bool, only: list[str] | None = None) -> tuple[list[Row], list
         for kind in ("anthropic", "openai"):
             attempt(f"tool loop {kind}", aio(lambda k=kind: tool_loop(k, 5, max(3, reps // 3), tmp)))
             attempt(f"start vs astart {kind}", lambda k=kind: sync_start_overhead(k, 3, max(3, reps // 3), tmp))
+            attempt(f"request growth {kind}", lambda k=kind: request_growth(k, reps))
             attempt(f"history loop {kind}", aio(lambda k=kind: tool_loop_history(k, 3, max(2, reps // 5), tmp)))
         attempt("persistence", aio(lambda: persistence(reps, tmp)))
         attempt("dataframe", lambda: dataframe(max(3, reps // 3), tmp))
