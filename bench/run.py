@@ -1129,7 +1129,7 @@ def run_all(quick: bool, only: list[str] | None = None) -> tuple[list[Row], list
             attempt(f"tool loop {kind}", aio(lambda k=kind: tool_loop(k, 5, max(3, reps // 3), tmp)))
             attempt(f"start vs astart {kind}", lambda k=kind: sync_start_overhead(k, 3, max(3, reps // 3), tmp))
             attempt(f"request growth {kind}", lambda k=kind: request_growth(k, reps))
-            attempt(f"history loop {kind}", aio(lambda k=kind: tool_loop_history(k, 3, max(2, reps // 5), tmp)))
+            attempt(f"history loop {kind}", aio(lambda k=kind: tool_loop_history(k, 2 if quick else 3, 2, tmp)))
         attempt("persistence", aio(lambda: persistence(reps, tmp)))
         attempt("dataframe", lambda: dataframe(max(3, reps // 3), tmp))
         attempt("concurrency", aio(lambda: concurrency(max(3, reps // 3))))
