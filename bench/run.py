@@ -223,11 +223,12 @@ def lookup_value(key: str) -> str:
     return f"value of {key}"
 
 
-async def raw_tool_loop(kind: str, client: Any, stream: bool = True) -> int:
+async def raw_tool_loop(kind: str, client: Any, stream: bool = True, before: list[dict[str, Any]] | None = None
+                        ) -> int:
     """The loop a user writes by hand with the async SDK: the model's reply goes back as the SDK returned it,
     tool results as the API's own dicts. ``stream``: as brute_nb's provider does (else one ``create`` a call,
-    the shortest loop to write). Returns the model calls made."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "look up every key"}]
+    the shortest loop to write); ``before``: the conversation so far. Returns the model calls made."""
+    messages: list[dict[str, Any]] = [*(before or ()), {"role": "user", "content": "look up every key"}]
     for n in range(1, 100):
         if kind == "anthropic" and not stream:
             reply = await client.messages.create(model="claude-fake", max_tokens=1024, messages=messages,
@@ -407,6 +408,100 @@ async def tool_loop(kind: str, rounds: int, pairs: int, tmp: Path) -> list[Row]:
                 "what keeps a blocking plain-function tool from freezing the loop (and lets Stop abandon it)")]
 
 
+async def tool_loop_history(kind: str, rounds: int, pairs: int, tmp: Path, sizes: tuple[int, int] = (10, 10_000)
+                            ) -> Row:
+    """The stream=False tool loop on a session of ``sizes[1]`` messages vs one of ``sizes[0]`` (issue 29 §6: flat in
+    history length), each against the create() loop a user writes with the same conversation before it.
+
+    Each agent has had a turn (a kernel's first turn builds its session log and first request: O(history), once);
+    the timed turn is its next one. The value is (ours / raw at the long history) / (ours / raw at the short one):
+    what brute_nb adds a model call that grows with the history, above what the SDK and the server pay for it.
+    """
+    loops = 4 + rounds * pairs * 6 + 4
+    sides: dict[int, tuple[bytes, list[dict[str, Any]]]] = {}
+    for n in sizes:
+        hist = history(n)
+        sides[n] = session_bytes(hist), [{"role": m.role.value, "content": m.content} for m in hist]
+    with tool_server_process(loops) as (base_url, api_key):
+        provider = _provider(kind, base_url, api_key, stream=False)
+        turns = iter(range(1_000_000))
+
+        async def ready(n: int) -> Any:
+            path = tmp / f"hist-{kind}-{n}-{next(turns)}.jsonl"
+            path.write_bytes(sides[n][0])
+            a = tool_loop_agent(provider, path)
+            await a.astart("look up every key")  # the kernel's first turn: session log and first request built
+            return a
+
+        async def ours(a: Any) -> float:
+            gc.collect()
+            t0 = time.perf_counter()
+            await a.astart("look up every key")
+            return time.perf_counter() - t0
+
+        async def raw(n: int) -> float:
+            gc.collect()
+            t0 = time.perf_counter()
+            await raw_tool_loop(kind, provider.client, stream=False, before=sides[n][1])
+            return time.perf_counter() - t0
+
+        await raw(sizes[0])
+        ratios: dict[int, list[float]] = {n: [] for n in sizes}
+        times: dict[str, list[float]] = {}
+        for r in range(rounds):
+            agents = {n: [await ready(n) for _ in range(pairs)] for n in sizes}
+            for n in sizes:
+                mine, theirs = [], []
+                for i, a in enumerate(agents[n]):
+                    if (r * pairs + i) % 2:
+                        theirs.append(await raw(n))
+                        mine.append(await ours(a))
+                    else:
+                        mine.append(await ours(a))
+                        theirs.append(await raw(n))
+                ratios[n].append(statistics.median(mine) / statistics.median(theirs))
+                times.setdefault(f"ours {n}", []).extend(mine)
+                times.setdefault(f"raw {n}", []).extend(theirs)
+    short, long = sizes
+    growth = [b / a for a, b in zip(ratios[short], ratios[long], strict=True)]
+    value = statistics.median(growth)
+    return Row(f"tool loop, {kind}, stream=False: {long:,} vs {short:,} msgs of history", "<= 1.0x (flat)",
+               f"{statistics.median(ratios[long]):.2f}x raw at {long:,} ({median_ms(times[f'ours {long}']):.0f} vs "
+               f"{median_ms(times[f'raw {long}']):.0f} ms), {statistics.median(ratios[short]):.2f}x at {short:,} "
+               f"({median_ms(times[f'ours {short}']):.0f} vs {median_ms(times[f'raw {short}']):.0f} ms)", value,
+               value <= 1.0, f"rounds {min(growth):.2f}-{max(growth):.2f}; a later turn of {LOOP_CALLS + 1} model "
+               "calls; raw: the create() loop with the same conversation before it")
+
+
+def request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_000)) -> Row:
+    """brute_nb's own work a model call (``provider.request``: the log to the API's payload, cache marks placed) on a
+    session log that grows by a tool step a call, at ``sizes[1]`` messages vs ``sizes[0]`` (issue 29 §6: flat in
+    history length). No network: the SDK's own copy and encoding of the payload, O(history) for every caller, is in
+    the tool-loop rows."""
+    from brute_nb.message import Log
+
+    provider = _provider(kind, "http://127.0.0.1:9", "sk-bench-unused")
+    per_call: dict[int, list[float]] = {}
+    for n in sizes:
+        log = Log(history(n))
+        log.append(Message(Role.USER, "look up every key"))
+        env: dict[str, Any] = {"messages": log, "tools": None}
+        provider.request(env)  # the session's first request: every message translated once
+        times = []
+        for i in range(max(40, reps * 8)):
+            log.append(Message(Role.ASSISTANT, "", tool_calls=[ToolCall(f"c{i}", "lookup", {"key": f"k{i}"})]))
+            log.append(Message(Role.TOOL, lookup_value(f"k{i}"), tool_call_id=f"c{i}"))
+            t0 = time.perf_counter()
+            provider.request(env)
+            times.append(time.perf_counter() - t0)
+        per_call[n] = times
+    short, long = sizes
+    ratio = statistics.median(per_call[long]) / statistics.median(per_call[short])
+    return Row(f"request building a model call, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
+               f"{median_ms(per_call[long]):.3f} ms vs {median_ms(per_call[short]):.3f} ms", ratio, ratio <= 1.1,
+               "provider.request on a log growing a tool step a call (sendable, dump, cache marks); no network")
+
+
 def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
     """The same tool loop through ``agent.start()`` (what a cell runs) vs ``astart`` in a fresh event loop."""
     with tool_server_process(2 + rounds * pairs * 2 + 2) as (base_url, api_key):
@@ -499,7 +594,7 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
             Row("first turn of a kernel, 50,000 vs 10 msgs", "comparison only",
                 f"{first_big * 1000:.2f} ms vs {first_small * 1000:.2f} ms", first_big / first_small, None,
                 "builds the session's Log from the cached history once")]
-    cold = []
+    cold, floor, naive = [], [], []
     for i in range(max(3, reps // 3)):  # a fresh agent on the file: the session log reads and parses it
         path = tmp / f"cold-{i}.jsonl"
         path.write_bytes(realistic(50_000) if i == 0 else (tmp / "cold-0.jsonl").read_bytes())
@@ -508,10 +603,14 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
         t0 = time.perf_counter()
         await a.astart("first")
         cold.append(time.perf_counter() - t0)
+        floor.append(_parse_every_line(path, orjson_loads))
+        naive.append(_parse_every_line(path, json.loads))
     rows.append(Row("first turn of a kernel from disk, 50,000 msgs", "<= 150 ms", f"{median_ms(cold):.0f} ms",
                     None, statistics.median(cold) <= 0.15,
                     f"reads and parses a realistic session file ({(tmp / 'cold-0.jsonl').stat().st_size / 2**20:.0f} "
-                    "MiB: tool calls, results, full meta), then the turn"))
+                    "MiB: tool calls, results, full meta), then the turn. Floor of any reader that parses every line: "
+                    f"orjson.loads of each line alone {median_ms(floor):.0f} ms; json.loads (what a user writes) "
+                    f"{median_ms(naive):.0f} ms"))
     msgs = history(50_000)
     rewrite, append = [], []
     path = tmp / "rewrite.jsonl"
@@ -528,6 +627,26 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
                     f"{median_ms(rewrite):.1f} ms vs append {median_ms(append):.3f} ms", r, None,
                     "what an O(history) save would cost each turn"))
     return rows
+
+
+def orjson_loads(line: bytes) -> Any:
+    import orjson
+
+    return orjson.loads(line)
+
+
+def _parse_every_line(path: Path, loads: Callable[[bytes], Any]) -> float:
+    """Seconds to read ``path`` and parse each line with ``loads``, nothing else (the floor of a whole-file reader)."""
+    gc.collect()
+    gc.disable()  # as brute_nb's reader parses: no collector passes over the fresh dicts
+    try:
+        t0 = time.perf_counter()
+        parsed = [loads(line) for line in path.read_bytes().splitlines()]
+        took = time.perf_counter() - t0
+    finally:
+        gc.enable()
+    del parsed
+    return took
 
 
 # --- log to DataFrame ---------------------------------------------------------------------------------------------
@@ -1009,6 +1128,8 @@ def run_all(quick: bool, only: list[str] | None = None) -> tuple[list[Row], list
         for kind in ("anthropic", "openai"):
             attempt(f"tool loop {kind}", aio(lambda k=kind: tool_loop(k, 5, max(3, reps // 3), tmp)))
             attempt(f"start vs astart {kind}", lambda k=kind: sync_start_overhead(k, 3, max(3, reps // 3), tmp))
+            attempt(f"request growth {kind}", lambda k=kind: request_growth(k, reps))
+            attempt(f"history loop {kind}", aio(lambda k=kind: tool_loop_history(k, 2 if quick else 3, 2, tmp)))
         attempt("persistence", aio(lambda: persistence(reps, tmp)))
         attempt("dataframe", lambda: dataframe(max(3, reps // 3), tmp))
         attempt("concurrency", aio(lambda: concurrency(max(3, reps // 3))))

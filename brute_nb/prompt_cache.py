@@ -15,7 +15,7 @@ model reads (``without_marks`` of a marked request equals the unmarked one, whic
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from brute_nb.message import JSON
@@ -32,24 +32,54 @@ def session_key(name: object) -> str:
     return "brute-" + hashlib.sha256(str(name).encode()).hexdigest()[:24]
 
 
-def anthropic_breakpoints(kwargs: dict[str, Any], limit: int = MAX_BREAKPOINTS) -> dict[str, Any]:
-    """``kwargs`` (for ``messages.create``) with cache breakpoints placed, at most ``limit``; changed in place."""
+def anthropic_breakpoints(kwargs: dict[str, Any], limit: int = MAX_BREAKPOINTS, *,
+                          marked: Sequence[int] | None = None) -> dict[str, Any]:
+    """``kwargs`` (for ``messages.create``) with cache breakpoints placed, at most ``limit``; changed in place.
+
+    ``marked``: the turns that may hold a user's own mark (``Anthropic.dump_marked`` knows them), so a long log is
+    not searched for them on every request; None searches every turn. The turns themselves are never changed: a
+    turn a mark goes on or comes off is replaced in ``kwargs["messages"]`` by a copy (the transport shares its
+    turns between the requests of a session).
+    """
     turns: list[dict[str, Any]] = kwargs.get("messages") or []
+    rows = range(len(turns)) if marked is None else marked
     # Only block lists can hold a mark: most turns of a long log are strings, skipped without a call.
-    explicit = [b for t in turns if isinstance(t.get("content"), list) for b in _blocks(t) if MARK in b]
-    for block in explicit:
-        del block[MARK]  # placed again below, within the limit, latest first
-    wanted: list[dict[str, Any]] = list(reversed(explicit))[: max(limit - 2, 1)]
+    explicit: list[Spot] = [(i, j) for i in rows if isinstance(turns[i].get("content"), list)
+                            for j, b in enumerate(turns[i]["content"]) if isinstance(b, dict) and MARK in b]
+    owned: set[int] = set()
+    for i, j in explicit:
+        del _own(turns, i, j, owned)[MARK]  # placed again below, within the limit, latest first
+    wanted: list[Spot | dict[str, Any]] = [*explicit[::-1][: max(limit - 2, 1)]]
     prefix = _prefix_block(kwargs)
     if prefix is not None:
         wanted.append(prefix)
-    wanted += [b for b in (_last_markable(turns), _previous_step_end(turns)) if b is not None]
-    placed: list[int] = []
-    for block in wanted:
-        if len(placed) < limit and id(block) not in placed:
+    wanted += [s for s in (_last_markable(turns), _previous_step_end(turns)) if s is not None]
+    placed: list[Spot | dict[str, Any]] = []
+    for spot in wanted:
+        if len(placed) < limit and not any(spot is p or spot == p for p in placed):
+            block = spot if isinstance(spot, dict) else _own(turns, *spot, owned)
             block[MARK] = dict(EPHEMERAL)
-            placed.append(id(block))
+            placed.append(spot)
     return kwargs
+
+
+Spot = tuple[int, int | None]
+"""A block of ``turns``: (turn, block), block None for a turn whose content is one string."""
+
+
+def _own(turns: list[dict[str, Any]], i: int, j: int | None, owned: set[int]) -> dict[str, Any]:
+    """Block ``j`` of turn ``i``, made this request's own (the turn, its block list and the block copied; a string
+    turn becomes its one text block) so a mark can change it."""
+    if i not in owned:
+        content = turns[i]["content"]
+        turns[i] = {**turns[i], "content": list(content) if isinstance(content, list)
+                    else [{"type": "text", "text": content}]}
+        owned.add(i)
+    blocks = turns[i]["content"]
+    j = 0 if j is None else j
+    block: dict[str, Any] = dict(blocks[j])
+    blocks[j] = block
+    return block
 
 
 def _blocks(turn: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -71,20 +101,21 @@ def _prefix_block(kwargs: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _last_markable(turns: list[dict[str, Any]], before: int | None = None) -> dict[str, Any] | None:
-    for turn in reversed(turns[:before]):
-        for block in reversed(_blocks(turn)):
-            if block.get("type") not in UNMARKABLE and not (block.get("type") == "text" and not block.get("text")):
-                found: dict[str, Any] = block
-                return found
-        if isinstance(turn.get("content"), str) and turn["content"]:
-            text: dict[str, Any] = {"type": "text", "text": turn["content"]}
-            turn["content"] = [text]
-            return text
+def _last_markable(turns: list[dict[str, Any]], before: int | None = None) -> Spot | None:
+    for i in reversed(range(len(turns) if before is None else before)):
+        content = turns[i].get("content")
+        if isinstance(content, list):
+            for j in range(len(content) - 1, -1, -1):
+                block = content[j]
+                if (isinstance(block, dict) and block.get("type") not in UNMARKABLE
+                        and not (block.get("type") == "text" and not block.get("text"))):
+                    return i, j
+        elif isinstance(content, str) and content:
+            return i, None
     return None
 
 
-def _previous_step_end(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _previous_step_end(turns: list[dict[str, Any]]) -> Spot | None:
     """The last block before the newest assistant turn: where the previous request ended."""
     last_assistant = next((i for i in range(len(turns) - 1, -1, -1) if turns[i].get("role") == "assistant"), None)
     return None if not last_assistant else _last_markable(turns, last_assistant)

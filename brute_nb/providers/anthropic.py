@@ -49,7 +49,7 @@ class AnthropicMessages(Provider):
 
     def request(self, env: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments for ``messages.create`` / ``messages.stream`` (pure; tests read it)."""
-        system, turns = Anthropic.dump_request(env["messages"])
+        system, turns, marked = Anthropic.dump_marked(env["messages"])
         kwargs: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": turns,
                                   **self.params}
         if system:
@@ -61,7 +61,7 @@ class AnthropicMessages(Provider):
         if env.get("schema") is not None:
             kwargs["output_config"] = structured.anthropic_format(env["schema"])
         if self.cache is not False:
-            anthropic_breakpoints(kwargs)
+            anthropic_breakpoints(kwargs, marked=marked)
         return kwargs
 
     async def _complete(self, env: dict[str, Any]) -> Message:

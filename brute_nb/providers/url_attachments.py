@@ -24,13 +24,26 @@ TIMEOUT = 60.0
 
 
 def unreadable(messages: Sequence[Any], api: str) -> list[UrlAttachment]:
-    """The URL attachments in ``messages`` that ``api`` cannot read from their URL, each once."""
+    """The URL attachments in ``messages`` that ``api`` cannot read from their URL, each once.
+
+    Every model call asks, so on a ``Log`` only the messages added since the last call are looked at (the URL
+    attachments of the earlier ones are kept in its ``prefix_memo``, which any change but an append empties).
+    """
     kinds = URL_KINDS.get(api, frozenset())
+    memo = getattr(messages, "prefix_memo", None)
+    at, links = memo.get("url_attachments", (0, ())) if isinstance(memo, dict) else (0, ())
+    if at > len(messages):
+        at, links = 0, ()
+    new = [item for i in range(at, len(messages)) for item in getattr(messages[i], "attachments", None) or ()
+           if isinstance(item, UrlAttachment)]
+    if new:
+        links = (*links, *new)
+    if isinstance(memo, dict):
+        memo["url_attachments"] = (len(messages), links)
     found: dict[str, UrlAttachment] = {}
-    for m in messages:
-        for item in getattr(m, "attachments", None) or ():
-            if isinstance(item, UrlAttachment) and item.kind not in kinds:
-                found.setdefault(item.link, item)
+    for item in links:
+        if item.kind not in kinds:
+            found.setdefault(item.link, item)
     return list(found.values())
 
 

@@ -20,10 +20,12 @@ blocks, citations) keeps its blocks (``transports.blocks``), and the assistant t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from brute_nb.attachments import AttachmentError
 from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.prompt_cache import MARK
 from brute_nb.sendable import history
 from brute_nb.transports import blocks as reply_blocks
 from brute_nb.transports import citations
@@ -59,16 +61,53 @@ class Anthropic(MessageTransport):
 
     @classmethod
     def dump_request(cls, messages: Iterable[Any]) -> tuple[str | None, list[dict[str, Any]]]:
-        """``(system_text(messages), dump_all(messages))`` in one pass over the log.
+        """``(system_text(messages), dump_all(messages))`` in one pass over the log."""
+        system, turns, _ = cls.dump_marked(messages)
+        return system, turns
 
-        Every model call of a turn sends the whole log, so this is the per-message cost of a long session: the
-        common message (a plain user or assistant text) is turned into its string turn inline, without the block
-        builders or any call.
+    @classmethod
+    def dump_marked(cls, messages: Iterable[Any]) -> tuple[str | None, list[dict[str, Any]], list[int]]:
+        """``dump_request`` and the turns holding a user's cache mark (``anthropic_breakpoints(marked=...)``).
+
+        Every model call sends the whole log, so this is the per-message cost of a long session. On a ``Log`` it
+        is O(new messages): the turns made for earlier calls are kept in the log's ``prefix_memo`` (appending
+        never changes a turn but the last, which a same-role message may still extend), and only messages added
+        since are turned into turns. The turns are shared between requests: read them, never change them
+        (``anthropic_breakpoints`` copies the few it marks). Elsewhere, the common message (a plain user or
+        assistant text) is turned into its string turn inline, without the block builders or any call.
         """
-        systems: list[str] = []
-        turns: list[dict[str, Any]] = []
+        sent = history(messages)
+        memo = getattr(sent, "prefix_memo", None) if sent is messages else None
+        state: _Dumped | None = memo.get("anthropic") if isinstance(memo, dict) else None
+        if state is None or state.at > len(sent):
+            state = _Dumped()
+        systems, done, marked = list(state.systems), state.done, state.marked
+        open_turn = state.last
+        turns: list[dict[str, Any]] = [] if open_turn is None else [
+            {"role": open_turn["role"], "content": _copied(open_turn["content"])}]
+        cls._add_turns(sent[state.at:] if state.at else sent, systems, turns)
+        for turn in turns[:-1]:  # every turn but the last is final: no later message changes it
+            if _has_mark(turn):
+                marked = [*marked, len(done)]
+            done.append(_finished(turn))
+        last = turns[-1] if turns else None
+        if isinstance(memo, dict):
+            memo["anthropic"] = _Dumped(len(sent), tuple(systems), done, marked, last)
+        out = list(done)
+        if last is not None and last["content"]:  # an empty reply last would be a prefill: left out
+            if _has_mark(last):
+                marked = [*marked, len(out)]
+            out.append(_finished({"role": last["role"], "content": _copied(last["content"])}))
+        if out and out[0]["role"] != "user":
+            out.insert(0, {"role": "user", "content": CONTINUE_TEXT})
+            marked = [i + 1 for i in marked]
+        return ("\n\n".join(systems) if systems else None), out, marked
+
+    @classmethod
+    def _add_turns(cls, messages: Iterable[Any], systems: list[str], turns: list[dict[str, Any]]) -> None:
+        """Messages onto the raw turns (content a string or a block list, same roles merged, nothing final yet)."""
         user, assistant, system = Role.USER, Role.ASSISTANT, Role.SYSTEM
-        for m in history(messages):
+        for m in messages:
             if m.__class__ is Message and not (m.tool_calls or m.tool_call_id is not None):
                 role = m.role
                 if role is system:
@@ -99,20 +138,6 @@ class Anthropic(MessageTransport):
                 _blocks(turns[-1]).extend(turn["content"])
             else:
                 turns.append(turn)
-        if turns and not turns[-1]["content"]:
-            turns.pop()  # an empty reply last would be a prefill: the model would go on from nothing
-        for turn in turns:
-            content = turn["content"]
-            if not content:
-                turn["content"] = EMPTY_REPLY_TEXT
-            elif content.__class__ is list:
-                if turn["role"] == "user":
-                    # tool_result blocks must open the user turn that follows a tool_use turn.
-                    content.sort(key=lambda b: b.get("type") != "tool_result")
-                _plain(turn)
-        if turns and turns[0]["role"] != "user":
-            turns.insert(0, {"role": "user", "content": CONTINUE_TEXT})
-        return ("\n\n".join(systems) if systems else None), turns
 
     @classmethod
     def dump(cls, message: Any) -> JSON:
@@ -167,6 +192,41 @@ class Anthropic(MessageTransport):
         if "content" not in data:
             raise unreadable("Anthropic", item, EXPECTED, f"it has {', '.join(map(repr, sorted(data))) or 'no fields'}")
         return message_from(data)
+
+
+@dataclass(frozen=True)
+class _Dumped:
+    """``dump_marked``'s work on a log's first ``at`` messages: the system texts, the final turns (as sent), the
+    final turns holding a user's cache mark, and the last turn, raw (a next message of its role extends it)."""
+
+    at: int = 0
+    systems: tuple[str, ...] = ()
+    done: list[dict[str, Any]] = field(default_factory=list)
+    marked: list[int] = field(default_factory=list)
+    last: dict[str, Any] | None = None
+
+
+def _copied(content: Any) -> Any:
+    """A raw turn's content that merging and finishing may change: a block list copied (its blocks are not)."""
+    return list(content) if content.__class__ is list else content
+
+
+def _finished(turn: dict[str, Any]) -> dict[str, Any]:
+    """A final turn as sent: an empty reply holds words, tool results open a user turn, one text is a string."""
+    content = turn["content"]
+    if not content:
+        turn["content"] = EMPTY_REPLY_TEXT
+    elif content.__class__ is list:
+        if turn["role"] == "user":
+            # tool_result blocks must open the user turn that follows a tool_use turn.
+            content.sort(key=lambda b: b.get("type") != "tool_result")
+        _plain(turn)
+    return turn
+
+
+def _has_mark(turn: dict[str, Any]) -> bool:
+    content = turn["content"]
+    return content.__class__ is list and any(isinstance(b, dict) and MARK in b for b in content)
 
 
 def _blank(block: Mapping[str, Any]) -> bool:

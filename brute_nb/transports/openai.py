@@ -74,19 +74,27 @@ class OpenAI(MessageTransport):
     @classmethod
     def dump_all(cls, messages: Iterable[Any]) -> list[JSON]:
         """As the base, except that files tool results returned follow them in a user message: a Chat ``tool``
-        message holds text only."""
-        out: list[JSON] = []
-        pending: list[JSON] = []
-        for m in history(messages):
+        message holds text only.
+
+        On a ``Log`` it is O(new messages): what earlier calls made is kept in the log's ``prefix_memo``
+        (appending never changes a message already dumped) and shared between requests: read it, never change it.
+        """
+        sent = history(messages)
+        memo = getattr(sent, "prefix_memo", None) if sent is messages else None
+        at, done, pending = memo.get("openai", (0, [], [])) if isinstance(memo, dict) else (0, [], [])
+        if at > len(sent):
+            at, done, pending = 0, [], []
+        pending = list(pending)
+        for m in sent[at:] if at else sent:
             if pending and role_of(m) != "tool":
-                out.append(_tool_files_message(pending))
+                done.append(_tool_files_message(pending))
                 pending = []
-            out.append(cls.dump(m))
+            done.append(cls.dump(m))
             if role_of(m) == "tool":
                 pending += chat_parts(attachments_of(m))
-        if pending:
-            out.append(_tool_files_message(pending))
-        return out
+        if isinstance(memo, dict):
+            memo["openai"] = (len(sent), done, pending)
+        return [*done, _tool_files_message(pending)] if pending else list(done)
 
     @classmethod
     def dump(cls, message: Any) -> JSON:

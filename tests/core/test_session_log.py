@@ -254,3 +254,29 @@ def test_a_system_message_added_mid_turn_does_not_reach_the_next_turn(tmp_path: 
     agent.start("u2")
     assert seen == [["u1"], ["u1", "a1", "u2"]]  # the file is the truth; the stray system line is not in it
     assert [m["content"] for m in lines(path)] == ["u1", "a1", "u2", "a2"]
+
+
+def test_facts_kept_on_the_session_log_never_outlive_the_system_lead_it_drops(tmp_path: Path) -> None:
+    """A turn's leading system messages leave the session log at the next turn without a change event; what the
+    log keeps about its messages (the walk ``sendable`` checked, the turns a transport dumped) counted them, so it
+    must go with them, or the next request would skip the turn's new messages."""
+    from brute_nb.transports.anthropic import Anthropic
+    from brute_nb.transports.openai import OpenAI
+
+    path = tmp_path / "s.jsonl"
+    requests: list[tuple[Any, Any]] = []
+
+    async def model(env: dict[str, Any]) -> None:  # async: it is handed the session log itself, not a copy
+        log = env["messages"]
+        if not requests:
+            log.insert(0, Message("system", "only the first turn"))
+        requests.append(((Anthropic.dump_marked(log), OpenAI.dump_all(log)),
+                         (Anthropic.dump_marked(list(log)), OpenAI.dump_all(list(log)))))
+        log.assistant(f"a{len(requests)}")
+        Anthropic.dump_marked(log), OpenAI.dump_all(log)  # what the log keeps now counts the system message
+
+    agent = brute_nb.agent().use(SessionLog, path=path).run(model)
+    agent.start("u1")
+    agent.start("u2")
+    assert [kept == fresh for kept, fresh in requests] == [True, True]
+    assert requests[1][0][0][1][-1] == {"role": "user", "content": "u2"}

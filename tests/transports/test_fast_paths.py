@@ -144,3 +144,43 @@ def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: li
             log.clear()
         repair = repaired(log)[1]
         assert valid(log) == valid(list(log)) == (not repair.changed)
+
+
+def _marks(turns: list[dict[str, Any]]) -> list[int]:
+    return [i for i, t in enumerate(turns) if isinstance(t["content"], list)
+            and any("cache_control" in b for b in t["content"])]
+
+
+@EXAMPLES
+@given(st.lists(st.tuples(EDITS, LOGGABLE, st.integers(0, 20)), max_size=30))
+def test_a_logs_resumed_dump_agrees_with_a_fresh_one_after_any_edits(steps: list[Any]) -> None:
+    """On a Log the transports dump only what was appended since the last request (``prefix_memo``); after any
+    edits the request is the one a fresh dump of the same messages makes, and placing cache marks on it changes
+    nothing the next request reuses."""
+    from brute_nb.message import Log
+    from brute_nb.providers.url_attachments import unreadable
+    from brute_nb.transports.openai import OpenAI
+
+    log = Log()
+    for edit, message, at in steps:
+        if edit == "append":
+            log.append(message)
+        elif edit == "insert":
+            log.insert(at, message)
+        elif log and edit == "set":
+            log[at % len(log)] = message
+        elif log and edit == "delete":
+            del log[at % len(log)]
+        elif log and edit == "pop":
+            log.pop()
+        elif edit == "clear":
+            log.clear()
+        fresh = Anthropic.dump_marked(list(log))
+        system, turns, marked = Anthropic.dump_marked(log)
+        assert (system, turns, marked) == fresh
+        assert marked == _marks(turns)
+        placed = anthropic_breakpoints({"messages": turns, "system": system}, marked=marked)
+        assert placed == anthropic_breakpoints({"messages": Anthropic.dump_marked(list(log))[1], "system": system})
+        assert Anthropic.dump_marked(log) == fresh  # the marks went on copies: the kept turns have none added
+        assert OpenAI.dump_all(log) == OpenAI.dump_all(list(log))
+        assert unreadable(log, "openai") == unreadable(list(log), "openai")
