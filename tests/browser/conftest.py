@@ -28,13 +28,13 @@ from lab_helpers import (
     LAB_FLAGS,
     REPO,
     Lab,
-    free_port,
     server_env,
     stop_server,
     wait_until_serving,
 )
 
 from brute_nb.testing import FakeProvider
+from tests.loopback import free_port
 
 
 @pytest.fixture(scope="session")

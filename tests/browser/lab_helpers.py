@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.error
@@ -55,12 +54,6 @@ class Lab:
     url: str
     root: Path
     fake: Any
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def server_env(base: Path, extra: dict[str, str]) -> dict[str, str]:
