@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+import atexit
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from IPython.core.interactiveshell import InteractiveShell
+
+# Every InteractiveShell registers an exit hook that clears its namespace and runs a full gc.collect(). A test run
+# makes hundreds of shells (one per magic test) and ends with a large heap, so those hooks ran for many minutes after
+# the last test had passed (tests/notebook alone: 142 s of exit hooks, 0.1 s without them), CI time with nothing
+# tested.
+# A shell made inside a test loses that hook when the test ends (a test's shell has nothing to save at exit; an
+# instance() a later test reuses still works). Shells made at import (a module's own) keep theirs.
+_made: list[list[Any]] = []
+_shell_init = InteractiveShell.__init__
+
+
+def _recording_init(self: InteractiveShell, *args: Any, **kwargs: Any) -> None:
+    _shell_init(self, *args, **kwargs)
+    if _made:
+        _made[-1].append(self)
+
+
+InteractiveShell.__init__ = _recording_init  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _shells_closed() -> Iterator[None]:
+    made: list[Any] = []
+    _made.append(made)
+    try:
+        yield
+    finally:
+        _made.pop()
+        for shell in made:
+            atexit.unregister(shell.atexit_operations)
 
 
 @pytest.fixture
