@@ -122,6 +122,22 @@ LOGGABLE = messages().filter(lambda m: m.role != "weird")
 """What a Log accepts: it makes every item a Message, and a Message's role is one of the four."""
 
 
+def _edit(log: Any, edit: str, message: Any, at: int) -> None:
+    """One of ``EDITS`` on ``log`` (``check`` changes nothing): every change but an append must empty its memo."""
+    if edit == "append":
+        log.append(message)
+    elif edit == "insert":
+        log.insert(at, message)
+    elif log and edit == "set":
+        log[at % len(log)] = message
+    elif log and edit == "delete":
+        del log[at % len(log)]
+    elif log and edit == "pop":
+        log.pop()
+    elif edit == "clear":
+        log.clear()
+
+
 @EXAMPLES
 @given(st.lists(st.tuples(EDITS, LOGGABLE, st.integers(0, 20)), max_size=30))
 def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: list[Any]) -> None:
@@ -130,18 +146,7 @@ def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: li
 
     log = Log()
     for edit, message, at in steps:
-        if edit == "append":
-            log.append(message)
-        elif edit == "insert":
-            log.insert(at, message)
-        elif log and edit == "set":
-            log[at % len(log)] = message
-        elif log and edit == "delete":
-            del log[at % len(log)]
-        elif log and edit == "pop":
-            log.pop()
-        elif edit == "clear":
-            log.clear()
+        _edit(log, edit, message, at)
         repair = repaired(log)[1]
         assert valid(log) == valid(list(log)) == (not repair.changed)
 
@@ -163,18 +168,7 @@ def test_a_logs_resumed_dump_agrees_with_a_fresh_one_after_any_edits(steps: list
 
     log = Log()
     for edit, message, at in steps:
-        if edit == "append":
-            log.append(message)
-        elif edit == "insert":
-            log.insert(at, message)
-        elif log and edit == "set":
-            log[at % len(log)] = message
-        elif log and edit == "delete":
-            del log[at % len(log)]
-        elif log and edit == "pop":
-            log.pop()
-        elif edit == "clear":
-            log.clear()
+        _edit(log, edit, message, at)
         fresh = Anthropic.dump_marked(list(log))
         system, turns, marked = Anthropic.dump_marked(log)
         assert (system, turns, marked) == fresh
