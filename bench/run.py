@@ -72,6 +72,15 @@ def median_ms(samples: list[float]) -> float:
 
 # --- per-turn overhead ---------------------------------------------------------------------------------------
 
+async def timed(work: Awaitable[Any]) -> tuple[float, Any]:
+    """Seconds ``work`` takes and what it returns; garbage of the other side's run is collected first, so it is
+    not counted against this one."""
+    gc.collect()
+    t0 = time.perf_counter()
+    result = await work
+    return time.perf_counter() - t0, result
+
+
 async def _raw_call(kind: str, client: Any, payload: list[dict[str, Any]]) -> None:
     if kind == "openai":
         stream = await client.chat.completions.create(model="gpt-fake", messages=payload, stream=True,
@@ -177,16 +186,10 @@ async def turn_overhead(kind: str, n: int, rounds: int, pairs: int, tmp: Path) -
             return a
 
         async def ours(a: Any) -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            await a.astart("next question")
-            return time.perf_counter() - t0
+            return (await timed(a.astart("next question")))[0]
 
         async def raw() -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            await _raw_call(kind, client, raw_payload)
-            return time.perf_counter() - t0
+            return (await timed(_raw_call(kind, client, raw_payload)))[0]
 
         for _ in range(2):  # warm-ups (connection code paths, imports), not counted
             await ours(prepared())
@@ -328,28 +331,19 @@ async def tool_loop(kind: str, rounds: int, pairs: int, tmp: Path) -> list[Row]:
                                    async_tool)
 
         async def ours(a: Any) -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            env = await a.astart("look up every key")
-            took = time.perf_counter() - t0
+            took, env = await timed(a.astart("look up every key"))
             if sum(1 for m in env["messages"] if m.role == Role.TOOL) != LOOP_CALLS:
                 raise RuntimeError("the agent's loop did not make every tool call")
             return took
 
         async def raw() -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            n = await raw_tool_loop(kind, provider.client)
-            took = time.perf_counter() - t0
+            took, n = await timed(raw_tool_loop(kind, provider.client))
             if n != LOOP_CALLS + 1:
                 raise RuntimeError(f"the raw loop made {n} model calls")
             return took
 
         async def create() -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            await raw_tool_loop(kind, provider.client, stream=False)
-            return time.perf_counter() - t0
+            return (await timed(raw_tool_loop(kind, provider.client, stream=False)))[0]
 
         await ours(fresh())
         await ours(fresh(async_tool=True))
@@ -434,16 +428,10 @@ async def tool_loop_history(kind: str, rounds: int, pairs: int, tmp: Path, sizes
             return a
 
         async def ours(a: Any) -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            await a.astart("look up every key")
-            return time.perf_counter() - t0
+            return (await timed(a.astart("look up every key")))[0]
 
         async def raw(n: int) -> float:
-            gc.collect()
-            t0 = time.perf_counter()
-            await raw_tool_loop(kind, provider.client, stream=False, before=sides[n][1])
-            return time.perf_counter() - t0
+            return (await timed(raw_tool_loop(kind, provider.client, stream=False, before=sides[n][1])))[0]
 
         await raw(sizes[0])
         ratios: dict[int, list[float]] = {n: [] for n in sizes}
@@ -572,10 +560,7 @@ async def _session_agent(path: Path, data: bytes) -> tuple[Any, float]:
 
 
 async def _timed_turn(a: Any) -> float:
-    gc.collect()  # garbage of the other side's turn is not this turn's cost
-    t0 = time.perf_counter()
-    await a.astart("one more")
-    return time.perf_counter() - t0
+    return (await timed(a.astart("one more")))[0]
 
 
 async def persistence(reps: int, tmp: Path) -> list[Row]:
@@ -599,10 +584,7 @@ async def persistence(reps: int, tmp: Path) -> list[Row]:
         path = tmp / f"cold-{i}.jsonl"
         path.write_bytes(realistic(50_000) if i == 0 else (tmp / "cold-0.jsonl").read_bytes())
         a = agent().use(SessionLog, path=path).run(_answer)
-        gc.collect()
-        t0 = time.perf_counter()
-        await a.astart("first")
-        cold.append(time.perf_counter() - t0)
+        cold.append((await timed(a.astart("first")))[0])
         floor.append(_parse_every_line(path, orjson_loads))
         naive.append(_parse_every_line(path, json.loads))
     rows.append(Row("first turn of a kernel from disk, 50,000 msgs", "<= 150 ms", f"{median_ms(cold):.0f} ms",
