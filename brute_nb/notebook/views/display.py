@@ -91,8 +91,7 @@ class CellView:
 
     def detach(self, agent: Any) -> None:
         self.model.detach(agent)
-        self._live.cancel()  # no trailing update after the turn: finish() owns the display from here
-        self._copy.cancel()
+        self._cancel_writes()  # no trailing update after the turn: finish() owns the display from here
 
     def start(self) -> None:
         """The turn's clock starts; the live display's output is made at its first write (``_open``), so a turn
@@ -163,6 +162,12 @@ class CellView:
                 self._publish(bundle, display_id=self._copy_id)
         self._copy.interval = copy_wait(bundle)
 
+    def _cancel_writes(self) -> None:
+        """No held write of the live display or its copy lands after this. Called outside our lock: a coalescer
+        takes its own lock before ours when it writes."""
+        self._live.cancel()
+        self._copy.cancel()
+
     def _end_live(self) -> None:
         """The live display goes back to its placeholder (its widget closed): what it showed becomes outputs.
         A display that never showed anything is the placeholder already: no message. The caller has cancelled
@@ -182,8 +187,7 @@ class CellView:
         docstring. Runs on the approver's thread; the turn's events may arrive meanwhile."""
 
         def in_place(call: Any, risk: str) -> Any:
-            self._live.cancel()  # outside our lock: the coalescer's own lock is taken before ours when it writes
-            self._copy.cancel()
+            self._cancel_writes()
             with self._lock:
                 self._paused = True
                 view = self.model.tools.get(call.id)
@@ -240,8 +244,7 @@ class CellView:
 
         ``failed``: an error output follows (brute_nb's one red line); a turn that failed before the model said
         anything gets no footer, whose "0 tool calls" would read as a finished turn just above the error."""
-        self._live.cancel()  # a held update must not land on top of the placeholder
-        self._copy.cancel()
+        self._cancel_writes()  # a held update must not land on top of the placeholder
         self._end_live()
         model = self.model
         segments = model.final_segments()
