@@ -599,6 +599,13 @@ class Log(list[Message]):
         super().__delitem__(index)
         self._rewritten()
 
+    def drop_unheard(self, count: int) -> None:
+        """Delete the first ``count`` messages without telling observers, for messages they were never told were
+        kept (SessionLog's system lead: put first for one turn, never saved). ``prefix_memo`` is emptied as for any
+        change but an append: its facts counted those messages."""
+        super().__delitem__(slice(0, count))
+        self.prefix_memo.clear()
+
     def pop(self, index: SupportsIndex = -1) -> Message:
         value = super().pop(index)
         self._rewritten()

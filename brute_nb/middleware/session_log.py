@@ -221,8 +221,7 @@ class SessionLog:
             if len(log) - lead != len(history) or (history and log[-1] is not history[-1]):
                 log = Log(history)
             elif lead:
-                list.__delitem__(log, slice(0, lead))  # not a change to tell observers about: it never was saved
-                log.prefix_memo.clear()  # but its facts counted those messages (what was checked, dumped)
+                log.drop_unheard(lead)  # not a change to tell observers about: it never was saved
         self._session, self._session_of = log, history
         self._written = history  # SessionLog's own cache: extended in place as lines reach the file
         return log
