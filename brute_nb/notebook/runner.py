@@ -71,7 +71,7 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
         from brute_nb.notebook.views.terminal import TerminalView, is_terminal
 
         if is_terminal():  # a terminal cannot update a display in place
-            view = TerminalView(session=nb.name, quiet=quiet, replayed=nb.replayed)
+            view = TerminalView(quiet=quiet, replayed=nb.replayed)
         else:
             view = CellView(session=nb.name, quiet=quiet, replayed=nb.replayed, live=live_sink())
     if view is not None:

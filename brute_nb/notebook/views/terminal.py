@@ -34,12 +34,10 @@ def is_terminal(shell: Any = None) -> bool:
 class TerminalView:
     """Renders one turn's ``TurnModel`` in a terminal: the same events and final segments a cell reads, printed."""
 
-    def __init__(self, *, session: str = "", quiet: bool = False, replayed: bool = False,
-                 console: Any = None) -> None:
+    def __init__(self, *, quiet: bool = False, replayed: bool = False, console: Any = None) -> None:
         from rich.console import Console
 
         self.model = TurnModel(replayed=replayed, watch=self.changed)
-        self.session = session
         self.quiet = quiet
         self.console = console or Console(file=sys.stdout)
         self._text = ""
