@@ -83,6 +83,11 @@ class _Router(io.TextIOBase):
         if threading.get_ident() not in self.buffers:
             self.original.flush()
 
+    def close(self) -> None:
+        """Closes nothing: the router owns no stream. ``IOBase.__del__`` calls ``close`` when a router is collected,
+        which may be long after the stream it stood in for was closed (pytest's capture, a finished cell's), and
+        ``IOBase.close`` would flush that closed stream and raise in the collector."""
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.original, name)
 
