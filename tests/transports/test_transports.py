@@ -289,3 +289,19 @@ def test_the_old_name_of_the_responses_transport_still_imports_with_a_warning() 
     assert OpenAIResponses is ResponsesItems
     with pytest.raises(AttributeError):
         _ = transports.NoSuchTransport
+
+
+def test_an_anthropic_provider_loads_no_other_transport() -> None:
+    """Every provider imports ``transports.base``, which runs the package first: an eager package made an Anthropic
+    kernel's first cell import the OpenAI, Responses, llm, any-llm and pydantic-ai translations it never uses."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys; import brute_nb.providers.anthropic; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('brute_nb.transports.'))))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                       check=True).stdout)
+    others = {"openai", "openai_responses", "llm", "any_llm", "pydantic_ai"}
+    assert not [m for m in loaded if m.rsplit(".", 1)[1] in others], loaded
+    assert "brute_nb.transports.anthropic" in loaded
