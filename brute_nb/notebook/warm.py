@@ -6,12 +6,18 @@ brute_nb's own stack, so the first cell (Run All included) does not pay for them
 ``mistune``, ``filelock``: ~0.5 s more) to the first cell. While the user is still typing, a daemon thread imports
 them instead.
 
-The invariant: no deadlock and no half-imported module. A cell waits for the thread (``settled``) before it
-imports anything itself, ``%%brute`` and the runner both; any other import racing it (a user's cell calling
-``brute_nb.configure``) can only wait on a module lock, never deadlock, since brute_nb's imports have no cycle
-(``tests/core/test_package_layers.py``). The thread builds no client (which event loop a client lives on is the
-kernel's business) and never fails anything: a module that cannot be imported is left for the cell, which imports
-it again and reports the real error.
+The thread works in two phases. First what a cell needs to send its request (the SDK, the provider, the stack
+it builds); then what only a reply needs (pricing's data tables, the Markdown renderer and sanitiser), which it
+imports while that request is in flight: on a Run All, where the first ``%%brute`` cell runs right after
+``%load_ext``, the model's time to first token pays for them instead of the cell (issue 29 §2).
+
+The invariant: no deadlock and no half-imported module. A cell waits for the first phase (``settled``) before it
+imports anything itself, ``%%brute`` and the runner both, since the SDKs' own lazy submodules are not safe to
+import from two threads at once; the second phase imports plain packages and brute_nb modules, which a cell that
+needs one sooner waits for on its module lock. Any import racing the thread can only wait on a module lock, never
+deadlock, since brute_nb's imports have no cycle (``tests/core/test_package_layers.py``). The thread builds no
+client (which event loop a client lives on is the kernel's business) and never fails anything: a module that
+cannot be imported is left for the cell, which imports it again and reports the real error.
 """
 
 from __future__ import annotations
@@ -27,11 +33,20 @@ OPENAI = ("openai",)
 TRANSPORT = ("httpcore2",)
 """Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
 PROVIDERS = {ANTHROPIC: ("brute_nb.providers.anthropic",), OPENAI: ("brute_nb.providers.openai",)}
-STACK = ("filelock", "genai_prices", "mistune", "brute_nb.agent", "brute_nb.tools.builtin", "brute_nb.middleware",
-         "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.views.render",
-         "brute_nb.notebook.runner", "brute_nb.notebook.commands.cell_turn")
-"""What the first cell imports after the SDK (seen with ``sys.modules`` around it; ~0.5 s), in the order it needs
-them."""
+STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.agent", "brute_nb.tools.builtin",
+         "brute_nb.middleware", "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.runner",
+         "brute_nb.notebook.commands.cell_turn", "brute_nb.middleware.session_log",
+         "brute_nb.middleware.system_prompt", "brute_nb.middleware.tool_result_loop",
+         "brute_nb.middleware.tool_pipeline", "brute_nb.middleware.compaction", "brute_nb.compaction",
+         "brute_nb.notebook.kernel_tools.cell_tools", "brute_nb.notebook.kernel_tools.notebook_tools",
+         "brute_nb.notebook.kernel_tools.kernel_journal", "brute_nb.tools.mcp_connection",
+         "brute_nb.providers.options", "brute_nb.providers.aliases")
+"""What the first cell imports after the SDK to send its request (seen with ``sys.modules`` around it), in the
+order it needs them."""
+REPLY = ("genai_prices", "genai_prices.data", "brute_nb.notebook.views.render", "mistune", "mistune.plugins.url",
+         "nh3", "brute_nb.notebook.views.terminal")
+"""What only the reply needs: pricing (``genai_prices.data`` is its price tables as Python literals, the largest
+module of the first cell) and the final render. Imported after ``STACK``, while the first request is in flight."""
 OPENAI_COMPATIBLE_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
                           "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "OLLAMA_HOST")
 
@@ -59,35 +74,46 @@ def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
 
 
-def warm(modules: tuple[str, ...]) -> None:
-    for name in modules:
-        with contextlib.suppress(Exception):  # the cell imports it again and shows the real error
+def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: threading.Event | None = None) -> None:
+    """Import ``modules``, set ``sendable``, then import ``later``."""
+    try:
+        for name in modules:
+            with contextlib.suppress(Exception):  # the cell imports it again and shows the real error
+                importlib.import_module(name)
+    finally:
+        if sendable is not None:
+            sendable.set()
+    for name in later:
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
 
 
 _thread: threading.Thread | None = None
+_sendable = threading.Event()
+"""Set when the warm-up's first phase is over: a cell may import the SDK and build its request."""
 
 
 def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
     """Start warming the configured SDK's and the stack's imports on a daemon thread (None when no model is
     configured: the first cell will fail or be a ``%brute config``, and the stack is not worth importing for it)."""
-    global _thread
+    global _thread, _sendable
     modules = sdk_modules(environ)
     if not modules:
         return None
-    _thread = threading.Thread(target=warm, args=(modules,), name="brute-warm-sdk", daemon=True)
+    _sendable = threading.Event()
+    _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable), name="brute-warm-sdk", daemon=True)
     _thread.start()
     return _thread
 
 
 def settled(timeout: float = 60.0) -> None:
-    """Wait for the warm-up before a cell imports the SDK itself.
+    """Wait for the warm-up's first phase before a cell imports the SDK itself.
 
     Two threads importing one large package at once is not safe in practice: the openai SDK's lazy submodules,
     imported by a cell while the warm-up is still inside ``import openai``, failed with ``KeyError: 'openai'``.
     Waiting costs nothing the cell would not pay anyway (it needs the same modules), and after the first cell the
-    thread is long done.
+    thread is long done. The second phase (``REPLY``) is not waited for: the request goes out meanwhile.
     """
     thread = _thread
     if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-        thread.join(timeout)
+        _sendable.wait(timeout)

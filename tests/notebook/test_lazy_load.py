@@ -229,3 +229,34 @@ def test_load_cleans_old_overflow_files_and_unload_leaves_nothing_behind(tmp_pat
     assert not seen["old_kept"] and seen["new_kept"]  # files older than 7 days went at load, newer ones stay
     assert not seen["after_line"] and not seen["after_cell"] and seen["classes"] == []
     assert seen["registry"] is False and seen["new_names"] == []
+
+
+def test_a_cell_waits_for_what_its_request_needs_not_for_what_the_reply_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run All: the first %%brute cell right after %load_ext sends its request once the SDK and the stack are in;
+    pricing's tables and the renderer import while the request is in flight (issue 29 §2)."""
+    import threading
+    from types import SimpleNamespace
+
+    from brute_nb.notebook import warm
+
+    release, imported = threading.Event(), []
+
+    def import_module(name: str) -> None:
+        if name == "reply.module":
+            release.wait(60)
+        imported.append(name)
+
+    monkeypatch.setattr(warm, "importlib", SimpleNamespace(import_module=import_module))
+    monkeypatch.setattr(warm, "sdk_modules", lambda environ=None: ("sdk.module", "stack.module"))
+    monkeypatch.setattr(warm, "REPLY", ("reply.module",))
+    monkeypatch.setattr(warm, "_thread", None)
+    monkeypatch.setattr(warm, "_sendable", threading.Event())
+    thread = warm.start()
+    assert thread is not None
+    settled = threading.Event()
+    threading.Thread(target=lambda: (warm.settled(timeout=60), settled.set()), daemon=True).start()
+    assert settled.wait(10), "settled() waited for the reply's modules too"
+    assert imported == ["sdk.module", "stack.module"] and thread.is_alive()
+    release.set()
+    thread.join(10)
+    assert imported == ["sdk.module", "stack.module", "reply.module"]
