@@ -53,7 +53,7 @@ class FakeProvider:
 
     def __init__(self, script: Iterable[Any] = (), *, api_key: str | None = API_KEY, enforce_rules: bool = True,
                  rate_limit: float | None = None, responder: Callable[[dict[str, Any]], Any] | None = None,
-                 keep_alive: bool = True):
+                 keep_alive: bool = True, first_token: float = 0.0):
         self.script: list[Reply | Fault] = [as_reply(item) for item in script]
         self.rate_limit = RateLimit(rate_limit) if rate_limit else None
         """Requests per minute; past it a request gets the provider's real 429 (see ``RateLimit``)."""
@@ -75,6 +75,9 @@ class FakeProvider:
         self.api_key = api_key
         self.enforce_rules = enforce_rules
         self.keep_alive = keep_alive
+        self.first_token = first_token
+        """Seconds a model's answer waits before it starts, as a real model's time to first token (0.3-2 s);
+        0 answers at once, kinder than any real API to code that does work before or after its request."""
         self._lock = threading.Lock()
         self._sockets: set[Any] = set()
         self._closing = threading.Event()
@@ -164,7 +167,7 @@ class FakeProvider:
                                                    "add one with FakeProvider.add(...)"))
         if isinstance(item, Fault):
             return _fault(api, body, item, n)
-        return _answer(api, body, _with_ids(api, item, n), n)
+        return dataclasses.replace(_answer(api, body, _with_ids(api, item, n), n), wait=self.first_token)
 
     def _unauthorized(self, api: str, headers: dict[str, str]) -> Outcome | None:
         sent = headers.get("authorization", "").removeprefix("Bearer ") or headers.get("x-api-key", "")
@@ -329,18 +332,23 @@ class _MockStream:
                 raise httpx2.ReadTimeout("the fake provider stalled", request=self.request)
             yield chunk
 
+    def _pause(self, i: int) -> float:
+        """Seconds before chunk ``i``: the model's time to first token (the headers are out already, which only
+        a stream shows), then the stream's delay."""
+        return self.outcome.wait if i == 0 else self.outcome.delay
+
     def __iter__(self) -> Iterator[bytes]:
         for i, chunk in enumerate(self._chunks()):
-            if i and self.outcome.delay:
-                time.sleep(self.outcome.delay)
+            if self._pause(i):
+                time.sleep(self._pause(i))
             yield chunk
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         import anyio
 
         for i, chunk in enumerate(self._chunks()):
-            if i and self.outcome.delay:
-                await anyio.sleep(self.outcome.delay)
+            if self._pause(i):
+                await anyio.sleep(self._pause(i))
             yield chunk
 
     def close(self) -> None:
@@ -373,6 +381,9 @@ def _handler_class(fake: FakeProvider) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             outcome = fake.respond(self.command, self.path, headers, raw)
+            if outcome.wait and fake._closing.wait(outcome.wait):
+                self.close_connection = True
+                return  # the server is closing: no answer
             chunked = fake.keep_alive and outcome.headers.get("content-type") == "text/event-stream"
             self.send_response(outcome.status)
             for key, value in outcome.headers.items():

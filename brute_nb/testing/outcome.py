@@ -19,6 +19,8 @@ class Outcome:
     stall_after: int | None = None
     delay: float = 0.0
     """Seconds before each chunk after the first (a slow stream)."""
+    wait: float = 0.0
+    """Seconds before the answer starts: a model's time to first token (``FakeProvider(first_token=...)``)."""
     cut: bool = False
     """Close the connection after the chunks without finishing the body (a dropped connection)."""
     length: int | None = None

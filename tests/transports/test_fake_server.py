@@ -228,3 +228,25 @@ def test_mock_transport_handler_serves_the_same_answers() -> None:
 def test_base_url_needs_a_running_server() -> None:
     with pytest.raises(RuntimeError, match="context manager"):
         _ = FakeProvider().base_url
+
+
+@pytest.mark.parametrize("wire", ["socket", "mock"])
+def test_first_token_holds_each_answer_back_as_a_model_thinking(wire: str) -> None:
+    """A real model answers after its time to first token; a fake that answers at once is kinder to code that does
+    work before or after its request (the cold-start benchmark models a real one with this). A lower bound only:
+    load can make it later, never sooner."""
+    import time
+
+    import anthropic
+
+    with FakeProvider(["one", "two"], first_token=0.3) as fake:
+        kw: dict[str, Any] = ({"http_client": httpx2.Client(transport=httpx2.MockTransport(fake.handler))}
+                              if wire == "mock" else {})
+        client = anthropic_client(fake, **kw)
+        t0 = time.perf_counter()
+        got = client.messages.create(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+        assert time.perf_counter() - t0 >= 0.3 and got.content[0].text == "one"  # type: ignore[union-attr]
+        t0 = time.perf_counter()
+        with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s:
+            assert s.get_final_text() == "two"
+        assert time.perf_counter() - t0 >= 0.3
