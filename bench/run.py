@@ -491,6 +491,36 @@ def request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_000)) 
                "provider.request on a log growing a tool step a call (sendable, dump, cache marks); no network")
 
 
+def turn_request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_000)) -> Row:
+    """The first model call of a later turn, at ``sizes[1]`` messages vs ``sizes[0]``: what the notebook's stack
+    does between turns (SessionLog takes the last turn's system prompt out, SystemPrompt puts this turn's first,
+    the prompt is appended), then ``provider.request``. Putting the system prompt first must not make the next
+    request translate the whole history again (issue 29 §6: O(new) turns)."""
+    from brute_nb.message import Log
+
+    provider = _provider(kind, "http://127.0.0.1:9", "sk-bench-unused")
+    per_call: dict[int, list[float]] = {}
+    for n in sizes:
+        log = Log([Message(Role.SYSTEM, "You are a careful assistant."), *history(n)])
+        env: dict[str, Any] = {"messages": log, "tools": None}
+        provider.request(env)  # the session's first request: every message translated once
+        times = []
+        for i in range(max(40, reps * 8)):
+            log.append(Message(Role.ASSISTANT, f"answer {i}"))
+            t0 = time.perf_counter()
+            log.drop_unheard(1)
+            log.insert(0, Message(Role.SYSTEM, "You are a careful assistant."))
+            log.append(Message(Role.USER, f"question {i}"))
+            provider.request(env)
+            times.append(time.perf_counter() - t0)
+        per_call[n] = times
+    short, long = sizes
+    ratio = statistics.median(per_call[long]) / statistics.median(per_call[short])
+    return Row(f"first request of a later turn, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
+               f"{median_ms(per_call[long]):.3f} ms vs {median_ms(per_call[short]):.3f} ms", ratio, ratio <= 1.1,
+               "system prompt taken out and put first again, the prompt appended, provider.request; no network")
+
+
 def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
     """The same tool loop through ``agent.start()`` (what a cell runs) vs ``astart`` in a fresh event loop."""
     with tool_server_process(2 + rounds * pairs * 2 + 2) as (base_url, api_key):
@@ -1132,6 +1162,7 @@ def run_all(quick: bool, only: list[str] | None = None) -> tuple[list[Row], list
             attempt(f"tool loop {kind}", aio(lambda k=kind: tool_loop(k, 5, max(3, reps // 3), tmp)))
             attempt(f"start vs astart {kind}", lambda k=kind: sync_start_overhead(k, 3, max(3, reps // 3), tmp))
             attempt(f"request growth {kind}", lambda k=kind: request_growth(k, reps))
+            attempt(f"request growth {kind}, later turn", lambda k=kind: turn_request_growth(k, reps))
             # Quick (CI): 1,000 messages, one pair a round. At 10,000 each model call of both loops spends ~3.7 s in
             # the SDK's request transform and the fake's parse, so this row alone took ~20 of CI's minutes; flatness
             # of brute_nb's own work is judged sharply by "request growth" (no network) at 10,000 either way.

@@ -18,12 +18,12 @@ import os
 import random
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, Literal, SupportsIndex, overload
+from typing import Any, Literal, NamedTuple, SupportsIndex, overload
 
 from brute_nb import raw_replies
 from brute_nb.attachments import Attachment
@@ -482,9 +482,12 @@ class Log(list[Message]):
     With ``ids=True`` (an agent's turn log) every message appended or inserted without ``meta["id"]`` gets one
     first, so the id is in the session file, in what observers hear and in what the cell shows.
 
-    ``prefix_memo`` holds facts derived from the messages so far that appending cannot make false (how far
-    ``sendable.valid`` has checked, and its state there); any other change empties it, so a fact is never read for
-    messages it was not derived from. Messages are immutable values, so only changes to the list can break one.
+    ``prefix_memo`` holds facts derived from the messages after the leading system messages (the body) that
+    appending cannot make false (how far ``sendable.valid`` has checked, and its state there); read and written
+    through ``resume``/``keep`` only. Putting system messages into that lead or taking them out of it (SystemPrompt's
+    insert at 0 each turn, SessionLog's ``drop_unheard``) leaves the body as it was, so the memo stays; any other
+    change but an append empties it, so a fact is never read for messages it was not derived from. Messages are
+    immutable values, so only changes to the list can break one.
 
     ``lend``/``settle``: a holder that shows this log as it is now (a finished turn's env, which shares the
     session log instead of copying it) registers a method that makes its own copy; whoever changes the log next
@@ -545,8 +548,9 @@ class Log(list[Message]):
         for fn in tuple(self._observers):
             fn(kind, item)
 
-    def _rewritten(self) -> None:
-        self.prefix_memo.clear()
+    def _rewritten(self, *, keep_memo: bool = False) -> None:
+        if not keep_memo:
+            self.prefix_memo.clear()
         if self._observers:
             self._notify("rewrite", None)
 
@@ -579,8 +583,10 @@ class Log(list[Message]):
         message = _coerce(message)
         if self.ids:
             message = with_id(message)
+        into_lead = message.role is Role.SYSTEM and max(at if at >= 0 else len(self) + at, 0) <= system_lead(self)
         super().insert(index, message)
-        self.prefix_memo.clear()
+        if not into_lead:
+            self.prefix_memo.clear()
         if self._observers:
             self._notify("insert", (at if at >= 0 else max(len(self) - 1 + at, 0), message))
 
@@ -590,10 +596,15 @@ class Log(list[Message]):
     def __setitem__(self, index: slice, value: Iterable[MessageLike]) -> None: ...
     def __setitem__(self, index: SupportsIndex | slice, value: Any) -> None:
         if isinstance(index, slice):
-            super().__setitem__(index, [_coerce(m) for m in value])
+            values = [_coerce(m) for m in value]
+            # ``log[0:0] = systems`` (SessionLog putting a turn's system messages first) only grows the lead
+            into_lead = (index.step is None and index.start == index.stop and isinstance(index.start, int)
+                         and 0 <= index.start <= system_lead(self) and all(m.role is Role.SYSTEM for m in values))
+            super().__setitem__(index, values)
+            self._rewritten(keep_memo=into_lead)
         else:
             super().__setitem__(index, _coerce(value))
-        self._rewritten()
+            self._rewritten()
 
     def __delitem__(self, index: SupportsIndex | slice) -> None:
         super().__delitem__(index)
@@ -601,10 +612,12 @@ class Log(list[Message]):
 
     def drop_unheard(self, count: int) -> None:
         """Delete the first ``count`` messages without telling observers, for messages they were never told were
-        kept (SessionLog's system lead: put first for one turn, never saved). ``prefix_memo`` is emptied as for any
-        change but an append: its facts counted those messages."""
+        kept (SessionLog's system lead: put first for one turn, never saved). ``prefix_memo`` stays when they are
+        all system messages of the lead (its facts are about the body after them), else it is emptied."""
+        whole_lead = count <= system_lead(self)
         super().__delitem__(slice(0, count))
-        self.prefix_memo.clear()
+        if not whole_lead:
+            self.prefix_memo.clear()
 
     def pop(self, index: SupportsIndex = -1) -> Message:
         value = super().pop(index)
@@ -656,6 +669,51 @@ class Log(list[Message]):
 
     def tool(self, text: str, *, tool_call_id: str, attachments: Iterable[Any] | None = None, **meta: JSON) -> Message:
         return self._add(Message(Role.TOOL, text, tool_call_id=tool_call_id, meta=meta, attachments=attachments))
+
+
+def system_lead(messages: Sequence[Any]) -> int:
+    """How many system messages open ``messages`` (a turn's own: the prompt SystemPrompt or SessionLog put first)."""
+    n = len(messages)
+    i = 0
+    while i < n and role_of(messages[i]) == "system":
+        i += 1
+    return i
+
+
+class Resumed(NamedTuple):
+    """Where a walk over a log's messages resumes (``resume``)."""
+
+    lead: int
+    """The leading system messages: never memoized, so the walk looks at ``messages[:lead]`` every time."""
+    at: int
+    """The first message of the body not yet walked: the walk goes on over ``messages[at:]``."""
+    state: Any
+    """What ``keep`` kept for ``messages[lead:at]``; None: nothing kept, ``at == lead`` (walk the whole body)."""
+
+
+def resume(messages: Sequence[Any], key: str) -> Resumed:
+    """Where a walk over ``messages`` that keeps its result under ``key`` (``keep``) can go on.
+
+    Every model call sends the whole log, so whatever is derived from it per message (its validity, the payload,
+    the URL attachments) is derived once: a ``Log``'s ``prefix_memo`` holds it for the body, the messages after
+    the leading system messages, which only grows by appends (any other change empties the memo). The lead is
+    left out because each turn puts its system prompt there again, which must not cost a walk of the history.
+    A sequence that is not a ``Log`` keeps nothing: the walk starts at the lead.
+    """
+    lead = system_lead(messages)
+    memo = getattr(messages, "prefix_memo", None)
+    kept = memo.get(key) if isinstance(memo, dict) else None
+    if kept is not None and lead + kept[0] <= len(messages):
+        return Resumed(lead, lead + kept[0], kept[1])
+    return Resumed(lead, lead, None)
+
+
+def keep(messages: Sequence[Any], key: str, lead: int, state: Any) -> None:
+    """Keep ``state``, derived from the body ``messages[lead:]``, for the next ``resume`` (on a ``Log`` only).
+    It is shared with later calls: whoever reads it never changes it."""
+    memo = getattr(messages, "prefix_memo", None)
+    if isinstance(memo, dict):
+        memo[key] = (len(messages) - lead, state)
 
 
 def _rebuild_log(messages: list[Message], ids: bool) -> Log:

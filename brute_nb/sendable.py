@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
-from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
+from brute_nb.message import ROLES, Message, Role, ToolCall, keep, resume, role_of
 from brute_nb.redact import key_search, known, redact, redact_value
 
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
@@ -148,19 +148,21 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
 def valid(messages: Sequence[Any]) -> bool:
     """True when ``sendable`` has nothing to change: the same rules, checked by a walk with no copy.
 
-    On a ``Log`` the walk resumes where the last one ended (``Log.prefix_memo``): a long session's history was
-    checked by earlier model calls and can only have grown since, so each call checks only the new messages (all
-    of them again when the keys to redact changed).
+    On a ``Log`` the walk resumes where the last one ended (``message.resume``): a long session's history was
+    checked by earlier model calls and can only have grown since, so each call checks only the leading system
+    messages and the new ones (all of them again when the keys to redact changed).
     """
     tool, assistant = Role.TOOL, Role.ASSISTANT
     keys = known()
     search = key_search(keys)
-    memo = getattr(messages, "prefix_memo", None)
-    start, open_ids, seen = 0, set[str](), frozenset[str]()
-    if isinstance(memo, dict) and "sendable" in memo:
-        at, ids, seen_before, keys_before = memo["sendable"]
-        if at <= len(messages) and keys_before == keys:
-            start, open_ids, seen = at, set(ids), seen_before
+    lead, start, kept = resume(messages, "sendable")
+    if lead and not _lead_valid(messages, lead, search):
+        return False
+    open_ids, seen = set[str](), frozenset[str]()
+    if kept is not None and kept[2] == keys:
+        open_ids, seen = set(kept[0]), kept[1]
+    else:
+        start = lead
     added: set[str] = set()  # ids first seen in this walk; kept only if the walk finds the log valid
     for i in range(start, len(messages)):
         m = messages[i]
@@ -190,10 +192,22 @@ def valid(messages: Sequence[Any]) -> bool:
                 if renames:
                     added.add(call_id)
                 open_ids.add(call_id)
-    if isinstance(memo, dict):
-        # valid so far, with these calls still open and these ids taken, for these keys
-        memo["sendable"] = (len(messages), frozenset(open_ids), seen | added if added else seen, keys)
+    # valid so far, with these calls still open and these ids taken, for these keys
+    keep(messages, "sendable", lead, (frozenset(open_ids), seen | added if added else seen, keys))
     return not open_ids
+
+
+def _lead_valid(messages: Sequence[Any], lead: int, search: Search | None) -> bool:
+    """``valid``'s rules for the leading system messages (no call is open before them, and they make none): only
+    a refusal or a key makes one unsendable."""
+    for i in range(lead):
+        m = messages[i]
+        if m.__class__ is Message:
+            if (m.meta and "refused" in m.meta) or (search is not None and _holds_key(m, search)):
+                return False
+        elif refusal(m) is not None:
+            return False
+    return True
 
 
 class CallIds:

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from brute_nb.attachments import Attachment, AttachmentError, UrlAttachment, from_bytes
+from brute_nb.message import keep, resume
 from brute_nb.redact import redact
 from brute_nb.transports.attachment_blocks import URL_KINDS
 
@@ -26,22 +27,21 @@ TIMEOUT = 60.0
 def unreadable(messages: Sequence[Any], api: str) -> list[UrlAttachment]:
     """The URL attachments in ``messages`` that ``api`` cannot read from their URL, each once.
 
-    Every model call asks, so on a ``Log`` only the messages added since the last call are looked at (the URL
-    attachments of the earlier ones are kept in its ``prefix_memo``, which any change but an append empties).
+    Every model call asks, so on a ``Log`` only the leading system messages and the messages added since the last
+    call are looked at (the URL attachments of the earlier ones are kept: ``message.resume``).
     """
     kinds = URL_KINDS.get(api, frozenset())
-    memo = getattr(messages, "prefix_memo", None)
-    at, links = memo.get("url_attachments", (0, ())) if isinstance(memo, dict) else (0, ())
-    if at > len(messages):
-        at, links = 0, ()
+    lead, at, kept = resume(messages, "url_attachments")
+    links: tuple[UrlAttachment, ...] = kept if kept is not None else ()
     new = [item for i in range(at, len(messages)) for item in getattr(messages[i], "attachments", None) or ()
            if isinstance(item, UrlAttachment)]
     if new:
         links = (*links, *new)
-    if isinstance(memo, dict):
-        memo["url_attachments"] = (len(messages), links)
+    keep(messages, "url_attachments", lead, links)
+    head = [item for i in range(lead) for item in getattr(messages[i], "attachments", None) or ()
+            if isinstance(item, UrlAttachment)]
     found: dict[str, UrlAttachment] = {}
-    for item in links:
+    for item in (*head, *links) if head else links:
         if item.kind not in kinds:
             found.setdefault(item.link, item)
     return list(found.values())

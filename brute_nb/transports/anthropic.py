@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brute_nb.attachments import AttachmentError
-from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.message import JSON, Message, Role, ToolCall, keep, parse_arguments, resume, role_of
 from brute_nb.prompt_cache import MARK
 from brute_nb.sendable import history
 from brute_nb.transports import blocks as reply_blocks
@@ -70,29 +70,31 @@ class Anthropic(MessageTransport):
         """``dump_request`` and the turns holding a user's cache mark (``anthropic_breakpoints(marked=...)``).
 
         Every model call sends the whole log, so this is the per-message cost of a long session. On a ``Log`` it
-        is O(new messages): the turns made for earlier calls are kept in the log's ``prefix_memo`` (appending
+        is O(new messages): the turns made of the body for earlier calls are kept (``message.resume``; appending
         never changes a turn but the last, which a same-role message may still extend), and only messages added
-        since are turned into turns. The turns are shared between requests: read them, never change them
+        since are turned into turns; the leading system messages (a turn's system prompt, put first each turn)
+        are read each call. The turns are shared between requests: read them, never change them
         (``anthropic_breakpoints`` copies the few it marks). Elsewhere, the common message (a plain user or
         assistant text) is turned into its string turn inline, without the block builders or any call.
         """
         sent = history(messages)
-        memo = getattr(sent, "prefix_memo", None) if sent is messages else None
-        state: _Dumped | None = memo.get("anthropic") if isinstance(memo, dict) else None
-        if state is None or state.at > len(sent):
-            state = _Dumped()
+        lead, at, kept = resume(sent, "anthropic")
+        state: _Dumped = kept if kept is not None else _Dumped()
         systems, done, marked = list(state.systems), state.done, state.marked
         open_turn = state.last
         turns: list[dict[str, Any]] = [] if open_turn is None else [
             {"role": open_turn["role"], "content": _copied(open_turn["content"])}]
-        cls._add_turns(sent[state.at:] if state.at else sent, systems, turns)
+        cls._add_turns(sent[at:] if at else sent, systems, turns)
         for turn in turns[:-1]:  # every turn but the last is final: no later message changes it
             if _has_mark(turn):
                 marked = [*marked, len(done)]
             done.append(_finished(turn))
         last = turns[-1] if turns else None
-        if isinstance(memo, dict):
-            memo["anthropic"] = _Dumped(len(sent), tuple(systems), done, marked, last)
+        keep(sent, "anthropic", lead, _Dumped(tuple(systems), done, marked, last))
+        if lead:
+            head: list[str] = []
+            cls._add_turns((sent[i] for i in range(lead)), head, [])  # system messages: texts, never a turn
+            systems = [*head, *systems]
         out = list(done)
         if last is not None and last["content"]:  # an empty reply last would be a prefill: left out
             if _has_mark(last):
@@ -196,10 +198,9 @@ class Anthropic(MessageTransport):
 
 @dataclass(frozen=True)
 class _Dumped:
-    """``dump_marked``'s work on a log's first ``at`` messages: the system texts, the final turns (as sent), the
-    final turns holding a user's cache mark, and the last turn, raw (a next message of its role extends it)."""
+    """``dump_marked``'s work on a log's body so far: the system texts, the final turns (as sent), the final turns
+    holding a user's cache mark, and the last turn, raw (a next message of its role extends it)."""
 
-    at: int = 0
     systems: tuple[str, ...] = ()
     done: list[dict[str, Any]] = field(default_factory=list)
     marked: list[int] = field(default_factory=list)

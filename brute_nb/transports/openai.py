@@ -18,7 +18,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.attachments import AttachmentError
-from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
+from brute_nb.message import (
+    INVALID_ARGUMENTS_KEY,
+    JSON,
+    Message,
+    Role,
+    ToolCall,
+    dumps,
+    keep,
+    parse_arguments,
+    resume,
+    role_of,
+)
 from brute_nb.sendable import history
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
@@ -76,14 +87,13 @@ class OpenAI(MessageTransport):
         """As the base, except that files tool results returned follow them in a user message: a Chat ``tool``
         message holds text only.
 
-        On a ``Log`` it is O(new messages): what earlier calls made is kept in the log's ``prefix_memo``
-        (appending never changes a message already dumped) and shared between requests: read it, never change it.
+        On a ``Log`` it is O(new messages): what earlier calls made of the body (``message.resume``) is kept
+        and shared between requests (appending never changes a message already dumped): read it, never change it.
+        The leading system messages are dumped each call, so a turn's system prompt put first costs nothing more.
         """
         sent = history(messages)
-        memo = getattr(sent, "prefix_memo", None) if sent is messages else None
-        at, done, pending = memo.get("openai", (0, [], [])) if isinstance(memo, dict) else (0, [], [])
-        if at > len(sent):
-            at, done, pending = 0, [], []
+        lead, at, kept = resume(sent, "openai")
+        done, pending = kept if kept is not None else ([], [])
         pending = list(pending)
         for m in sent[at:] if at else sent:
             if pending and role_of(m) != "tool":
@@ -92,9 +102,9 @@ class OpenAI(MessageTransport):
             done.append(cls.dump(m))
             if role_of(m) == "tool":
                 pending += chat_parts(attachments_of(m))
-        if isinstance(memo, dict):
-            memo["openai"] = (len(sent), done, pending)
-        return [*done, _tool_files_message(pending)] if pending else list(done)
+        keep(sent, "openai", lead, (done, pending))
+        head = [cls.dump(sent[i]) for i in range(lead)]
+        return [*head, *done, _tool_files_message(pending)] if pending else [*head, *done]
 
     @classmethod
     def dump(cls, message: Any) -> JSON:

@@ -280,3 +280,30 @@ def test_facts_kept_on_the_session_log_never_outlive_the_system_lead_it_drops(tm
     agent.start("u2")
     assert [kept == fresh for kept, fresh in requests] == [True, True]
     assert requests[1][0][0][1][-1] == {"role": "user", "content": "u2"}
+
+
+def test_a_later_turn_translates_only_what_is_new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SessionLog takes the last turn's system prompt out and SystemPrompt puts this turn's first: neither may make
+    the next request translate the whole history again (a long session's every turn would be O(history))."""
+    from brute_nb.transports.openai import OpenAI
+
+    path = tmp_path / "long.jsonl"
+    history = [Message("user" if i % 2 == 0 else "assistant", f"m{i}") for i in range(200)]
+    path.write_text("".join(m.to_json() + "\n" for m in history), encoding="utf-8")
+    requests: list[list[Any]] = []
+
+    async def model(env: dict[str, Any]) -> None:
+        requests.append(OpenAI.dump_all(env["messages"]))
+        env["messages"].append(Message("assistant", "ok"))
+
+    dumped: list[Any] = []
+    real = OpenAI.dump.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(OpenAI, "dump", classmethod(lambda cls, m: dumped.append(m) or real(cls, m)))
+    agent = brute_nb.agent().use(SessionLog, path=path).use(SystemPrompt, text="sys").run(model)
+    agent.start("first")
+    assert len(dumped) == 202  # the kernel's first turn: the system prompt, the history and the prompt, once
+    dumped.clear()
+    agent.start("second")
+    assert [m.content for m in dumped] == ["ok", "second", "sys"]  # the last reply, the prompt, the lead
+    assert requests[-1] == OpenAI.dump_all(list(agent.messages)[:-1])  # what a fresh dump makes, but its reply
+    assert [m["content"] for m in requests[-1][:2]] == ["sys", "m0"]

@@ -237,7 +237,6 @@ def test_first_token_holds_each_answer_back_as_a_model_thinking(wire: str) -> No
     load can make it later, never sooner."""
     import time
 
-    import anthropic
 
     with FakeProvider(["one", "two"], first_token=0.3) as fake:
         kw: dict[str, Any] = ({"http_client": httpx2.Client(transport=httpx2.MockTransport(fake.handler))}

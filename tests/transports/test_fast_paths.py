@@ -115,7 +115,8 @@ def test_sendable_fast_check_agrees_with_the_repair_walk(log: list[Any]) -> None
         assert sent == log
 
 
-EDITS = st.sampled_from(["append", "check", "insert", "set", "delete", "pop", "clear"])
+EDITS = st.sampled_from(["append", "check", "insert", "set", "delete", "pop", "clear", "system first",
+                         "systems first", "drop lead"])
 
 
 LOGGABLE = messages().filter(lambda m: m.role != "weird")
@@ -136,6 +137,12 @@ def _edit(log: Any, edit: str, message: Any, at: int) -> None:
         log.pop()
     elif edit == "clear":
         log.clear()
+    elif edit == "system first":  # SystemPrompt each turn: the memo of the body must stay right
+        log.insert(at % 3, Message("system", message.content))
+    elif edit == "systems first":  # SessionLog putting a turn's system messages first
+        log[0:0] = [Message("system", message.content)] * (at % 3)
+    elif edit == "drop lead":  # SessionLog taking the last turn's system messages out (or more: then a rewrite)
+        log.drop_unheard(at % 3)
 
 
 @EXAMPLES
@@ -178,3 +185,34 @@ def test_a_logs_resumed_dump_agrees_with_a_fresh_one_after_any_edits(steps: list
         assert Anthropic.dump_marked(log) == fresh  # the marks went on copies: the kept turns have none added
         assert OpenAI.dump_all(log) == OpenAI.dump_all(list(log))
         assert unreadable(log, "openai") == unreadable(list(log), "openai")
+
+
+def test_a_system_prompt_put_first_keeps_the_next_request_o_new(monkeypatch: Any) -> None:
+    """Each turn SystemPrompt inserts its message at 0 (and SessionLog takes the last turn's out): the body's memo
+    stays, so the first request of a later turn dumps the system prompt and the new message, not the history."""
+    from brute_nb.message import Log
+    from brute_nb.transports.openai import OpenAI
+
+    steps = [[Message("assistant", "", tool_calls=[ToolCall(f"c{i}", "f", {})]),
+              Message("tool", f"r{i}", tool_call_id=f"c{i}")] for i in range(25)]
+    log = Log([Message("user", "go"), *(m for step in steps for m in step)])
+    log.insert(0, Message("system", "be brief"))
+    OpenAI.dump_all(log)
+    Anthropic.dump_marked(log)
+    valid(log)
+    log.drop_unheard(1)  # the next turn: last turn's system prompt out, this turn's in, a prompt appended
+    log.insert(0, Message("system", "be briefer"))
+    log.append(Message("user", "next"))
+    dumped: list[Any] = []
+    real_dump, real_turn = OpenAI.dump.__func__, Anthropic._turn.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(OpenAI, "dump", classmethod(lambda cls, m: dumped.append(m) or real_dump(cls, m)))
+    monkeypatch.setattr(Anthropic, "_turn", classmethod(lambda cls, m: dumped.append(m) or real_turn(cls, m)))
+    request = OpenAI.dump_all(log)
+    assert dumped == [log[-1], log[0]]  # the new message, then the lead; nothing of the history
+    dumped.clear()
+    marked = Anthropic.dump_marked(log)
+    assert dumped == []  # the new message is a plain text (made inline), the lead a system text: no turn
+    assert valid(log)
+    assert request == OpenAI.dump_all(list(log))
+    assert marked == Anthropic.dump_marked(list(log))
+    assert marked[0] == "be briefer"
