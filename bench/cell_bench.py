@@ -1,11 +1,18 @@
 """A short cell (issue 29 §1): IOPub messages, wall time and kernel CPU of a one-line ``%%brute`` reply in a real
-kernel, against the cell a user writes by hand: the raw ``anthropic`` SDK's ``messages.create`` and a ``print``.
+kernel, against the cells a user writes by hand with the ``anthropic`` SDK's ``messages.create`` and a ``print``:
+
+- **raw** (the issue's baseline, judged by its targets): one message, no system prompt, no tools, no history;
+- **chat** (like for like, item 7's "the baseline a user would write" for a conversation): a hand-written chat
+  cell that keeps its conversation in a list it appends to, and sends the system prompt and tool schemas the
+  ``%%brute`` cell sent (copied from the fake's record of that request). What it still does not do: stream (the
+  ``%%brute`` cell streams for its live view), write a session file, price the reply, render Markdown.
 
     .venv/bin/python bench/cell_bench.py            # 40 cells a side, interleaved
     .venv/bin/python bench/cell_bench.py --cells 10
 
 One kernel, one loopback ``FakeProvider`` (keep-alive) answering every request with a one-line reply. After a warm-up
-of each side (imports, the first connection, the first widget), the two cells alternate. A second subscriber on the
+of each side (imports, the first connection, the first widget), the cells take turns, each side first as often
+(the chat and ``%%brute`` conversations grow by one exchange a turn, alike). A second subscriber on the
 kernel's IOPub socket counts each cell's messages by type. Wall time is execute request -> the cell's ``idle``
 status on IOPub; CPU is the kernel process's user+system time. Nothing asserts: it prints rows (median ratios).
 """
@@ -36,6 +43,18 @@ RAW_REUSE = """\
 print(_client.messages.create(model="claude-fake", max_tokens=1024,
                               messages=[{{"role": "user", "content": "hi"}}]).content[0].text)
 """
+CHAT_SETUP = """\
+import json
+_system = json.loads({system!r})
+_tools = json.loads({tools!r})
+_chat = []
+"""
+CHAT_CELL = """\
+_chat.append({"role": "user", "content": "hi"})
+_reply = _client.messages.create(model="claude-fake", max_tokens=1024, system=_system, tools=_tools, messages=_chat)
+_chat.append({"role": "assistant", "content": _reply.content})
+print(_reply.content[0].text)
+"""
 BRUTE_CELL = "%%brute\nhi"
 REPLY = "Hello! How can I help you today?"
 
@@ -50,7 +69,7 @@ def measure(cells: int) -> dict[str, Any]:
         km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=kernel_env(fake))
         tap = IOPubTap(km)
         sides: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": [], "messages": [], "bytes": []}
-                                                    for s in ("raw", "brute")}
+                                                    for s in SIDES}
         types: dict[str, collections.Counter[str]] = {}
         try:
             proc = psutil.Process(km.provisioner.pid)
@@ -61,9 +80,17 @@ def measure(cells: int) -> dict[str, Any]:
                 run_cell(kc, tap, RAW_CELL.format(base=fake.base_url, key=fake.api_key), 60)
                 fake.add(REPLY)
                 run_cell(kc, tap, BRUTE_CELL, 60)
-            for i in range(cells * 2):
-                side = ("raw", "brute")[(i + i // 2) % 2]  # raw, brute, brute, raw, ...: each side goes first
-                code = RAW_REUSE.format() if side == "raw" else BRUTE_CELL
+            sent = fake.requests[-1]  # the %%brute cell's request: its system prompt and tools, as on the wire
+            run_cell(kc, tap, CHAT_SETUP.format(system=json.dumps(sent.get("system", "")),
+                                                tools=json.dumps(sent.get("tools", []))), 60)
+            for _ in range(2):  # as many exchanges as the %%brute session holds by now
+                fake.add(REPLY)
+                run_cell(kc, tap, CHAT_CELL, 60)
+            codes = {"raw": RAW_REUSE.format(), "chat": CHAT_CELL, "brute": BRUTE_CELL}
+            for i in range(cells * len(SIDES)):
+                turn, at = divmod(i, len(SIDES))
+                side = SIDES[(at + turn) % len(SIDES)]  # the order rotates: each side goes first as often
+                code = codes[side]
                 fake.add(REPLY)
                 cpu0 = sum(proc.cpu_times()[:2])
                 t0 = time.perf_counter()
@@ -81,6 +108,9 @@ def measure(cells: int) -> dict[str, Any]:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
     return {"sides": sides, "types": types}
+
+
+SIDES = ("raw", "chat", "brute")
 
 
 def _kind(content: bytes) -> str:
@@ -103,18 +133,19 @@ def report(result: dict[str, Any]) -> str:
 
     n = len(sides["raw"]["wall"])
     lines = [f"{n} short cells a side, interleaved; a one-line reply ({len(REPLY)} characters)", "",
-             "| measure | raw SDK cell | %%brute | ratio | target | met? |", "|---|---|---|---|---|---|"]
+             "| measure | raw SDK cell | chat cell | %%brute | ratio to raw | target | met? | ratio to chat |",
+             "|---|---|---|---|---|---|---|---|"]
     for key, label, fmt, target in (("wall", "wall time (ms), median", ".1f", 1.3),
                                     ("cpu", "kernel CPU (ms), mean (psutil counts 10 ms ticks)", ".1f", 1.3),
                                     ("messages", "IOPub messages", ".0f", 2.0), ("bytes", "IOPub bytes", ",.0f", None)):
         scale = 1000 if key in ("wall", "cpu") else 1
         pick = statistics.mean if key == "cpu" else statistics.median
-        a, b = pick(sides["raw"][key]) * scale, pick(sides["brute"][key]) * scale
+        a, c, b = (pick(sides[side][key]) * scale for side in SIDES)
         ratio = b / a if a else float("nan")
         met = "" if target is None else ("yes" if ratio <= target else "**NO**")
-        lines.append(f"| {label} | {a:{fmt}} | {b:{fmt}} | {ratio:.2f}x | {'' if target is None else f'<= {target}x'} "
-                     f"| {met} |")
-    for side in ("raw", "brute"):
+        lines.append(f"| {label} | {a:{fmt}} | {c:{fmt}} | {b:{fmt}} | {ratio:.2f}x "
+                     f"| {'' if target is None else f'<= {target}x'} | {met} | {b / c if c else float('nan'):.2f}x |")
+    for side in SIDES:
         lines.append(f"\n{side}: " + ", ".join(f"{k} {v}" for k, v in sorted(result["types"][side].items())))
     return "\n".join(lines)
 
