@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from brute_nb.notebook.views.coalesce import Coalescer, start_thread_timer
+from brute_nb.notebook.views.coalesce import Coalescer, TimerThread, start_thread_timer
 from brute_nb.notebook.views.display import CellView
 
 RATE = 10  # a 0.1 s interval keeps the arithmetic readable
@@ -160,6 +160,36 @@ def test_the_thread_timer_runs_in_the_pushing_threads_context() -> None:
     threading.Thread(target=contextvars.copy_context().run, args=(worker,)).start()
     assert done.wait(10)
     assert seen == ["cell-7"]
+
+
+def test_timers_share_one_thread_run_soonest_first_and_skip_cancelled_ones() -> None:
+    timers = TimerThread()
+    ran: list[str] = []
+    done = threading.Event()
+    before = threading.active_count()
+    timers.start(0.2, lambda: (ran.append("late"), done.set()))
+    dropped = timers.start(0.05, lambda: ran.append("cancelled"))
+    timers.start(0.1, lambda: ran.append("soon"))
+    timers.start(0.0, lambda: ran.append("now"))
+    dropped.cancel()
+    assert threading.active_count() <= before + 1  # one thread for all four, not a thread a timer
+    assert done.wait(10)
+    assert ran == ["now", "soon", "late"]
+
+
+def test_a_timer_that_raises_does_not_stop_the_later_ones(monkeypatch: Any) -> None:
+    timers = TimerThread()
+    hooked: list[type[BaseException] | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: hooked.append(args.exc_type))
+    done = threading.Event()
+
+    def boom() -> None:
+        raise ValueError("a write failed")
+
+    timers.start(0.0, boom)
+    timers.start(0.05, done.set)
+    assert done.wait(10)
+    assert hooked == [ValueError]
 
 
 class Sink:
