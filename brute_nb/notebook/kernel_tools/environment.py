@@ -95,12 +95,15 @@ def dataframes(namespace: Mapping[str, Any]) -> str:
     return ", ".join(shown[:FRAMES_SHOWN]) + (f", and {extra} more" if extra > 0 else "")
 
 
-def instructions_section(root: Path, notebook: Path | None) -> str:
-    """The project's AGENTS.md / CLAUDE.md (root first, then the notebook's folder), or "" when there are none."""
-    real_root = root.resolve()
+def instructions_section(root: Path, notebook: Path | None, *, resolved: bool = False) -> str:
+    """The project's AGENTS.md / CLAUDE.md (root first, then the notebook's folder), or "" when there are none.
+
+    ``resolved``: ``root`` is a real path resolved just now (``default_system_prompt``), not resolved again."""
+    real_root = root if resolved else root.resolve()
     folders = [real_root]
     if notebook is not None:
-        folder = notebook.parent.resolve()
+        # The notebook's folder is the root unless the root was set elsewhere: then no second walk of the same path.
+        folder = real_root if notebook.parent == root else notebook.parent.resolve()
         if folder != real_root:
             folders.append(folder)
     parts = []
