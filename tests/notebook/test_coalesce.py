@@ -192,6 +192,31 @@ def test_a_timer_that_raises_does_not_stop_the_later_ones(monkeypatch: Any) -> N
     assert hooked == [ValueError]
 
 
+def test_a_timer_started_on_the_brute_loop_waits_there_and_runs_on_the_timer_thread() -> None:
+    """A turn's stream pushes from brute_nb's loop: the loop keeps the time (no other thread is woken for a timer
+    a short reply cancels), and the call still runs off the loop, in the pushing code's context."""
+    from brute_nb.event_loop import run_sync, shared_loop
+    from brute_nb.notebook.views.coalesce import timer_thread
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="none")
+    ran: list[tuple[str, bool]] = []
+    done = threading.Event()
+    loop = shared_loop()
+
+    async def push() -> tuple[int, int]:
+        var.set("cell-9")
+        waiting = len(timer_thread()._heap)
+        start_thread_timer(0.05, lambda: (ran.append((var.get(), loop.on_it())), done.set()))
+        cancelled = start_thread_timer(0.0, lambda: ran.append(("cancelled", loop.on_it())))
+        cancelled.cancel()
+        return waiting, len(timer_thread()._heap)
+
+    before, after = run_sync(push)
+    assert after <= before  # nothing handed to the timer thread yet (it may have dropped an old cancelled one)
+    assert done.wait(10)
+    assert ran == [("cell-9", False)]
+
+
 class Sink:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock

@@ -24,6 +24,7 @@ thread (``TimerThread``), not a thread a timer.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import heapq
 import itertools
@@ -45,9 +46,28 @@ StartTimer = Callable[[float, Callable[[], None]], Timer]
 
 
 def start_thread_timer(delay: float, fn: Callable[[], None]) -> Timer:
-    """Run ``fn`` after ``delay`` seconds on the timer thread (``TimerThread``), in a copy of the caller's context."""
+    """Run ``fn`` after ``delay`` seconds on the timer thread (``TimerThread``), in a copy of the caller's context.
+
+    Started on brute_nb's own event loop (a turn's stream pushes from there), the loop keeps the time
+    (``call_later``: a heap entry, no other thread woken) and hands the call to the timer thread when it is due, so a
+    write still never runs on the loop. A short reply's turn ends before its live view's first timer is due: that
+    timer then costs the turn nothing but the entry, where waking the timer thread to wait for it cost a thread
+    switch on a busy machine."""
     ctx = contextvars.copy_context()  # taken on the pushing (worker) thread: the cell's own context
-    return timer_thread().start(delay, lambda: ctx.run(fn))
+    entry = _Entry(lambda: ctx.run(fn))
+    loop = _shared_loop_here()
+    if loop is not None:
+        loop.call_later(delay, timer_thread().add, 0.0, entry)
+    else:
+        timer_thread().add(delay, entry)
+    return entry
+
+
+def _shared_loop_here() -> asyncio.AbstractEventLoop | None:
+    """brute_nb's loop when this code runs on it (it runs forever, so a ``call_later`` there always comes due)."""
+    from brute_nb.event_loop import current_shared_loop
+
+    return current_shared_loop()
 
 
 class _Entry:
@@ -82,7 +102,12 @@ class TimerThread:
         self._pid = 0
 
     def start(self, delay: float, fn: Callable[[], None]) -> _Entry:
-        entry = _Entry(fn)
+        """Run ``fn`` on this thread in ``delay`` seconds, unless the returned timer is cancelled first."""
+        return self.add(delay, _Entry(fn))
+
+    def add(self, delay: float, entry: _Entry) -> _Entry:
+        if entry.cancelled:
+            return entry  # cancelled while a loop kept its time (``start_thread_timer``): nothing to wake for
         due = time.monotonic() + delay
         with self._cond:
             self._ensure_thread()
