@@ -295,3 +295,16 @@ def test_a_turn_over_within_the_first_interval_never_shows_the_live_widget() -> 
     view.detach(type("A", (), {"off": lambda *a: None})())
     clock.advance(1.0)
     assert sink.sent == [] and updates == []
+
+
+def test_display_ids_are_unique_and_draw_no_randomness_a_cell(monkeypatch: Any) -> None:
+    import os
+
+    from brute_nb.notebook.views import display
+
+    def no_syscall(n: int) -> bytes:
+        raise AssertionError("a display id drew from os.urandom: a GIL release at every cell's start")
+
+    monkeypatch.setattr(os, "urandom", no_syscall)
+    ids = {CellView().display_id for _ in range(500)} | {display.display_id("brute-copy") for _ in range(500)}
+    assert len(ids) == 1000 and all(i.startswith("brute-") for i in ids)
