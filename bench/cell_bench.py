@@ -9,6 +9,7 @@ kernel, against the cells a user writes by hand with the ``anthropic`` SDK's ``m
 
     .venv/bin/python bench/cell_bench.py            # 40 cells a side, interleaved
     .venv/bin/python bench/cell_bench.py --cells 10
+    .venv/bin/python bench/cell_bench.py --cells 10 --project   # AGENTS.md, skills, pandas in the kernel
 
 One kernel, one loopback ``FakeProvider`` (keep-alive) answering every request with a one-line reply. After a warm-up
 of each side (imports, the first connection, the first widget), the cells take turns, each side first as often
@@ -59,13 +60,32 @@ BRUTE_CELL = "%%brute\nhi"
 REPLY = "Hello! How can I help you today?"
 
 
-def measure(cells: int) -> dict[str, Any]:
+PROJECT_FILES = {
+    "AGENTS.md": "# Rules\n" + "- Use pandas; never loop over a DataFrame's rows.\n" * 24,
+    "CLAUDE.md": "Plots go in plots/, one figure a file.\n" * 8,
+    **{f".brute/skills/{name}/SKILL.md": f"---\ndescription: {name} the way this project does it\n---\n# {name}\n"
+       + "A step of the skill.\n" * 20 for name in ("clean-csv", "plot", "sql")},
+}
+PROJECT_CELL = "import numpy as np, pandas as pd\nsales = pd.DataFrame({'region': ['n', 's'] * 50, 'x': range(100)})"
+
+
+def write_project(folder: Path) -> None:
+    """A data project's notebook folder: rules files and skills the system prompt reads each turn."""
+    for name, text in PROJECT_FILES.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def measure(cells: int, project: bool = False) -> dict[str, Any]:
     import psutil
     from jupyter_client.manager import start_new_kernel
 
     from brute_nb.testing import FakeProvider
 
     with FakeProvider(keep_alive=True) as fake, tempfile.TemporaryDirectory() as tmp:
+        if project:
+            write_project(Path(tmp))
         km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=kernel_env(fake))
         tap = IOPubTap(km)
         sides: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": [], "messages": [], "bytes": []}
@@ -75,6 +95,8 @@ def measure(cells: int) -> dict[str, Any]:
             proc = psutil.Process(km.provisioner.pid)
             time.sleep(0.5)
             run_cell(kc, tap, "%load_ext brute_nb", 60)
+            if project:
+                run_cell(kc, tap, PROJECT_CELL, 120)
             for _ in range(2):
                 fake.add(REPLY)
                 run_cell(kc, tap, RAW_CELL.format(base=fake.base_url, key=fake.api_key), 60)
@@ -170,8 +192,11 @@ def report(result: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cells", type=int, default=40)
+    parser.add_argument("--project", action="store_true",
+                        help="a data project's notebook: AGENTS.md, CLAUDE.md, three skills, pandas imported")
     args = parser.parse_args()
-    print(report(measure(args.cells)))
+    heading = "A data project's notebook (--project)\n\n" if args.project else ""
+    print(heading + report(measure(args.cells, args.project)))
     return 0
 
 
