@@ -82,6 +82,12 @@ def shared_loop() -> LoopThread:
         return _shared
 
 
+def current_shared_loop() -> asyncio.AbstractEventLoop | None:
+    """The process's brute_nb loop if the calling code runs on its thread, else None (never starts it)."""
+    shared = _shared
+    return shared.loop if shared is not None and shared.on_it() and shared.alive else None
+
+
 def loop_running() -> bool:
     try:
         asyncio.get_running_loop()

@@ -31,16 +31,19 @@ def default_system_prompt(notebook: Path | None, root: Path, *, skills: bool = T
                           namespace: Mapping[str, Any] | None = None) -> str:
     """Brute's order for a notebook: who the agent is and where, the environment (``<env>``: root, git, platform,
     date, Python and key packages, the kernel's DataFrames), the skills under the root (when the skill tool is on),
-    then the project's own rules (AGENTS.md, CLAUDE.md). Built afresh at every turn."""
+    then the project's own rules (AGENTS.md, CLAUDE.md). Built afresh at every turn (what it reads from files is
+    kept while they are unchanged: see ``read_instructions``, ``parse_skill``). ``root`` is resolved here, once, so
+    the prompt names the real folder and the sections below need not walk it again."""
     from brute_nb.notebook.kernel_tools.environment import environment_section, instructions_section
 
+    root = root.resolve()  # once: the sections below are given the real path
     where = f" ({notebook})" if notebook else ""
     parts = [SYSTEM_PROMPT.format(notebook=where, root=root), environment_section(root, notebook, namespace)]
     if skills:
         from brute_nb.tools.builtin.skill import skills_section
 
         parts.append(skills_section(root))
-    parts.append(instructions_section(root, notebook))
+    parts.append(instructions_section(root, notebook, resolved=True))
     return "\n\n".join(p for p in parts if p)
 
 
@@ -48,7 +51,7 @@ def system_prompt(s: Settings, notebook: Path | None, root: Path, *, skills: boo
     """The system prompt a turn sends: the user's own (``--system``), else the default built now."""
     if s.system is not None:
         return s.system
-    return default_system_prompt(notebook, root.resolve(), skills=skills, namespace=user_namespace())
+    return default_system_prompt(notebook, root, skills=skills, namespace=user_namespace())  # resolves root
 
 
 def user_namespace() -> Mapping[str, Any] | None:

@@ -297,8 +297,15 @@ class SessionFile:
         turn fails the write instead of being written through. Run every turn, so it resolves the shared folder
         (and root, when it is another folder) once, then each file with one ``lstat`` unless it is itself a link.
         """
-        real_folder = os.path.realpath(self._folder)
-        root = real_folder if self._root is None else os.path.realpath(self._root)
+        if self._root is None:
+            root = real_folder = os.path.realpath(self._folder)
+        else:
+            root = os.path.realpath(self._root)
+            # The usual layout, <root>/<stem>.brute/: the folder is the real root's entry unless it is itself a
+            # link (one lstat where a second realpath would walk the root's every component again).
+            parent, _, name = self._folder.rpartition(os.sep)
+            plain = parent == self._root and name not in ("", ".", "..") and not os.path.islink(self._folder)
+            real_folder = os.path.join(root, name) if plain else os.path.realpath(self._folder)
         reals: list[str | None] = []
         for path in self._files:
             if path is None:

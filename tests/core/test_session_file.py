@@ -130,3 +130,25 @@ def test_resolve_follows_a_linked_folder_and_refuses_one_out_of_root(tmp_path: P
     f.resolve()
     assert f.real == root / "real" / "s.jsonl" and f.real_archive == root / "real" / "s.archive.jsonl"
     assert not (elsewhere / "s.jsonl.lock").exists()
+
+
+def test_resolve_sees_a_folder_swapped_for_a_link_out_on_its_next_call(tmp_path: Path) -> None:
+    """The usual layout (<root>/<stem>.brute/) takes the folder as the real root's entry after one lstat: a folder
+    replaced by a link between two turns is resolved, and refused, at the next turn's resolve."""
+    root, elsewhere = tmp_path / "nb", tmp_path / "elsewhere"
+    (root / "s.brute").mkdir(parents=True)
+    elsewhere.mkdir()
+    f = SessionFile(root / "s.brute" / "s.jsonl", root=root)
+    f.resolve()
+    assert f.real == root / "s.brute" / "s.jsonl"
+    (root / "s.brute").rmdir()
+    (root / "s.brute").symlink_to(elsewhere)
+    with pytest.raises(SessionLogError, match=r"is a link to .*elsewhere.*, outside"):
+        f.resolve()
+    linked_root = tmp_path / "linked"
+    linked_root.symlink_to(root)  # a root given through a link: its folder is still found under the real root
+    (root / "s.brute").unlink()
+    (root / "s.brute").mkdir()
+    g = SessionFile(linked_root / "s.brute" / "s.jsonl", root=linked_root)
+    g.resolve()
+    assert g.real == root / "s.brute" / "s.jsonl" and g.real_root == root

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from brute_nb.notebook.views.coalesce import Coalescer, start_thread_timer
+from brute_nb.notebook.views.coalesce import Coalescer, TimerThread, start_thread_timer
 from brute_nb.notebook.views.display import CellView
 
 RATE = 10  # a 0.1 s interval keeps the arithmetic readable
@@ -162,6 +162,61 @@ def test_the_thread_timer_runs_in_the_pushing_threads_context() -> None:
     assert seen == ["cell-7"]
 
 
+def test_timers_share_one_thread_run_soonest_first_and_skip_cancelled_ones() -> None:
+    timers = TimerThread()
+    ran: list[str] = []
+    done = threading.Event()
+    before = threading.active_count()
+    timers.start(0.2, lambda: (ran.append("late"), done.set()))
+    dropped = timers.start(0.05, lambda: ran.append("cancelled"))
+    timers.start(0.1, lambda: ran.append("soon"))
+    timers.start(0.0, lambda: ran.append("now"))
+    dropped.cancel()
+    assert threading.active_count() <= before + 1  # one thread for all four, not a thread a timer
+    assert done.wait(10)
+    assert ran == ["now", "soon", "late"]
+
+
+def test_a_timer_that_raises_does_not_stop_the_later_ones(monkeypatch: Any) -> None:
+    timers = TimerThread()
+    hooked: list[type[BaseException] | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: hooked.append(args.exc_type))
+    done = threading.Event()
+
+    def boom() -> None:
+        raise ValueError("a write failed")
+
+    timers.start(0.0, boom)
+    timers.start(0.05, done.set)
+    assert done.wait(10)
+    assert hooked == [ValueError]
+
+
+def test_a_timer_started_on_the_brute_loop_waits_there_and_runs_on_the_timer_thread() -> None:
+    """A turn's stream pushes from brute_nb's loop: the loop keeps the time (no other thread is woken for a timer
+    a short reply cancels), and the call still runs off the loop, in the pushing code's context."""
+    from brute_nb.event_loop import run_sync, shared_loop
+    from brute_nb.notebook.views.coalesce import timer_thread
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="none")
+    ran: list[tuple[str, bool]] = []
+    done = threading.Event()
+    loop = shared_loop()
+
+    async def push() -> tuple[int, int]:
+        var.set("cell-9")
+        waiting = len(timer_thread()._heap)
+        start_thread_timer(0.05, lambda: (ran.append((var.get(), loop.on_it())), done.set()))
+        cancelled = start_thread_timer(0.0, lambda: ran.append(("cancelled", loop.on_it())))
+        cancelled.cancel()
+        return waiting, len(timer_thread()._heap)
+
+    before, after = run_sync(push)
+    assert after <= before  # nothing handed to the timer thread yet (it may have dropped an old cancelled one)
+    assert done.wait(10)
+    assert ran == [("cell-9", False)]
+
+
 class Sink:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -240,3 +295,16 @@ def test_a_turn_over_within_the_first_interval_never_shows_the_live_widget() -> 
     view.detach(type("A", (), {"off": lambda *a: None})())
     clock.advance(1.0)
     assert sink.sent == [] and updates == []
+
+
+def test_display_ids_are_unique_and_draw_no_randomness_a_cell(monkeypatch: Any) -> None:
+    import os
+
+    from brute_nb.notebook.views import display
+
+    def no_syscall(n: int) -> bytes:
+        raise AssertionError("a display id drew from os.urandom: a GIL release at every cell's start")
+
+    monkeypatch.setattr(os, "urandom", no_syscall)
+    ids = {CellView().display_id for _ in range(500)} | {display.display_id("brute-copy") for _ in range(500)}
+    assert len(ids) == 1000 and all(i.startswith("brute-") for i in ids)

@@ -135,3 +135,101 @@ def test_brute_system_shows_the_prompt_as_the_next_turn_sends_it(
     finally:
         shell.run_line_magic("unload_ext", "brute_nb")
         InteractiveShell.clear_instance()
+
+
+# Issue 29 item 1: the rules files' answers are kept between turns; what they rest on is checked each turn.
+
+
+def rules(ws: Path, notebook: Path | None = None) -> str:
+    from brute_nb.notebook.kernel_tools.environment import instructions_section
+
+    return instructions_section(ws, notebook)
+
+
+def test_an_edited_rules_file_shows_on_the_next_turn_despite_the_kept_answer(workspace: Path) -> None:
+    agents = workspace / "AGENTS.md"
+    agents.write_text("Answer in French.")
+    assert "Answer in French." in rules(workspace)
+    assert "Answer in French." in rules(workspace)  # kept: the file is unchanged
+    agents.write_text("Answer in German")  # another size
+    assert "Answer in German" in rules(workspace)
+    before = agents.stat().st_mtime_ns
+    agents.write_text("Answer in Korean")  # the same size: told apart by the write's mtime
+    os.utime(agents, ns=(before + 1000, before + 1000))  # a coarse clock could give the same ns otherwise
+    assert "Answer in Korean" in rules(workspace)
+    replaced = workspace / "AGENTS.new"
+    replaced.write_text("Answer in Dutch.")
+    os.utime(replaced, ns=(agents.stat().st_atime_ns, agents.stat().st_mtime_ns))
+    os.replace(replaced, agents)  # same size and mtime, another inode (an editor's atomic save)
+    assert "Answer in Dutch." in rules(workspace)
+    agents.unlink()
+    assert rules(workspace) == ""
+
+
+def test_a_kept_rules_file_replaced_by_a_link_out_is_refused(workspace: Path, tmp_path: Path) -> None:
+    agents = workspace / "AGENTS.md"
+    agents.write_text("Use pandas.")
+    assert "Use pandas." in rules(workspace)
+    secret = tmp_path / "secret.md"
+    secret.write_text("Use pandas.")  # the same text and size as the kept answer
+    st = agents.stat()
+    os.utime(secret, ns=(st.st_atime_ns, st.st_mtime_ns))
+    agents.unlink()
+    agents.symlink_to(secret)
+    assert rules(workspace) == ""
+
+
+def test_a_kept_answer_is_checked_again_when_the_root_changes(workspace: Path, tmp_path: Path) -> None:
+    notes = workspace / "notes"
+    notes.mkdir()
+    (notes / "CLAUDE.md").write_text("Plots go in plots/.")
+    notebook = notes / "nb.ipynb"
+    assert "Plots go in plots/." in rules(workspace, notebook)
+    assert "Plots go in plots/." in rules(notes, notebook)  # the notebook's folder as the root: kept per root
+    other = tmp_path / "other"
+    other.mkdir()
+    assert rules(other, notebook) == ""  # the notebook's folder lies outside this root: refused, not reused
+    (workspace / "link").symlink_to(tmp_path / "other")
+    assert rules(workspace / "link", notebook) == ""  # a root given through a link is resolved first
+
+
+def test_package_versions_are_looked_up_once_per_imported_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+    import sys
+    import types
+
+    from brute_nb.notebook.kernel_tools import environment
+
+    asked: list[str] = []
+    monkeypatch.setattr(importlib.metadata, "version", lambda dist: asked.append(dist) or f"{len(asked)}.0")
+    monkeypatch.setattr(environment, "KEY_PACKAGES", {"fakepkg": "fake-dist"})
+    monkeypatch.setitem(sys.modules, "fakepkg", types.ModuleType("fakepkg"))
+    assert environment.package_versions() == "fake-dist 1.0"
+    assert environment.package_versions() == "fake-dist 1.0" and asked == ["fake-dist"]
+    monkeypatch.setitem(sys.modules, "fakepkg", types.ModuleType("fakepkg"))  # imported afresh
+    assert environment.package_versions() == "fake-dist 2.0"
+    monkeypatch.delitem(sys.modules, "fakepkg")
+    assert environment.package_versions() == ""
+
+
+def test_an_edited_skill_shows_on_the_next_turn_and_one_turned_into_a_link_out_is_dropped(
+        workspace: Path, tmp_path: Path) -> None:
+    from brute_nb.tools.builtin.skill import skills_section
+
+    skill = workspace / ".brute" / "skills" / "clean-csv" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(SKILL)
+    assert "Turn a CSV into a cleaned" in skills_section(workspace)
+    assert "Turn a CSV into a cleaned" in skills_section(workspace)  # kept: unchanged
+    before = skill.stat().st_mtime_ns
+    skill.write_text(SKILL.replace("Turn a CSV", "Fold a CSV"))  # the same size
+    os.utime(skill, ns=(before + 1000, before + 1000))
+    assert "Fold a CSV into a cleaned" in skills_section(workspace)
+    outside = tmp_path / "outside.md"
+    outside.write_text(SKILL.replace("Turn a CSV", "Fold a CSV"))
+    st = skill.stat()
+    os.utime(outside, ns=(st.st_atime_ns, st.st_mtime_ns))
+    skill.unlink()
+    skill.symlink_to(outside)  # the same text, size and mtime as the kept skill, outside the skills folder
+    with pytest.warns(UserWarning, match="skipped skill"):
+        assert skills_section(workspace) == ""

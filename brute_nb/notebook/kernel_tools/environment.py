@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import stat
 import sys
 from collections.abc import Mapping
 from datetime import date
@@ -52,14 +53,31 @@ def environment_section(root: Path, notebook: Path | None, namespace: Mapping[st
     return "\n".join([INTRO, "<env>", *lines, "</env>"])
 
 
+_VERSIONS: dict[str, tuple[int, str | None]] = {}
+"""Import name -> (id of the module object it was looked up for, its distribution's version or None)."""
+
+
 def package_versions() -> str:
+    """The versions of the key packages the kernel has imported.
+
+    ``importlib.metadata.version`` searches every folder on ``sys.path`` (~1 ms a package, 2 ms a turn with pandas
+    and numpy imported), so each is looked up once per module object: the same import keeps its answer, a module
+    imported afresh (removed from ``sys.modules``, imported again) is looked up again. A package upgraded on disk
+    while the kernel still runs the old import keeps the version the kernel runs."""
     found = []
     for module, dist in KEY_PACKAGES.items():
-        if module in sys.modules:
+        imported = sys.modules.get(module)
+        if imported is None:
+            continue
+        known = _VERSIONS.get(module)
+        if known is None or known[0] != id(imported):
             try:
-                found.append(f"{dist} {importlib.metadata.version(dist)}")
+                version: str | None = importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
-                continue
+                version = None
+            known = _VERSIONS[module] = (id(imported), version)
+        if known[1] is not None:
+            found.append(f"{dist} {known[1]}")
     return ", ".join(found)
 
 
@@ -77,34 +95,70 @@ def dataframes(namespace: Mapping[str, Any]) -> str:
     return ", ".join(shown[:FRAMES_SHOWN]) + (f", and {extra} more" if extra > 0 else "")
 
 
-def instructions_section(root: Path, notebook: Path | None) -> str:
-    """The project's AGENTS.md / CLAUDE.md (root first, then the notebook's folder), or "" when there are none."""
-    folders = [root]
-    if notebook is not None and notebook.parent.resolve() != root.resolve():
-        folders.append(notebook.parent)
+def instructions_section(root: Path, notebook: Path | None, *, resolved: bool = False) -> str:
+    """The project's AGENTS.md / CLAUDE.md (root first, then the notebook's folder), or "" when there are none.
+
+    ``resolved``: ``root`` is a real path resolved just now (``default_system_prompt``), not resolved again."""
+    real_root = root if resolved else root.resolve()
+    folders = [real_root]
+    if notebook is not None:
+        # The notebook's folder is the root unless the root was set elsewhere: then no second walk of the same path.
+        folder = real_root if notebook.parent == root else notebook.parent.resolve()
+        if folder != real_root:
+            folders.append(folder)
     parts = []
-    for folder in folders:
+    for folder in folders:  # real paths, resolved just now: what lets read_instructions reuse an answer
         for name in INSTRUCTION_FILES:
-            text = read_instructions(folder / name, root)
+            text = read_instructions(folder / name, real_root, resolved=True)
             if text:
-                parts.append(f"From {_shown(folder / name, root)}:\n\n{text}")
+                parts.append(f"From {_shown(folder / name, real_root)}:\n\n{text}")
     return "# Project-Specific Rules\n\n" + "\n\n".join(parts) if parts else ""
 
 
-def read_instructions(path: Path, root: Path) -> str:
-    """The file's text if it is a regular file inside the workspace root (a link out, a FIFO: ""), bounded."""
-    from brute_nb.confine import FileTooLargeError, read_file
+Signature = tuple[int, int, int, int]
+_READ: dict[tuple[str, str], tuple[Signature, str]] = {}
+"""(path, root) -> (the file's (device, inode, size, mtime_ns) when it was read through the confinement, its text)."""
+
+
+def _signature(st: os.stat_result) -> Signature:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def read_instructions(path: Path, root: Path, *, resolved: bool = False) -> str:
+    """The file's text if it is a regular file inside the workspace root (a link out, a FIFO: ""), bounded.
+
+    Asked for four paths every turn, so with ``resolved`` (the caller resolved ``root`` and ``path``'s folder
+    to real paths just now, as ``instructions_section`` does each turn) an answer is kept: the text of a file read
+    through ``confine`` is reused while the path is still a regular file (``lstat``: not a link) with the same
+    device, inode, size and mtime in ns (an edit shows on the next turn), in a folder inside the root. Those are
+    what confinement's answer rests on: a real folder inside the real root, and an entry there that is no link.
+    Anything else (a link, a changed file, no ``resolved``) goes through ``confine`` again.
+    """
+    from brute_nb.confine import FileTooLargeError, inside, read_all, real
+    from brute_nb.confine import place as confined_place
     from brute_nb.errors import PathOutsideRootError
 
-    if not os.path.lexists(path):  # the usual case, asked every turn: one lstat, not confinement's walk
-        return ""
     try:
-        data = read_file(path, root=root, limit=INSTRUCTIONS_LIMIT, why="the instructions file limit")
+        st = os.lstat(path)
+    except OSError:  # missing, the usual case, asked every turn: one lstat, not confinement's walk
+        return ""
+    key = (str(path), str(root))
+    reusable = resolved and stat.S_ISREG(st.st_mode) and inside(str(path.parent), str(root))
+    known = _READ.get(key)
+    if reusable and known is not None and known[0] == _signature(st):
+        return known[1]
+    _READ.pop(key, None)
+    try:
+        with confined_place(path, real(root)) as where:
+            data, read = read_all(where, limit=INSTRUCTIONS_LIMIT, why="the instructions file limit")
     except FileTooLargeError:
         return f"[{path.name} is larger than {INSTRUCTIONS_LIMIT:,} bytes, so it is not included]"
     except (OSError, PathOutsideRootError):
         return ""
-    return data.decode("utf-8", errors="replace").strip()
+    text = data.decode("utf-8", errors="replace").strip()
+    if reusable:
+        _READ[key] = (_signature(read), text)  # the stat of the very file read, not of the lstat before it
+    return text
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -12,7 +12,9 @@ when to load a skill, then the block; empty when there are no skills, so the pro
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,19 +52,44 @@ def skill_roots(workspace: Path | None = None) -> list[Path]:
 
 def parse_skill(path: Path, root: Path | None = None) -> Skill | None:
     """The skill in ``path`` (read only from inside ``root``, default its folder), or None (with a SkillWarning
-    saying why) when the file is not a valid skill."""
+    saying why) when the file is not a valid skill.
+
+    The system prompt lists the skills at every turn, so a parsed skill is kept: reused while ``path`` still
+    resolves inside ``root`` (``confine.confined``, asked each time) to a regular file with the same device, inode,
+    size and mtime in ns as the file that was read and parsed (an edit shows on the next turn). Only valid skills
+    are kept, so a bad one warns at every turn, as before."""
+    base = root if root is not None else path.parent
     try:
-        return _parse(path, root if root is not None else path.parent)
-    except (ValueError, OSError) as exc:
+        where = confine.confined(path, base)
+        st = os.lstat(where)
+        key = (str(path), str(where))
+        known = _PARSED.get(key)
+        if known is not None and stat.S_ISREG(st.st_mode) and known[0] == _signature(st):
+            return known[1]
+        _PARSED.pop(key, None)
+        skill, read = _parse(path, base)
+        _PARSED[key] = (_signature(read), skill)
+        return skill
+    except (ValueError, OSError) as exc:  # OSError: PathOutsideRootError too
         warnings.warn(f"brute_nb: skipped skill {path}: {exc}", SkillWarning, stacklevel=2)
         return None
 
 
-def _parse(path: Path, root: Path) -> Skill:
+Signature = tuple[int, int, int, int]
+_PARSED: dict[tuple[str, str], tuple[Signature, Skill]] = {}
+"""(path, its real path) -> (the (device, inode, size, mtime_ns) of the file read, the skill parsed from it)."""
+
+
+def _signature(st: os.stat_result) -> Signature:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _parse(path: Path, root: Path) -> tuple[Skill, os.stat_result]:
     import yaml  # type: ignore[import-untyped]
 
-    text = confine.read_file(path, root=root, limit=MAX_BYTES, why="a skill is instructions for the model, "
-                             "not data").decode("utf-8", errors="replace")
+    with confine.place(path, confine.real(root)) as at:
+        data, read = confine.read_all(at, limit=MAX_BYTES, why="a skill is instructions for the model, not data")
+    text = data.decode("utf-8", errors="replace")
     if not text.startswith("---"):
         raise ValueError("it does not start with '---' front matter")
     parts = FENCE.split(text, maxsplit=2)
@@ -78,7 +105,7 @@ def _parse(path: Path, root: Path) -> Skill:
     if not description:
         raise ValueError("its front matter has no description")
     name = str(meta.get("name") or path.parent.name).strip()
-    return Skill(name=name, description=description, body=parts[2].strip(), path=path)
+    return Skill(name=name, description=description, body=parts[2].strip(), path=path), read
 
 
 def discover_skills(workspace: Path | None = None) -> list[Skill]:
