@@ -22,8 +22,11 @@ is answered by ``valid``, a walk with no copy and no call per message, before an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, contains
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
@@ -150,7 +153,9 @@ def valid(messages: Sequence[Any]) -> bool:
 
     On a ``Log`` the walk resumes where the last one ended (``Log.prefix_memo``): a long session's history was
     checked by earlier model calls and can only have grown since, so each call checks only the new messages (all
-    of them again when the keys to redact changed).
+    of them again when the keys to redact changed). The first walk of a session read from disk checks every
+    message: when they are all ``Message`` values it goes field by field (``_messages_valid``), not message by
+    message.
     """
     tool, assistant = Role.TOOL, Role.ASSISTANT
     keys = known()
@@ -162,38 +167,128 @@ def valid(messages: Sequence[Any]) -> bool:
         if at <= len(messages) and keys_before == keys:
             start, open_ids, seen = at, set(ids), seen_before
     added: set[str] = set()  # ids first seen in this walk; kept only if the walk finds the log valid
-    for i in range(start, len(messages)):
-        m = messages[i]
-        role = m.role
-        if role.__class__ is not Role:
-            role = _role_or_none(m)
-        if m.__class__ is Message:
-            if m.meta and "refused" in m.meta:
-                return False
-            if search is not None and _holds_key(m, search):
-                return False
-        elif refusal(m) is not None:
+    end = len(messages)
+    tail = list.__getitem__(messages, slice(start, end)) if isinstance(messages, list) and end - start > _FEW else None
+    if tail is not None and set(map(type, tail)) == {Message}:
+        if not _messages_valid(tail, search, keys, open_ids, seen, added):
             return False
-        if role is tool:
-            if m.tool_call_id not in open_ids:
+    else:
+        for i in range(start, end):
+            m = messages[i]
+            role = m.role
+            if role.__class__ is not Role:
+                role = _role_or_none(m)
+            if m.__class__ is Message:
+                if m.meta and "refused" in m.meta:
+                    return False
+                if search is not None and _holds_key(m, search):
+                    return False
+            elif refusal(m) is not None:
                 return False
-            open_ids.discard(m.tool_call_id)
+            if role is tool:
+                if m.tool_call_id not in open_ids:
+                    return False
+                open_ids.discard(m.tool_call_id)
+                continue
+            if open_ids:
+                return False
+            if role is assistant and m.tool_calls:
+                renames = m.__class__ is Message  # what CallIds renames; another message-like goes as it is
+                for c in m.tool_calls:
+                    call_id = ToolCall.coerce(c).id
+                    if renames and (not call_id or call_id in seen or call_id in added):
+                        return False
+                    if renames:
+                        added.add(call_id)
+                    open_ids.add(call_id)
+    if isinstance(memo, dict):
+        # valid so far, with these calls still open and these ids taken, for these keys
+        memo["sendable"] = (end, frozenset(open_ids), seen | added if added else seen, keys)
+    return not open_ids
+
+
+_FEW = 64
+"""Fewer new messages than this (every later model call of a session) are walked one by one: no columns to set up."""
+
+_META, _ROLE, _CALLS, _CALL_ID, _CONTENT, _ATTACHED = (attrgetter(name) for name in (
+    "meta", "role", "tool_calls", "tool_call_id", "content", "attachments"))
+
+
+def _messages_valid(tail: list[Message], search: Search | None, keys: tuple[str, ...], open_ids: set[str],
+                    seen: frozenset[str], added: set[str]) -> bool:
+    """``valid``'s walk over ``Message`` values only, each rule asked of a whole field at once: the same answer,
+    the same ``open_ids`` and ``added`` left behind, without a Python call a message (a 50,000-message session is
+    walked once a kernel, before its first request)."""
+    if any(map(contains, map(_META, tail), repeat("refused"))):
+        return False
+    if search is not None and _any_holds_key(tail, search, keys):
+        return False
+    tool, assistant = Role.TOOL, Role.ASSISTANT
+    for role, calls, call_id in zip(map(_ROLE, tail), map(_CALLS, tail), map(_CALL_ID, tail), strict=True):
+        if role is tool:
+            if call_id not in open_ids:
+                return False
+            open_ids.discard(call_id)
             continue
         if open_ids:
             return False
-        if role is assistant and m.tool_calls:
-            renames = m.__class__ is Message  # what CallIds renames; another message-like goes as it is
-            for c in m.tool_calls:
-                call_id = ToolCall.coerce(c).id
-                if renames and (not call_id or call_id in seen or call_id in added):
+        if calls and role is assistant:
+            for c in calls:
+                call_id = c.id
+                if not call_id or call_id in seen or call_id in added:
                     return False
-                if renames:
-                    added.add(call_id)
+                added.add(call_id)
                 open_ids.add(call_id)
-    if isinstance(memo, dict):
-        # valid so far, with these calls still open and these ids taken, for these keys
-        memo["sendable"] = (len(messages), frozenset(open_ids), seen | added if added else seen, keys)
-    return not open_ids
+    return True
+
+
+_BATCH = 4096
+"""Messages whose texts are searched for keys in one string."""
+_SEPARATOR = "\x00"
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+"""What a JSON encoder escapes in a string: a key holding any of it may not show in the encoded arguments."""
+
+
+def _any_holds_key(messages: list[Message], search: Search, keys: tuple[str, ...]) -> bool:
+    """``any(_holds_key(m, search) for m in messages)``, asked of few long strings.
+
+    A batch's texts are searched joined by a character no key holds (so no match spans two texts), and its tool
+    calls' arguments as one JSON document (every string in them, keys too, appears there as it is, unless a key holds
+    a character JSON escapes). Only a batch where that finds something, or holding attachments or arguments JSON
+    cannot encode, is asked message by message: a find can be a false alarm (a key's text across a number and a
+    string), never a miss.
+    """
+    joined = not any(_SEPARATOR in k for k in keys)
+    encoded = not any(_ESCAPED.search(k) for k in keys)
+    for i in range(0, len(messages), _BATCH):
+        batch = messages[i:i + _BATCH]
+        maybe = (not joined or _holds_text(_SEPARATOR.join(map(_CONTENT, batch)), keys)
+                 or any(map(_ATTACHED, batch)) or not _arguments_free_of_keys(batch, keys, encoded))
+        if maybe and any(_holds_key(m, search) for m in batch):
+            return True
+    return False
+
+
+def _arguments_free_of_keys(batch: list[Message], keys: tuple[str, ...], encoded: bool) -> bool:
+    """True when no string in the batch's tool-call arguments holds a key, known from their JSON text alone."""
+    arguments = [c.arguments for calls in map(_CALLS, batch) if calls for c in calls]
+    if not arguments:
+        return True
+    if not encoded:
+        return False
+    import orjson
+
+    try:
+        text = orjson.dumps(arguments).decode()
+    except TypeError:  # not JSON (a non-text dict key, a set): the caller asks message by message
+        return False
+    return not _holds_text(text, keys)
+
+
+def _holds_text(text: str, keys: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``keys``: what ``search`` answers, by ``str.__contains__`` (a fast substring
+    search, several times quicker than the regular expression over a long text)."""
+    return any(k in text for k in keys)
 
 
 class CallIds:
