@@ -25,8 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter, contains
+from operator import attrgetter
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
@@ -154,8 +153,8 @@ def valid(messages: Sequence[Any]) -> bool:
     On a ``Log`` the walk resumes where the last one ended (``Log.prefix_memo``): a long session's history was
     checked by earlier model calls and can only have grown since, so each call checks only the new messages (all
     of them again when the keys to redact changed). The first walk of a session read from disk checks every
-    message: when they are all ``Message`` values it goes field by field (``_messages_valid``), not message by
-    message.
+    message: its texts and arguments are then searched for keys a batch at a time (``_any_holds_key``), not with
+    a search a message.
     """
     tool, assistant = Role.TOOL, Role.ASSISTANT
     keys = known()
@@ -168,39 +167,39 @@ def valid(messages: Sequence[Any]) -> bool:
             start, open_ids, seen = at, set(ids), seen_before
     added: set[str] = set()  # ids first seen in this walk; kept only if the walk finds the log valid
     end = len(messages)
-    tail = list.__getitem__(messages, slice(start, end)) if isinstance(messages, list) and end - start > _FEW else None
-    if tail is not None and set(map(type, tail)) == {Message}:
-        if not _messages_valid(tail, search, keys, open_ids, seen, added):
+    if search is not None and end - start > _FEW and isinstance(messages, list):
+        if _any_holds_key([m for m in list.__getitem__(messages, slice(start, end)) if m.__class__ is Message],
+                          search, keys):
             return False
-    else:
-        for i in range(start, end):
-            m = messages[i]
-            role = m.role
-            if role.__class__ is not Role:
-                role = _role_or_none(m)
-            if m.__class__ is Message:
-                if m.meta and "refused" in m.meta:
-                    return False
-                if search is not None and _holds_key(m, search):
-                    return False
-            elif refusal(m) is not None:
+        search = None  # no Message among them holds a key
+    for i in range(start, end):
+        m = messages[i]
+        role = m.role
+        if role.__class__ is not Role:
+            role = _role_or_none(m)
+        if m.__class__ is Message:
+            if m.meta and "refused" in m.meta:
                 return False
-            if role is tool:
-                if m.tool_call_id not in open_ids:
-                    return False
-                open_ids.discard(m.tool_call_id)
-                continue
-            if open_ids:
+            if search is not None and _holds_key(m, search):
                 return False
-            if role is assistant and m.tool_calls:
-                renames = m.__class__ is Message  # what CallIds renames; another message-like goes as it is
-                for c in m.tool_calls:
-                    call_id = ToolCall.coerce(c).id
-                    if renames and (not call_id or call_id in seen or call_id in added):
-                        return False
-                    if renames:
-                        added.add(call_id)
-                    open_ids.add(call_id)
+        elif refusal(m) is not None:
+            return False
+        if role is tool:
+            if m.tool_call_id not in open_ids:
+                return False
+            open_ids.discard(m.tool_call_id)
+            continue
+        if open_ids:
+            return False
+        if role is assistant and m.tool_calls:
+            renames = m.__class__ is Message  # what CallIds renames; another message-like goes as it is
+            for c in m.tool_calls:
+                call_id = c.id if c.__class__ is ToolCall else ToolCall.coerce(c).id
+                if renames and (not call_id or call_id in seen or call_id in added):
+                    return False
+                if renames:
+                    added.add(call_id)
+                open_ids.add(call_id)
     if isinstance(memo, dict):
         # valid so far, with these calls still open and these ids taken, for these keys
         memo["sendable"] = (end, frozenset(open_ids), seen | added if added else seen, keys)
@@ -208,38 +207,9 @@ def valid(messages: Sequence[Any]) -> bool:
 
 
 _FEW = 64
-"""Fewer new messages than this (every later model call of a session) are walked one by one: no columns to set up."""
+"""More new messages than this (a session's first walk) are searched for keys a batch at a time."""
 
-_META, _ROLE, _CALLS, _CALL_ID, _CONTENT, _ATTACHED = (attrgetter(name) for name in (
-    "meta", "role", "tool_calls", "tool_call_id", "content", "attachments"))
-
-
-def _messages_valid(tail: list[Message], search: Search | None, keys: tuple[str, ...], open_ids: set[str],
-                    seen: frozenset[str], added: set[str]) -> bool:
-    """``valid``'s walk over ``Message`` values only, each rule asked of a whole field at once: the same answer,
-    the same ``open_ids`` and ``added`` left behind, without a Python call a message (a 50,000-message session is
-    walked once a kernel, before its first request)."""
-    if any(map(contains, map(_META, tail), repeat("refused"))):
-        return False
-    if search is not None and _any_holds_key(tail, search, keys):
-        return False
-    tool, assistant = Role.TOOL, Role.ASSISTANT
-    for role, calls, call_id in zip(map(_ROLE, tail), map(_CALLS, tail), map(_CALL_ID, tail), strict=True):
-        if role is tool:
-            if call_id not in open_ids:
-                return False
-            open_ids.discard(call_id)
-            continue
-        if open_ids:
-            return False
-        if calls and role is assistant:
-            for c in calls:
-                call_id = c.id
-                if not call_id or call_id in seen or call_id in added:
-                    return False
-                added.add(call_id)
-                open_ids.add(call_id)
-    return True
+_CALLS, _CONTENT, _ATTACHED = (attrgetter(name) for name in ("tool_calls", "content", "attachments"))
 
 
 _BATCH = 4096

@@ -1,8 +1,9 @@
 """The walks a kernel's first turn makes over a whole session, done by whole fields, answer what the message-by-
-message walks answer: ``sendable.valid`` (refusals, keys in texts and arguments, tool-call pairing, the memo it
-leaves) and the reader's ``Message`` values built slot by slot (``sessions.lines``).
+message walks answer: ``sendable.valid`` (refusals, keys in texts and arguments searched a batch at a time,
+tool-call pairing, the memo it leaves), ``unanswered_calls`` (roles compared by identity), and the reader's
+``Message`` values built slot by slot (``sessions.lines``).
 
-Each fast path is taken only past a size, so the tests set that size to 0 (forced) or out of reach (the walk).
+``valid`` batches only past a size, so the tests set that size to 0 (forced) or out of reach (the walk).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from brute_nb import sendable as sendable_module
 from brute_nb.attachments import Attachment
-from brute_nb.message import Log, Message, ToolCall
+from brute_nb.message import Log, Message, ToolCall, role_of, unanswered_calls
 from brute_nb.redact import key_search, remember
 from brute_nb.sendable import _any_holds_key, _holds_key, valid
 from brute_nb.sessions import lines
@@ -110,6 +111,41 @@ def test_a_key_json_would_escape_is_still_found(key: str) -> None:
                [Message("assistant", "", [ToolCall("c", "f", {"n": 123})])]]
     for batch in batches:
         assert _any_holds_key(batch, search, keys) == any(_holds_key(m, search) for m in batch), batch
+
+
+def walked_calls(messages: list[Any]) -> list[Any]:
+    """``unanswered_calls`` as it was written before it compared roles by identity: the oracle."""
+    pending: dict[str, list[tuple[int, Any]]] = {}
+    order = 0
+    for m in messages:
+        role = role_of(m)
+        if role == "assistant" and m.tool_calls:
+            for c in m.tool_calls:
+                call = ToolCall.coerce(c) if not isinstance(c, ToolCall) else c
+                pending.setdefault(call.id, []).append((order, call))
+                order += 1
+        elif role == "tool" and pending.get(m.tool_call_id):
+            pending[m.tool_call_id].pop()
+    return [call for _, call in sorted((e for calls in pending.values() for e in calls), key=lambda e: e[0])]
+
+
+class Like:
+    """A message-like object that is no ``Message``: a role in any case, calls as dicts."""
+
+    def __init__(self, role: str, tool_calls: Any = None, tool_call_id: str | None = None) -> None:
+        self.role, self.content, self.tool_calls, self.tool_call_id = role, "", tool_calls, tool_call_id
+
+
+likes = st.builds(Like, st.sampled_from(["assistant", "Assistant", "TOOL", "tool", "user", "robot"]),
+                  st.none() | st.lists(st.builds(lambda i: {"id": i, "name": "f"}, ids), max_size=2),
+                  st.none() | ids)
+
+
+@EXAMPLES
+@given(st.lists(messages() | likes, max_size=14))
+def test_unanswered_calls_are_the_walks(log: list[Any]) -> None:
+    assert unanswered_calls(log) == walked_calls(log)
+    assert unanswered_calls(list(reversed(log))) == walked_calls(list(reversed(log)))
 
 
 def test_the_reader_builds_what_the_constructor_builds() -> None:
