@@ -25,8 +25,8 @@ import gc
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress, repeat
-from operator import is_not
+from itertools import chain, compress, repeat
+from operator import is_, is_not, itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -155,13 +155,15 @@ def _non_empty(metas: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any]:
 
 def _assemble(codes: Any, content: Any, chars: Any, meta: Any, full: list[dict[str, Any]], meta_rows: Any,
               calls: tuple[Any, list[Any]], call_ids: tuple[Any, list[Any]],
-              attachments: list[Any] | None = None) -> dict[str, Any]:
+              attachments: list[Any] | None = None, lifted: dict[str, list[Iterable[Any]]] | None = None
+              ) -> dict[str, Any]:
     """The frame's columns from the fields' values: role codes as an int8 array, the content and meta columns
     made, and for the sparse fields (``full``: the non-empty metas at ``meta_rows``; tool calls and call ids as
     rows and values) only the rows that have them.
 
     ``attachments``: each message's list of ``Attachment``s, or None; a file read the fast way has none (a line
-    naming attachments is read by the strict reader, which locates their bytes)."""
+    naming attachments is read by the strict reader, which locates their bytes). ``lifted``: each meta column's
+    values, read from ``full`` already, in chunks (``None``: read here)."""
     import numpy as np
     import pandas as pd
 
@@ -180,16 +182,17 @@ def _assemble(codes: Any, content: Any, chars: Any, meta: Any, full: list[dict[s
         "tool_calls": _scatter(n, call_rows, call_values),
         "tool_call_id": _strings(_scatter(n, *call_ids, np.nan), text_only=set(map(type, call_ids[1])) <= {str}),
         "attachments": _objects(attachments) if attachments is not None else np.full(n, None, dtype=object),
-        "tool_names": _strings(_scatter(n, call_rows, [",".join(x["name"] for x in c) for c in call_values], ""),
+        "tool_names": _strings(_scatter(n, call_rows, list(map(",".join, map(map, repeat(_NAME), call_values))), ""),
                                text_only=True),
         "n_tool_calls": n_calls,
         "chars": chars,
-        **_meta_columns(n, full, meta_rows),
+        **_meta_columns(n, full, meta_rows, lifted),
         "meta": meta,
     }
 
 
 _COPYABLE = {MappingProxyType, dict}
+_NAME = itemgetter("name")
 
 
 # Role is a StrEnum, so plain strings find their code too; an unknown role is -1 (a missing category).
@@ -263,35 +266,97 @@ def _number_or_none(value: Any) -> float | None:
     return None
 
 
-def _meta_columns(n: int, full: Sequence[Mapping[str, Any]], rows: Any) -> dict[str, Any]:
+def _meta_columns(n: int, full: Sequence[dict[str, Any]], rows: Any,
+                  lifted: dict[str, list[Iterable[Any]]] | None = None) -> dict[str, Any]:
     """The explicit meta columns of ``n`` rows; a value of the wrong type shows as missing (it stays in ``meta``).
 
-    Only the non-empty metas (``full``, at the indexes ``rows``) are read, and their values are scattered into
-    full-length columns with one numpy assignment.
+    Only the non-empty metas (``full``, at the indexes ``rows``) are read, a key's values at once (``dict.get``
+    mapped over them, in C), and scattered into full-length columns with one numpy assignment. A column whose
+    values all have the expected types (the usual case) is then made by numpy; any other goes value by value.
+    ``lifted``: each column's values in ``full``'s order, in chunks, read by the caller (``sessions.columns``).
     """
     import numpy as np
     import pandas as pd
 
-    # A key that no message has needs no pass over the rows (one pass over the keys, at C speed, instead).
-    keys = set().union(*full)
     # `type(v) is` rather than isinstance: JSON values are exact types, and bool must not pass as int. Each
     # column's list of values dies as soon as its array is made, so they are never all alive at once.
-    out = {"model": _strings(_scatter(n, rows, [v if type(v := m.get("model")) is str else np.nan for m in full]
-                                      if "model" in keys else [], np.nan), text_only=True)}
+    # A key no message has is an empty list (no list, array or mask of n Nones made and dropped: each such scratch
+    # raises the process's peak memory a little, ~0.15x a session file over the nine columns).
+    keys = set().union(*full) if lifted is None else {
+        key for key, chunks in lifted.items() if any(type(c) is not repeat for c in chunks)}
+
+    def values(key: str) -> list[Any]:
+        if key not in keys:
+            return []
+        return _values(full, key) if lifted is None else list(chain.from_iterable(lifted.pop(key)))
+
+    out = {"model": _strings(_scatter(n, rows, _texts_or_nan(values("model")), np.nan), text_only=True)}
     for key in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
-        out[key] = _masked(n, rows, [v if type(v := m.get(key)) is int and _INT64_MIN <= v <= _INT64_MAX else None
-                                     for m in full] if key in keys else [], np.int64, pd.arrays.IntegerArray)
-    out["cost"] = _masked(n, rows, [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full]
-                          if "cost" in keys else [], np.float64, pd.arrays.FloatingArray)
-    out["finish_reason"] = _strings(_scatter(n, rows, [v if type(v := m.get("finish_reason")) is str else np.nan
-                                                       for m in full] if "finish_reason" in keys else [], np.nan),
+        out[key] = _masked_column(n, rows, values(key), np.int64, pd.arrays.IntegerArray)
+    out["cost"] = _masked_column(n, rows, values("cost"), np.float64, pd.arrays.FloatingArray)
+    out["finish_reason"] = _strings(_scatter(n, rows, _texts_or_nan(values("finish_reason")), np.nan),
                                     text_only=True)
-    out["created_at"] = _timestamps(n, rows, [v if type(v := m.get("created_at")) is str else None for m in full]
-                                    if "created_at" in keys else [])
-    out["duration_ms"] = _masked(n, rows, [None if (v := m.get("duration_ms")) is None else _number_or_none(v)
-                                           for m in full] if "duration_ms" in keys else [],
-                                 np.float64, pd.arrays.FloatingArray)
+    stamps = values("created_at")
+    if not set(map(type, stamps)) <= _TEXT_OR_NONE:
+        stamps = [v if type(v) is str else None for v in stamps]
+    out["created_at"] = _timestamps(n, rows, stamps)
+    out["duration_ms"] = _masked_column(n, rows, values("duration_ms"), np.float64, pd.arrays.FloatingArray)
     return out
+
+
+_TEXT_OR_NONE = {str, type(None)}
+_INT_OR_NONE = {int, type(None)}
+_NUMBER_OR_NONE = {int, float, type(None)}
+
+
+def _values(metas: Sequence[dict[str, Any]], key: str) -> list[Any]:
+    """Each meta's value under ``key``, None where it has none."""
+    return list(map(dict.get, metas, repeat(key)))
+
+
+def _texts_or_nan(values: list[Any]) -> Any:
+    """The texts as an object array, NaN for anything else (None, a number, a dict): set by a mask, since a
+    tool result's meta has no model and a reply's no tool name (a third of the rows or more)."""
+    import numpy as np
+
+    out = _objects(values)
+    if set(map(type, values)) != {str}:
+        out[np.fromiter(map(is_not, map(type, values), repeat(str)), dtype=bool, count=len(values))] = np.nan
+    return out
+
+
+def _masked_column(n: int, rows: Any, values: list[Any], dtype: Any, kind: Any) -> Any:
+    """A nullable int64 or float64 column of ``values`` at ``rows``: what ``_masked`` makes of them, each value
+    shown only if it is an int in int64's range (int64), an int or float that is finite (float64).
+
+    When every value is of those types (or None) numpy converts them all at once; a value it cannot convert
+    (an int past int64, or past float64's range) sends the column value by value, as does any other type."""
+    import numpy as np
+
+    allowed = _INT_OR_NONE if dtype is np.int64 else _NUMBER_OR_NONE
+    if values and set(map(type, values)) <= allowed:
+        missing = np.fromiter(map(is_, values, repeat(None)), dtype=bool, count=len(values))
+        objects = _objects(values)
+        objects[missing] = 0
+        try:
+            data = objects.astype(dtype)
+        except OverflowError:
+            data = None
+        if data is not None:
+            if dtype is np.float64:
+                odd = ~np.isfinite(data)
+                missing |= odd
+                data[odd] = 0
+            mask = np.ones(n, dtype=bool)
+            full = np.zeros(n, dtype=dtype)
+            mask[rows] = missing
+            full[rows] = data
+            return kind(full, mask)
+    if dtype is np.int64:
+        shown: list[Any] = [v if type(v) is int and _INT64_MIN <= v <= _INT64_MAX else None for v in values]
+    else:
+        shown = [None if v is None else _number_or_none(v) for v in values]
+    return _masked(n, rows, shown, dtype, kind)
 
 
 def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
@@ -312,13 +377,13 @@ def _timestamps(n: int, rows: Any, stamps: list[str | None]) -> Any:
     return pd.DatetimeIndex(out).tz_localize(parsed.tz)
 
 
-def _scatter(n: int, rows: Any, values: list[Any], fill: Any = None) -> Any:
-    """An object array of n ``fill``s with ``values`` placed at ``rows``."""
+def _scatter(n: int, rows: Any, values: list[Any] | Any, fill: Any = None) -> Any:
+    """An object array of n ``fill``s with ``values`` (a list, or an object array of this module's) at ``rows``."""
     import numpy as np
 
     out = np.full(n, fill, dtype=object)
-    if values:
-        out[rows] = _objects(values)
+    if len(values):
+        out[rows] = values if isinstance(values, np.ndarray) else _objects(values)
     return out
 
 

@@ -739,18 +739,28 @@ def unanswered_calls(messages: Iterable[Any]) -> list[Any]:
     Every provider rejects a history with such a call, so SessionLog and the tool pipeline close them. Some
     providers reuse ids (``call_0`` every reply): a result answers the latest open call with its id, and an earlier
     open call of the same id stays unanswered rather than vanishing from the count.
+
+    SessionLog asks it of every session it reads (50,000 messages in one kernel's first turn), so a ``Message``
+    costs a role compared by identity, not ``role_of``'s call and text comparisons.
     """
     pending: dict[str, list[tuple[int, Any]]] = {}
     order = 0
+    assistant, tool = Role.ASSISTANT, Role.TOOL
     for m in messages:
-        role = role_of(m)
-        if role == "assistant" and m.tool_calls:
-            for c in m.tool_calls:
-                call = ToolCall.coerce(c) if not isinstance(c, ToolCall) else c
-                pending.setdefault(call.id, []).append((order, call))
-                order += 1
-        elif role == "tool" and pending.get(m.tool_call_id):
-            pending[m.tool_call_id].pop()
+        role = m.role
+        if role.__class__ is not Role:
+            role = _ROLE_NAMED.get(role_of(m))
+        if role is assistant:
+            calls = m.tool_calls
+            if calls:
+                for c in calls:
+                    call = c if c.__class__ is ToolCall else ToolCall.coerce(c)
+                    pending.setdefault(call.id, []).append((order, call))
+                    order += 1
+        elif role is tool:
+            waiting = pending.get(m.tool_call_id)
+            if waiting:
+                waiting.pop()
     return [call for _, call in sorted((entry for calls in pending.values() for entry in calls),
                                        key=lambda entry: entry[0])]
 

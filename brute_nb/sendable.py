@@ -22,8 +22,10 @@ is answered by ``valid``, a walk with no copy and no call per message, before an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
@@ -150,7 +152,9 @@ def valid(messages: Sequence[Any]) -> bool:
 
     On a ``Log`` the walk resumes where the last one ended (``message.resume``): a long session's history was
     checked by earlier model calls and can only have grown since, so each call checks only the leading system
-    messages and the new ones (all of them again when the keys to redact changed).
+    messages and the new ones (all of them again when the keys to redact changed). The first walk of a session
+    read from disk checks every message: its texts and arguments are then searched for keys a batch at a time
+    (``_any_holds_key``), not with a search a message.
     """
     tool, assistant = Role.TOOL, Role.ASSISTANT
     keys = known()
@@ -164,7 +168,13 @@ def valid(messages: Sequence[Any]) -> bool:
     else:
         start = lead
     added: set[str] = set()  # ids first seen in this walk; kept only if the walk finds the log valid
-    for i in range(start, len(messages)):
+    end = len(messages)
+    if search is not None and end - start > _FEW and isinstance(messages, list):
+        if _any_holds_key([m for m in list.__getitem__(messages, slice(start, end)) if m.__class__ is Message],
+                          search, keys):
+            return False
+        search = None  # no Message among them holds a key
+    for i in range(start, end):
         m = messages[i]
         role = m.role
         if role.__class__ is not Role:
@@ -186,7 +196,7 @@ def valid(messages: Sequence[Any]) -> bool:
         if role is assistant and m.tool_calls:
             renames = m.__class__ is Message  # what CallIds renames; another message-like goes as it is
             for c in m.tool_calls:
-                call_id = ToolCall.coerce(c).id
+                call_id = c.id if c.__class__ is ToolCall else ToolCall.coerce(c).id
                 if renames and (not call_id or call_id in seen or call_id in added):
                     return False
                 if renames:
@@ -208,6 +218,61 @@ def _lead_valid(messages: Sequence[Any], lead: int, search: Search | None) -> bo
         elif refusal(m) is not None:
             return False
     return True
+
+
+_FEW = 64
+"""More new messages than this (a session's first walk) are searched for keys a batch at a time."""
+
+_CALLS, _CONTENT, _ATTACHED = (attrgetter(name) for name in ("tool_calls", "content", "attachments"))
+
+
+_BATCH = 4096
+"""Messages whose texts are searched for keys in one string."""
+_SEPARATOR = "\x00"
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+"""What a JSON encoder escapes in a string: a key holding any of it may not show in the encoded arguments."""
+
+
+def _any_holds_key(messages: list[Message], search: Search, keys: tuple[str, ...]) -> bool:
+    """``any(_holds_key(m, search) for m in messages)``, asked of few long strings.
+
+    A batch's texts are searched joined by a character no key holds (so no match spans two texts), and its tool
+    calls' arguments as one JSON document (every string in them, keys too, appears there as it is, unless a key holds
+    a character JSON escapes). Only a batch where that finds something, or holding attachments or arguments JSON
+    cannot encode, is asked message by message: a find can be a false alarm (a key's text across a number and a
+    string), never a miss.
+    """
+    joined = not any(_SEPARATOR in k for k in keys)
+    encoded = not any(_ESCAPED.search(k) for k in keys)
+    for i in range(0, len(messages), _BATCH):
+        batch = messages[i:i + _BATCH]
+        maybe = (not joined or _holds_text(_SEPARATOR.join(map(_CONTENT, batch)), keys)
+                 or any(map(_ATTACHED, batch)) or not _arguments_free_of_keys(batch, keys, encoded))
+        if maybe and any(_holds_key(m, search) for m in batch):
+            return True
+    return False
+
+
+def _arguments_free_of_keys(batch: list[Message], keys: tuple[str, ...], encoded: bool) -> bool:
+    """True when no string in the batch's tool-call arguments holds a key, known from their JSON text alone."""
+    arguments = [c.arguments for calls in map(_CALLS, batch) if calls for c in calls]
+    if not arguments:
+        return True
+    if not encoded:
+        return False
+    import orjson
+
+    try:
+        text = orjson.dumps(arguments).decode()
+    except TypeError:  # not JSON (a non-text dict key, a set): the caller asks message by message
+        return False
+    return not _holds_text(text, keys)
+
+
+def _holds_text(text: str, keys: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``keys``: what ``search`` answers, by ``str.__contains__`` (a fast substring
+    search, several times quicker than the regular expression over a long text)."""
+    return any(k in text for k in keys)
 
 
 class CallIds:

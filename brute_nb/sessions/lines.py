@@ -12,14 +12,19 @@ a frame keeps only the values it shows, and peak memory stays near the file's si
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+from collections import deque
 from collections.abc import Callable, Iterator
+from itertools import islice, repeat
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, BinaryIO, TypeVar
 
 import orjson
 
-from brute_nb.message import ROLES, Message, Role, ToolCall
+from brute_nb.message import _EMPTY_META, ROLES, Message, Role, ToolCall
+from brute_nb.message import FIELDS as MESSAGE_FIELDS
 
 FIELDS = frozenset({"role", "content", "tool_calls", "tool_call_id", "meta"})
 CALL_FIELDS = frozenset({"id", "name", "arguments"})
@@ -97,11 +102,12 @@ def fields(dicts: list[Any]) -> Fields:
     ``to_dict`` writes. Checked column-wise (set operations over the lists), not by a Python loop per field."""
     if set(map(type, dicts)) != {dict} or not set().union(*dicts) <= FIELDS:
         raise Irregular
-    roles = [d.get("role") for d in dicts]
-    contents = [d.get("content") for d in dicts]
-    calls = [d.get("tool_calls") for d in dicts]
-    call_ids = [d.get("tool_call_id") for d in dicts]
-    metas = [d.get("meta") for d in dicts]
+    get = dict.get
+    roles: list[Any] = list(map(get, dicts, repeat("role")))
+    contents: list[Any] = list(map(get, dicts, repeat("content")))
+    calls: list[Any] = list(map(get, dicts, repeat("tool_calls")))
+    call_ids: list[Any] = list(map(get, dicts, repeat("tool_call_id")))
+    metas: list[Any] = list(map(get, dicts, repeat("meta")))
     if (not set(map(type, roles)) <= _TEXT or not set(roles) <= _ROLE.keys()  # types first: a list is unhashable
             or not set(map(type, contents)) <= _TEXT_OR_NONE
             or not set(map(type, call_ids)) <= _TEXT_OR_NONE or not set(map(type, metas)) <= _META_OR_NONE):
@@ -119,23 +125,37 @@ def _check_calls(calls: list[Any]) -> None:
         return
     if set(map(type, calls)) != {dict} or not set().union(*calls) <= CALL_FIELDS:
         raise Irregular
-    if set(type(c.get("id", "")) for c in calls) != {str} or not all(type(c.get("name")) is str and c["name"]
-                                                                     for c in calls):
+    get = dict.get
+    names = list(map(get, calls, repeat("name")))
+    if (set(map(type, map(get, calls, repeat("id"), repeat("")))) != {str} or set(map(type, names)) != {str}
+            or "" in names):
         raise Irregular
-    if not set(type(c.get("arguments")) for c in calls) <= _META_OR_NONE:
+    if not set(map(type, map(get, calls, repeat("arguments")))) <= _META_OR_NONE:
         raise Irregular  # arguments as JSON text: ToolCall parses it, the strict path keeps that in one place
 
 
 def paused_gc(fn: Callable[[], T]) -> T:
     """Run ``fn`` with the cyclic collector paused: parsing makes many containers and no cycle, so the
-    collector's repeated passes over them would find nothing."""
+    collector's repeated passes over them would find nothing.
+
+    What ``fn`` made and keeps (a session's messages) then goes straight to the oldest generation: left in the
+    youngest, the next two young collections would each walk every one of them (~0.1-0.2 s for 50,000 messages,
+    in the first turn of a kernel) to find nothing. The young generations are collected first, so only what was
+    made meanwhile is moved, nothing that could already be garbage.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return fn()
+        if enabled:
+            gc.collect(1)
+        result = fn()
     finally:
         if enabled:
             gc.enable()
+    if enabled and not gc.get_freeze_count():  # a program that froze objects itself keeps them frozen
+        gc.freeze()  # every tracked object to the permanent generation, then all of it back to the oldest
+        gc.unfreeze()
+    return result
 
 
 def parse_messages(data: bytes) -> list[Message] | None:
@@ -147,11 +167,59 @@ def parse_messages(data: bytes) -> list[Message] | None:
 
 
 def messages(block: Fields) -> list[Message]:
-    """Messages from checked fields; the constructor's own checks are cheap for values of the right type.
+    """Messages from checked fields, equal to what the constructor makes of them, built column-wise.
 
-    A meta dict is the parser's own, so it is wrapped, not copied (the constructor copies a caller's dict).
+    ``fields`` has checked every JSON type, so the constructor's checks could only pass: each field is set straight
+    into its slot for the whole block at once (``_filled``), with no Python call a message. What the constructor
+    would still change is changed here the same way: a role text becomes its ``Role``, a null content ``""``, the
+    tool calls a tuple of ``ToolCall`` (id ``""`` and arguments ``{}`` when absent), an empty or absent meta the
+    shared empty one. A meta dict is the parser's own, so it is wrapped, not copied (the constructor copies a
+    caller's dict).
     """
-    return [Message(_ROLE[role], content, None if calls is None else tuple(
-                ToolCall(c.get("id", ""), c["name"], c.get("arguments") or {}) for c in calls),
-            call_id, MappingProxyType(meta) if meta else None)
-            for role, content, calls, call_id, meta in zip(*block, strict=True)]
+    roles, contents, calls, call_ids, metas = block
+    n = len(roles)
+    present = [c for c in calls if c is not None]
+    if present:
+        made = iter(_tool_calls([x for c in present for x in c]))
+        groups = iter(list(map(tuple, map(islice, repeat(made), map(len, present)))))
+        tool_calls: list[tuple[ToolCall, ...] | None] | repeat[None] = [
+            None if c is None else next(groups) for c in calls]
+    else:
+        tool_calls = repeat(None)
+    proxy, empty = MappingProxyType, _EMPTY_META
+    return _filled(Message, n, {
+        "role": map(_ROLE.__getitem__, roles),
+        "content": ["" if c is None else c for c in contents] if None in contents else contents,
+        "tool_calls": tool_calls,
+        "tool_call_id": call_ids,
+        "attachments": repeat(()),  # a line naming attachments has a field ``FIELDS`` lacks: the strict path
+        "meta": [proxy(m) if m else empty for m in metas],
+    })
+
+
+def _tool_calls(calls: list[dict[str, Any]]) -> list[ToolCall]:
+    """Checked tool-call dicts as ``ToolCall``s, as ``ToolCall.coerce`` makes them (each absent arguments its own
+    ``{}``: a ``ToolCall``'s arguments are a dict a tool may change)."""
+    get = dict.get
+    arguments = list(map(get, calls, repeat("arguments")))
+    if None in arguments:
+        arguments = [{} if a is None else a for a in arguments]
+    return _filled(ToolCall, len(calls), {"id": map(get, calls, repeat("id"), repeat("")),
+                                         "name": map(itemgetter("name"), calls), "arguments": arguments})
+
+
+_SLOTS: dict[type, dict[str, Callable[[Any, Any], None]]] = {
+    cls: {name: cls.__dict__[name].__set__ for name in names}
+    for cls, names in ((Message, [f.name for f in MESSAGE_FIELDS]),
+                       (ToolCall, [f.name for f in dataclasses.fields(ToolCall)]))}
+"""Each class's slot setters (C functions), for every field it declares: ``_filled`` sets them all or fails."""
+
+
+def _filled(cls: type[T], n: int, columns: dict[str, Any]) -> list[T]:
+    """``n`` new ``cls`` values (frozen, slotted dataclasses) with their slots set from ``columns``, one iterable of
+    ``n`` values a field, every loop in C. ``KeyError`` if a field has no column, so a field added to the class
+    cannot be left unset here."""
+    made = list(map(object.__new__, repeat(cls, n)))
+    for name, setter in _SLOTS[cls].items():
+        deque(map(setter, made, columns[name]), maxlen=0)
+    return made

@@ -228,3 +228,53 @@ def test_building_the_frame_adds_little_to_what_the_frame_keeps(tmp_path: Path) 
         tracemalloc.stop()
     assert len(df) > 15_000
     assert peak - kept <= 0.1 * kept, f"the build peaked at {peak - kept} bytes over the frame's {kept}"
+
+
+def meta_columns_value_by_value(n: int, full: list[dict[str, Any]], rows: Any) -> dict[str, Any]:
+    """``frames._meta_columns`` as it was written before it read a key's values at once: the oracle."""
+    import numpy as np
+
+    from brute_nb.frames import _INT64_MAX, _INT64_MIN, _masked, _number_or_none, _scatter, _strings, _timestamps
+
+    out = {"model": _strings(_scatter(n, rows, [v if type(v := m.get("model")) is str else np.nan for m in full],
+                                      np.nan), text_only=True)}
+    for key in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
+        out[key] = _masked(n, rows, [v if type(v := m.get(key)) is int and _INT64_MIN <= v <= _INT64_MAX else None
+                                     for m in full], np.int64, pd.arrays.IntegerArray)
+    out["cost"] = _masked(n, rows, [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full],
+                          np.float64, pd.arrays.FloatingArray)
+    out["finish_reason"] = _strings(_scatter(n, rows, [v if type(v := m.get("finish_reason")) is str else np.nan
+                                                       for m in full], np.nan), text_only=True)
+    out["created_at"] = _timestamps(n, rows, [v if type(v := m.get("created_at")) is str else None for m in full])
+    out["duration_ms"] = _masked(n, rows, [None if (v := m.get("duration_ms")) is None else _number_or_none(v)
+                                           for m in full], np.float64, pd.arrays.FloatingArray)
+    return out
+
+
+meta_values = (st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.sampled_from([2**63 - 1, -(2**63), 2**63])
+               | st.floats() | st.text(max_size=3) | st.just([1]) | st.just({"a": 1}))
+column_metas = st.dictionaries(st.sampled_from(["model", "input_tokens", "output_tokens", "cached_tokens",
+                                                "cache_write_tokens", "cost", "finish_reason", "duration_ms",
+                                                "created_at", "other"]), meta_values, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(column_metas, max_size=8), st.data())
+def test_meta_columns_by_key_are_the_value_by_value_ones(metas: list[dict[str, Any]], data: st.DataObject) -> None:
+    import numpy as np
+
+    from brute_nb.frames import _meta_columns
+
+    stamps = st.sampled_from(["2026-01-02T03:04:05+00:00", "2026-01-02T03:04:05.123+00:00", "not a time"])
+    for m in metas:
+        if "created_at" in m and data.draw(st.booleans()):
+            m["created_at"] = data.draw(stamps)
+    rows = np.arange(len(metas), dtype=np.intp) * 2  # every other row of twice as many
+    n = 2 * len(metas) + 1
+    fast, slow = _meta_columns(n, metas, rows), meta_columns_value_by_value(n, metas, rows)
+    assert list(fast) == list(slow)
+    for name in slow:
+        pd.testing.assert_series_equal(pd.Series(fast[name]), pd.Series(slow[name]), obj=name)
+        if hasattr(slow[name], "_mask"):  # a masked array: the values under the mask too (0 in both)
+            assert fast[name]._data.dtype == slow[name]._data.dtype
+            assert np.array_equal(fast[name]._data, slow[name]._data)
