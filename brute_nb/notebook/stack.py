@@ -130,12 +130,12 @@ def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
 
 def mcp_tools(session: str, settings: Settings) -> list[Any]:
     """The session's MCP servers (started, restarted or stopped to match ``--mcp``) as tools."""
-    from brute_nb.tools.mcp_connection import MCPServerError
-    from brute_nb.tools.mcp_tools import sync
-
     servers = settings.mcp.servers if settings.mcp else ()
     if not servers and "brute_nb.tools.mcp_tools" not in sys.modules:
         return []  # never used here: nothing to stop, and no reason to import it
+    from brute_nb.tools.mcp_connection import MCPServerError
+    from brute_nb.tools.mcp_tools import sync
+
     try:
         return sync(f"session:{session}", servers)
     except MCPServerError as exc:

@@ -39,7 +39,7 @@ STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.
          "brute_nb.middleware.system_prompt", "brute_nb.middleware.tool_result_loop",
          "brute_nb.middleware.tool_pipeline", "brute_nb.middleware.compaction", "brute_nb.compaction",
          "brute_nb.notebook.kernel_tools.cell_tools", "brute_nb.notebook.kernel_tools.notebook_tools",
-         "brute_nb.notebook.kernel_tools.kernel_journal", "brute_nb.tools.mcp_connection",
+         "brute_nb.notebook.kernel_tools.kernel_journal",
          "brute_nb.providers.options", "brute_nb.providers.aliases")
 """What the first cell imports after the SDK to send its request (seen with ``sys.modules`` around it), in the
 order it needs them."""

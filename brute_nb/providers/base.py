@@ -204,8 +204,6 @@ class Provider:
     def _make_client(self) -> Any:
         import httpx2
 
-        from brute_nb.providers.replay import http_transport
-
         options: dict[str, Any] = {}
         if self.max_retries is not None:
             options["max_retries"] = self.max_retries
@@ -214,7 +212,11 @@ class Provider:
         timeout = self._timeouts()
         if timeout is not None:
             options["timeout"] = timeout
-        if self._transport is None:  # one cassette position (or one recording) shared by every loop's client
+        if self._transport is None and (self.record or self.replay):
+            # one cassette position (or one recording) shared by every loop's client; a live session never
+            # imports the record/replay module (a first cell's import, issue 29 §2)
+            from brute_nb.providers.replay import http_transport
+
             self._transport = http_transport(self._given_client, record=self.record, replay=self.replay,
                                              secrets=[self.api_key])
         http = httpx2.AsyncClient(transport=self._transport) if self._transport is not None else None

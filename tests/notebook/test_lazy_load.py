@@ -260,3 +260,19 @@ def test_a_cell_waits_for_what_its_request_needs_not_for_what_the_reply_needs(mo
     release.set()
     thread.join(10)
     assert imported == ["sdk.module", "stack.module", "reply.module"]
+
+
+LIVE_TURN_MODULES = """
+import json, sys
+from brute_nb.notebook.settings import Settings
+from brute_nb.notebook.stack import mcp_tools
+from brute_nb.providers.anthropic import AnthropicMessages
+AnthropicMessages("claude-fake", api_key="sk-test", base_url="http://127.0.0.1:9").client
+assert mcp_tools("default", Settings()) == []
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(("brute_nb.providers.replay", "brute_nb.tools.mcp")))))
+"""
+
+
+def test_a_live_session_without_mcp_servers_imports_neither_replay_nor_mcp(tmp_path: Path) -> None:
+    """A first cell imported the record/replay transports and the MCP client though it used neither (issue 29 §2)."""
+    assert json.loads(_fresh(LIVE_TURN_MODULES, tmp_path)) == []
