@@ -185,7 +185,8 @@ def test_parsed_messages_go_to_the_oldest_generation_and_frozen_objects_stay_fro
     try:
         frozen = gc.get_freeze_count()
         assert parse_messages(data) == read
-        assert gc.get_freeze_count() == frozen
+        # not unfrozen (0) and nothing more frozen (thousands more); other threads may free frozen objects
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
     gc.disable()

@@ -226,7 +226,9 @@ def test_an_interrupted_run_keeps_finished_rows_and_resumes_without_paying_twice
     def slow_on_r4(body: dict) -> object:
         if prompt_of(body) == "Say r4":
             arrived.set()
-            return slow("still thinking about r4", 0.5)
+            # long enough (~20 s of events) that a loaded machine still interrupts it mid-reply: a short one could
+            # end, and the run with it, before the SIGINT below was sent
+            return slow("still thinking about r4 " * 8, 0.5)
         return respond(body)
 
     server.responder = slow_on_r4
