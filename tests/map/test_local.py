@@ -226,14 +226,16 @@ def test_an_interrupted_run_keeps_finished_rows_and_resumes_without_paying_twice
     def slow_on_r4(body: dict) -> object:
         if prompt_of(body) == "Say r4":
             arrived.set()
-            # long enough (~20 s of events) that a loaded machine still interrupts it mid-reply: a short one could
-            # end, and the run with it, before the SIGINT below was sent
-            return slow("still thinking about r4 " * 8, 0.5)
+            return slow("still thinking about r4", 0.5)
         return respond(body)
 
     server.responder = slow_on_r4
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
+        import signal
+        # Ctrl-C as in a terminal: a suite started in the background (`cmd &`) passes SIGINT on ignored, and
+        # Python then installs no KeyboardInterrupt handler, so the run would finish unbothered
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import pandas as pd, brute_nb
         df = pd.DataFrame({{"review": [f"r{{i}}" for i in range(8)]}})
         brute_nb.map("Say {{review}}", df, model={MODEL!r}, concurrency=1, progress=False)
