@@ -79,6 +79,16 @@ def real(path: StrPath) -> str:
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
 
 
+Signature = tuple[int, int, int, int]
+
+
+def signature(st: os.stat_result) -> Signature:
+    """(device, inode, size, mtime in ns) of a file: what tells a kept answer about it (a session's messages, an
+    AGENTS.md read, a parsed skill) that the file changed or was replaced since; an edit, an atomic save or a new
+    file at the same path each change at least one of them."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def inside(path: StrPath, root: StrPath) -> bool:
     """Whether ``path`` is ``root`` or lies under it; both are real paths (``real``), compared as strings."""
     p, r = os.fspath(path), os.fspath(root)

@@ -22,8 +22,8 @@ it and the session ``Log``):
 
 =================  ============================================================================================
 ``_history``       the file's messages at ``_signature``; None: unknown, read the file on the next ``history()``
-``_signature``     the file's (size, mtime, inode) when ``_history``/``_written`` matched it; a different one on
-                   disk means another writer: reload
+``_signature``     the file's ``confine.signature`` (device, inode, size, mtime) when ``_history``/``_written``
+                   matched it; a different one on disk means another writer: reload
 ``_written``       what the file holds now (extended in place by each append; replaced on a rewrite)
 ``_history_open``  ``_history`` holds a call with no result: close it before the prompt, or at the turn's end
 ``_session``       the ``Log`` handed to each turn (history plus the last turn's system lead), reused next turn

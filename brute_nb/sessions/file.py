@@ -38,7 +38,7 @@ from brute_nb.redact import redact
 from brute_nb.sessions.lines import parse_messages
 from brute_nb.sessions.lock import SessionLock
 
-Signature = tuple[int, int, int]
+Signature = confine.Signature
 
 
 class SessionFileWarning(UserWarning):
@@ -268,9 +268,7 @@ def replace_atomically(path: Path, messages: list[Any], *, root: Path | None = N
         raise SessionLogError(_write_failed(path, exc)) from exc
 
 
-def signature(st: os.stat_result) -> Signature:
-    """(size, mtime, inode): what tells a cache the file changed under it."""
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+signature = confine.signature
 
 
 class SessionFile:

@@ -22,7 +22,10 @@ import sys
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from brute_nb.confine import Signature
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 INSTRUCTIONS_LIMIT = 64 * 1024
@@ -115,13 +118,8 @@ def instructions_section(root: Path, notebook: Path | None, *, resolved: bool = 
     return "# Project-Specific Rules\n\n" + "\n\n".join(parts) if parts else ""
 
 
-Signature = tuple[int, int, int, int]
 _READ: dict[tuple[str, str], tuple[Signature, str]] = {}
-"""(path, root) -> (the file's (device, inode, size, mtime_ns) when it was read through the confinement, its text)."""
-
-
-def _signature(st: os.stat_result) -> Signature:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+"""(path, root) -> (the file's ``confine.signature`` when it was read through the confinement, its text)."""
 
 
 def read_instructions(path: Path, root: Path, *, resolved: bool = False) -> str:
@@ -134,7 +132,7 @@ def read_instructions(path: Path, root: Path, *, resolved: bool = False) -> str:
     what confinement's answer rests on: a real folder inside the real root, and an entry there that is no link.
     Anything else (a link, a changed file, no ``resolved``) goes through ``confine`` again.
     """
-    from brute_nb.confine import FileTooLargeError, inside, read_all, real
+    from brute_nb.confine import FileTooLargeError, inside, read_all, real, signature
     from brute_nb.confine import place as confined_place
     from brute_nb.errors import PathOutsideRootError
 
@@ -145,7 +143,7 @@ def read_instructions(path: Path, root: Path, *, resolved: bool = False) -> str:
     key = (str(path), str(root))
     reusable = resolved and stat.S_ISREG(st.st_mode) and inside(str(path.parent), str(root))
     known = _READ.get(key)
-    if reusable and known is not None and known[0] == _signature(st):
+    if reusable and known is not None and known[0] == signature(st):
         return known[1]
     _READ.pop(key, None)
     try:
@@ -157,7 +155,7 @@ def read_instructions(path: Path, root: Path, *, resolved: bool = False) -> str:
         return ""
     text = data.decode("utf-8", errors="replace").strip()
     if reusable:
-        _READ[key] = (_signature(read), text)  # the stat of the very file read, not of the lstat before it
+        _READ[key] = (signature(read), text)  # the stat of the very file read, not of the lstat before it
     return text
 
 

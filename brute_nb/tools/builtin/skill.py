@@ -64,24 +64,19 @@ def parse_skill(path: Path, root: Path | None = None) -> Skill | None:
         st = os.lstat(where)
         key = (str(path), str(where))
         known = _PARSED.get(key)
-        if known is not None and stat.S_ISREG(st.st_mode) and known[0] == _signature(st):
+        if known is not None and stat.S_ISREG(st.st_mode) and known[0] == confine.signature(st):
             return known[1]
         _PARSED.pop(key, None)
         skill, read = _parse(path, base)
-        _PARSED[key] = (_signature(read), skill)
+        _PARSED[key] = (confine.signature(read), skill)
         return skill
     except (ValueError, OSError) as exc:  # OSError: PathOutsideRootError too
         warnings.warn(f"brute_nb: skipped skill {path}: {exc}", SkillWarning, stacklevel=2)
         return None
 
 
-Signature = tuple[int, int, int, int]
-_PARSED: dict[tuple[str, str], tuple[Signature, Skill]] = {}
-"""(path, its real path) -> (the (device, inode, size, mtime_ns) of the file read, the skill parsed from it)."""
-
-
-def _signature(st: os.stat_result) -> Signature:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+_PARSED: dict[tuple[str, str], tuple[confine.Signature, Skill]] = {}
+"""(path, its real path) -> (the ``confine.signature`` of the file read, the skill parsed from it)."""
 
 
 def _parse(path: Path, root: Path) -> tuple[Skill, os.stat_result]:
