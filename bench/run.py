@@ -467,28 +467,16 @@ def request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_000)) 
     session log that grows by a tool step a call, at ``sizes[1]`` messages vs ``sizes[0]`` (issue 29 §6: flat in
     history length). No network: the SDK's own copy and encoding of the payload, O(history) for every caller, is in
     the tool-loop rows."""
-    from brute_nb.message import Log
 
-    provider = _provider(kind, "http://127.0.0.1:9", "sk-bench-unused")
-    per_call: dict[int, list[float]] = {}
-    for n in sizes:
-        log = Log(history(n))
-        log.append(Message(Role.USER, "look up every key"))
-        env: dict[str, Any] = {"messages": log, "tools": None}
-        provider.request(env)  # the session's first request: every message translated once
-        times = []
-        for i in range(max(40, reps * 8)):
-            log.append(Message(Role.ASSISTANT, "", tool_calls=[ToolCall(f"c{i}", "lookup", {"key": f"k{i}"})]))
-            log.append(Message(Role.TOOL, lookup_value(f"k{i}"), tool_call_id=f"c{i}"))
-            t0 = time.perf_counter()
-            provider.request(env)
-            times.append(time.perf_counter() - t0)
-        per_call[n] = times
-    short, long = sizes
-    ratio = statistics.median(per_call[long]) / statistics.median(per_call[short])
-    return Row(f"request building a model call, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
-               f"{median_ms(per_call[long]):.3f} ms vs {median_ms(per_call[short]):.3f} ms", ratio, ratio <= 1.1,
-               "provider.request on a log growing a tool step a call (sendable, dump, cache marks); no network")
+    def tool_step(log: Any, i: int) -> None:  # untimed: the loop appends, the next request is timed
+        log.append(Message(Role.ASSISTANT, "", tool_calls=[ToolCall(f"c{i}", "lookup", {"key": f"k{i}"})]))
+        log.append(Message(Role.TOOL, lookup_value(f"k{i}"), tool_call_id=f"c{i}"))
+
+    return _growth(kind, reps, sizes, lambda n: [*history(n), Message(Role.USER, "look up every key")],
+                   before=tool_step, timed=lambda log, i: None,
+                   name="request building a model call",
+                   note="provider.request on a log growing a tool step a call (sendable, dump, cache marks); "
+                        "no network")
 
 
 def turn_request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_000)) -> Row:
@@ -496,29 +484,46 @@ def turn_request_growth(kind: str, reps: int, sizes: tuple[int, int] = (10, 10_0
     does between turns (SessionLog takes the last turn's system prompt out, SystemPrompt puts this turn's first,
     the prompt is appended), then ``provider.request``. Putting the system prompt first must not make the next
     request translate the whole history again (issue 29 §6: O(new) turns)."""
+    system = "You are a careful assistant."
+
+    def next_turn(log: Any, i: int) -> None:  # timed with the request: the stack does it on the turn's path
+        log.drop_unheard(1)
+        log.insert(0, Message(Role.SYSTEM, system))
+        log.append(Message(Role.USER, f"question {i}"))
+
+    return _growth(kind, reps, sizes, lambda n: [Message(Role.SYSTEM, system), *history(n)],
+                   before=lambda log, i: log.append(Message(Role.ASSISTANT, f"answer {i}")), timed=next_turn,
+                   name="first request of a later turn",
+                   note="system prompt taken out and put first again, the prompt appended, provider.request; "
+                        "no network")
+
+
+def _growth(kind: str, reps: int, sizes: tuple[int, int], messages: Callable[[int], list[Message]], *,
+            before: Callable[[Any, int], None], timed: Callable[[Any, int], None], name: str, note: str) -> Row:
+    """``provider.request`` on a log of ``messages(n)`` for each size, after its first request (every message
+    translated once): each step runs ``before`` untimed, then ``timed`` and the request timed together; the row
+    is the median at the long size over the median at the short one."""
     from brute_nb.message import Log
 
     provider = _provider(kind, "http://127.0.0.1:9", "sk-bench-unused")
     per_call: dict[int, list[float]] = {}
     for n in sizes:
-        log = Log([Message(Role.SYSTEM, "You are a careful assistant."), *history(n)])
+        log = Log(messages(n))
         env: dict[str, Any] = {"messages": log, "tools": None}
         provider.request(env)  # the session's first request: every message translated once
         times = []
         for i in range(max(40, reps * 8)):
-            log.append(Message(Role.ASSISTANT, f"answer {i}"))
+            before(log, i)
             t0 = time.perf_counter()
-            log.drop_unheard(1)
-            log.insert(0, Message(Role.SYSTEM, "You are a careful assistant."))
-            log.append(Message(Role.USER, f"question {i}"))
+            timed(log, i)
             provider.request(env)
             times.append(time.perf_counter() - t0)
         per_call[n] = times
     short, long = sizes
     ratio = statistics.median(per_call[long]) / statistics.median(per_call[short])
-    return Row(f"first request of a later turn, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
+    return Row(f"{name}, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
                f"{median_ms(per_call[long]):.3f} ms vs {median_ms(per_call[short]):.3f} ms", ratio, ratio <= 1.1,
-               "system prompt taken out and put first again, the prompt appended, provider.request; no network")
+               note)
 
 
 def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
