@@ -134,6 +134,11 @@ def _check_calls(calls: list[Any]) -> None:
         raise Irregular  # arguments as JSON text: ToolCall parses it, the strict path keeps that in one place
 
 
+# What the permanent generation held when this module was imported: the interpreter's own (CPython 3.12 starts with
+# a few hundred objects there, 3.11 and 3.13 with none), not a program's gc.freeze(), which adds thousands later.
+_INTERPRETER_FROZEN = gc.get_freeze_count()
+
+
 def paused_gc(fn: Callable[[], T]) -> T:
     """Run ``fn`` with the cyclic collector paused: parsing makes many containers and no cycle, so the
     collector's repeated passes over them would find nothing.
@@ -152,7 +157,7 @@ def paused_gc(fn: Callable[[], T]) -> T:
     finally:
         if enabled:
             gc.enable()
-    if enabled and not gc.get_freeze_count():  # a program that froze objects itself keeps them frozen
+    if enabled and gc.get_freeze_count() <= _INTERPRETER_FROZEN:  # a program that froze objects keeps them frozen
         gc.freeze()  # every tracked object to the permanent generation, then all of it back to the oldest
         gc.unfreeze()
     return result
