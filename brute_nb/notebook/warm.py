@@ -7,16 +7,19 @@ brute_nb's own stack, so the first cell (Run All included) does not pay for them
 them instead.
 
 The thread works in two phases. First what a cell needs to send its request (the SDK, the provider, the stack
-it builds); then what only a reply needs (pricing's data tables, the Markdown renderer and sanitiser), which it
-imports while that request is in flight: on a Run All, where the first ``%%brute`` cell runs right after
-``%load_ext``, the model's time to first token pays for them instead of the cell (issue 29 §2).
+it builds); then what only a reply needs (the SDK's pydantic schemas for the stream's events, pricing's data
+tables, the Markdown renderer and sanitiser), which it builds and imports while that request is in flight: on a Run
+All, where the first ``%%brute`` cell runs right after ``%load_ext``, the model's time to first token pays for them
+instead of the cell (issue 29 §2).
 
 The invariant: no deadlock and no half-imported module. A cell waits for the first phase (``settled``) before it
 imports anything itself, ``%%brute`` and the runner both, since the SDKs' own lazy submodules are not safe to
 import from two threads at once; the second phase imports plain packages and brute_nb modules, which a cell that
 needs one sooner waits for on its module lock. Any import racing the thread can only wait on a module lock, never
-deadlock, since brute_nb's imports have no cycle (``tests/core/test_package_layers.py``). The thread builds no
-client (which event loop a client lives on is the kernel's business) and never fails anything: a module that
+deadlock, since brute_nb's imports have no cycle (``tests/core/test_package_layers.py``). The schemas are built
+holding the provider's ``BUILD_LOCK``, taken before the first phase ends, and the turn waits on it before it reads
+its reply (``anthropic_stream.schemas_built``), so the two never build the same pydantic models at once. The thread
+builds no client (which event loop a client lives on is the kernel's business) and never fails anything: a module that
 cannot be imported is left for the cell, which imports it again and reports the real error.
 """
 
@@ -27,12 +30,15 @@ import importlib
 import os
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 ANTHROPIC = ("anthropic",)
 OPENAI = ("openai",)
 TRANSPORT = ("httpcore2",)
 """Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
 PROVIDERS = {ANTHROPIC: ("brute_nb.providers.anthropic",), OPENAI: ("brute_nb.providers.openai",)}
+SCHEMAS = {ANTHROPIC: "brute_nb.providers.anthropic_stream"}
+"""The module whose ``build_schemas`` builds the SDK's schemas a reply needs, under its ``BUILD_LOCK``."""
 STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.agent", "brute_nb.tools.builtin",
          "brute_nb.middleware", "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.runner",
          "brute_nb.notebook.commands.cell_turn", "brute_nb.middleware.session_log",
@@ -74,15 +80,37 @@ def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
 
 
-def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: threading.Event | None = None) -> None:
-    """Import ``modules``, set ``sendable``, then import ``later``."""
+def schemas_module(environ: Mapping[str, str] = os.environ) -> str | None:
+    """The module that builds the configured SDK's stream schemas ahead (``SCHEMAS``), if any."""
+    modules = sdk_modules(environ)
+    return next((name for sdk, name in SCHEMAS.items() if modules[:len(sdk)] == sdk), None)
+
+
+def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: threading.Event | None = None,
+         schemas: str | None = None) -> None:
+    """Import ``modules``, take ``schemas``' build lock, set ``sendable``, build its schemas, then import ``later``.
+
+    The lock is taken before ``sendable`` is set: from then on a cell may send its request, and its turn must find
+    the build either done or in progress (it waits), never not yet begun (it would build the same models itself)."""
+    lock: Any = None
+    builder: Any = None
     try:
         for name in modules:
             with contextlib.suppress(Exception):  # the cell imports it again and shows the real error
                 importlib.import_module(name)
+        if schemas is not None:
+            with contextlib.suppress(Exception):
+                builder = importlib.import_module(schemas)
+                lock = builder.BUILD_LOCK
+                lock.acquire()
     finally:
         if sendable is not None:
             sendable.set()
+    if lock is not None:
+        try:
+            builder.build_schemas()
+        finally:
+            lock.release()
     for name in later:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
@@ -101,7 +129,8 @@ def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
     if not modules:
         return None
     _sendable = threading.Event()
-    _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable), name="brute-warm-sdk", daemon=True)
+    _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable, schemas_module(environ)),
+                               name="brute-warm-sdk", daemon=True)
     _thread.start()
     return _thread
 

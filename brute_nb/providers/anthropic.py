@@ -14,7 +14,7 @@ from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.prompt_cache import anthropic_breakpoints
-from brute_nb.providers.anthropic_stream import StreamedReply
+from brute_nb.providers.anthropic_stream import StreamedReply, schemas_built
 from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
@@ -77,10 +77,13 @@ class AnthropicMessages(Provider):
 
     async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not self.stream:
-            data = as_data(await self.client.messages.create(**kwargs))  # a local: an HTML page is named from it
+            sent = await self.client.messages.create(**kwargs)
+            schemas_built()  # the reply's dump builds the models the warm-up may be building: wait, never race
+            data = as_data(sent)  # a local: an HTML page is named from it
             return dict(data)
         reply = StreamedReply()
         stream = await self.client.messages.create(**kwargs, stream=True)
+        schemas_built()  # its events build the models the warm-up may be building: wait for it, never race it
         async with stream:
             async for event in stream:
                 piece = reply.add(event)

@@ -11,10 +11,18 @@ input (parsed as the helper does, partial JSON allowed) joined from their deltas
 kind; a citation appended, a signature replaced; ``message_delta`` sets the stop reason and overwrites usage
 counts it carries (they are cumulative), keeping ``message_start``'s where it has none. Events before
 ``message_start`` are ignored, as the helper ignores them.
+
+The SDK's event and message models defer their pydantic schemas to first use: the first stream of a process built
+them (the event union's validator, the serialisers ``StreamedReply`` dumps with), ~50 ms of a Run All's first cell.
+``build_schemas`` builds them ahead, on the notebook's warm-up thread, while the first request is in flight; a turn
+calls ``schemas_built`` before it reads a reply, which waits for a build in progress instead of racing it (pydantic
+builds a model's schema by mutating its class; two threads building the same models at once is pydantic issues
+11849 and 13419).
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
@@ -113,3 +121,57 @@ def _tool_input(text: str, before: Any) -> Any:
         raise ValueError(
             f"Unable to parse tool parameter JSON from model. Please retry your request or adjust your prompt. "
             f"Error: {e}. JSON: {text}") from e
+
+
+BUILD_LOCK = threading.Lock()
+"""Held by whoever builds the stream's schemas ahead (the notebook's warm-up thread), from before the first cell
+may send a request until the build is over; ``schemas_built`` waits on it."""
+
+SCRIPT: tuple[dict[str, Any], ...] = (
+    {"type": "message_start", "message": {"id": "msg_warm", "type": "message", "role": "assistant", "model": "warm",
+                                          "content": [], "stop_reason": None, "stop_sequence": None,
+                                          "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "t"}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "s"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "x"}},
+    {"type": "content_block_stop", "index": 1},
+    {"type": "content_block_start", "index": 2,
+     "content_block": {"type": "tool_use", "id": "toolu_warm", "name": "warm", "input": {}}},
+    {"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+    {"type": "content_block_stop", "index": 2},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+     "usage": {"output_tokens": 2}},
+    {"type": "message_stop"},
+)
+"""A reply with a block of each common kind: adding it up builds what a real reply's first stream would."""
+
+
+def build_schemas() -> None:
+    """Build the SDK's schemas for a stream now, by reading ``SCRIPT`` as a turn reads its events (the SDK's
+    event construction, then ``StreamedReply``). Never fails: whatever is not built here, the turn builds.
+
+    Skipped where pydantic does not serialise model rebuilds itself (its ``_rebuild_lock``, 2.14): this thread
+    would then race any other thread of the kernel that first uses the same models (a user's own SDK call)."""
+    try:
+        import pydantic.main
+        from anthropic._models import construct_type
+        from anthropic.types import RawMessageStreamEvent
+
+        if getattr(pydantic.main, "_rebuild_lock", None) is None:
+            return
+        reply = StreamedReply()
+        for event in SCRIPT:
+            reply.add(construct_type(type_=RawMessageStreamEvent, value=event))
+        reply.data()
+    except Exception:
+        return  # an SDK that changed its internals loses only the head start
+
+
+def schemas_built() -> None:
+    """Wait for a build of the stream's schemas in progress (``BUILD_LOCK``); at once when there is none."""
+    if BUILD_LOCK.locked():
+        with BUILD_LOCK:
+            pass

@@ -262,6 +262,33 @@ def test_a_cell_waits_for_what_its_request_needs_not_for_what_the_reply_needs(mo
     assert imported == ["sdk.module", "stack.module", "reply.module"]
 
 
+def test_the_stream_schemas_are_built_under_the_lock_a_turn_waits_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up holds the provider's ``BUILD_LOCK`` from before a cell may send its request until its schema
+    build is over, so a turn finds the build done or in progress (and waits), never not yet begun (issue 29 §2)."""
+    import threading
+    from types import SimpleNamespace
+
+    from brute_nb.notebook import warm
+
+    release, calls = threading.Event(), []
+    builder = SimpleNamespace(BUILD_LOCK=threading.Lock(),
+                              build_schemas=lambda: (calls.append("build"), release.wait(60)))
+    modules = {"schemas.module": builder}
+    monkeypatch.setattr(warm, "importlib", SimpleNamespace(import_module=lambda name: modules.get(name)))
+    monkeypatch.setattr(warm, "sdk_modules", lambda environ=None: ("anthropic", "stack.module"))
+    monkeypatch.setattr(warm, "SCHEMAS", {("anthropic",): "schemas.module"})
+    monkeypatch.setattr(warm, "REPLY", ())
+    monkeypatch.setattr(warm, "_thread", None)
+    monkeypatch.setattr(warm, "_sendable", threading.Event())
+    thread = warm.start()
+    assert thread is not None
+    warm.settled(timeout=60)
+    assert builder.BUILD_LOCK.locked()  # held since before the cell could go on
+    release.set()
+    thread.join(10)
+    assert calls == ["build"] and not builder.BUILD_LOCK.locked()
+
+
 LIVE_TURN_MODULES = """
 import json, sys
 from brute_nb.notebook.settings import Settings

@@ -77,3 +77,68 @@ def test_events_before_message_start_are_ignored_and_no_start_is_no_reply() -> N
     reply = StreamedReply()
     assert reply.add(Delta()) is None
     assert reply.data() is None
+
+
+FIRST_STREAM = """
+import json
+import anthropic.types as t
+from brute_nb.providers.anthropic_stream import build_schemas
+models = (t.Message, t.TextBlock, t.ToolUseBlock, t.ThinkingBlock, t.MessageDeltaUsage,
+          t.raw_message_delta_event.Delta)
+before = [m.__pydantic_complete__ for m in models]
+build_schemas()
+print(json.dumps({"before": before, "after": [m.__pydantic_complete__ for m in models]}))
+"""
+
+
+def test_build_schemas_builds_what_a_first_stream_builds() -> None:
+    """The SDK defers its models' schemas to first use; the warm-up builds them ahead with ``build_schemas`` (in a
+    fresh process: this one's earlier tests have built them already)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FIRST_STREAM], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert not any(got["before"]) and all(got["after"]), got
+
+
+def test_a_turn_waits_for_a_schema_build_in_progress(fake_provider: FakeProvider,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn that reads its stream while the warm-up thread builds the same pydantic models would race it: the
+    turn waits on ``BUILD_LOCK`` instead. The build here ends only once the turn has read an event, or after 2 s:
+    the order of the three marks says whether the turn waited."""
+    import threading
+
+    from brute_nb import agent
+    from brute_nb.providers import anthropic_stream
+
+    from .helpers import anthropic as provider
+
+    marks: list[str] = []
+    read = threading.Event()
+    add = StreamedReply.add
+
+    def reading(self: StreamedReply, event: Any) -> Any:
+        marks.append("event") if not read.is_set() else None
+        read.set()
+        return add(self, event)
+
+    monkeypatch.setattr(StreamedReply, "add", reading)
+    fake_provider.add("hello")
+    anthropic_stream.BUILD_LOCK.acquire()
+    marks.append("build")
+
+    def build() -> None:
+        read.wait(2)
+        marks.append("built")
+        anthropic_stream.BUILD_LOCK.release()
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    try:
+        assert agent().run(provider(fake_provider)).start("hi")["messages"][-1].content == "hello"
+    finally:
+        builder.join(10)
+    assert marks == ["build", "built", "event"]
