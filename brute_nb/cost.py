@@ -12,9 +12,9 @@ so ``Message.cost`` can use it without a cycle.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from brute_nb.usage import Usage
@@ -44,20 +44,78 @@ _UNPRICED: set[tuple[str, str]] = set()
 """Models genai-prices has no price for (a local model, a fine-tune): it searches its whole table before saying so,
 and caches only hits, so each such model is looked up once a process, not once a reply."""
 
+CACHE_COUNTS = ("cache_read_tokens", "cache_write_tokens")
+"""The counts that are a part of ``input_tokens`` (``usage``'s convention, which genai-prices shares)."""
 
-@functools.lru_cache(maxsize=4096)
+Plan = tuple[Any, tuple[str, ...], tuple[Decimal, ...]]
+"""A model price, the counts a usage reports, and the price of one more of each (``_plan``)."""
+
+_PLANS: dict[tuple[int, tuple[str, ...], int], Plan] = {}
+"""Plans by (the model price's id, the counts reported, the price tier): a few a process. The plan holds its model
+price, so the id cannot be reused for another while it is kept."""
+
+
 def _price(model: str, provider_id: str, usage: Usage, when: datetime | None) -> float | None:
+    """What ``genai_prices.calc_price`` says, to the last digit, at a fraction of its cost after the first reply.
+
+    genai-prices decomposes a usage and validates its units on every call (~0.3 ms, once a reply). Within one
+    model price, one set of reported counts and one price tier (tiers switch on the input tokens), that price
+    is linear in the counts: the price of one more token of each is worked out once (``_plan``, from the same
+    calls), and a reply is then priced as a dot product in ``Decimal``, exactly as genai-prices adds it up."""
     import genai_prices
+    from genai_prices.data_snapshot import get_snapshot
 
     if (model, provider_id) in _UNPRICED:
         return None
     try:
-        result = genai_prices.calc_price(genai_prices.Usage(**usage.to_dict()), model, provider_id=provider_id,
-                                         genai_request_timestamp=when)
+        _, found = get_snapshot().find_provider_model(model, None, provider_id, None)
     except LookupError:
         _UNPRICED.add((model, provider_id))
         return None
-    return float(result.total_price)
+    counts = usage.to_dict()
+    prices = found.get_prices(when or datetime.now(tz=UTC))
+    key = (id(prices), tuple(counts), _tier(prices, counts["input_tokens"]))
+    plan = _PLANS.get(key)
+    if plan is None or plan[0] is not prices:
+        total = prices.calc_price(genai_prices.Usage(**counts))["total_price"]
+        plan = _plan(prices, counts, total)
+        if plan is None:
+            return float(total)
+        if len(_PLANS) >= 64:  # a model price with variants is a new object each reply: keep the cache small
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return float(sum((Decimal(counts[name]) * rate for name, rate in zip(plan[1], plan[2], strict=True)),
+                     Decimal(0)))
+
+
+def _tier(prices: Any, input_tokens: int) -> int:
+    """Which of the model price's tiers ``input_tokens`` falls in (genai-prices: a tier applies above its start)."""
+    from genai_prices.types import TieredPrices
+
+    starts = {tier.start for value in vars(prices).values() if isinstance(value, TieredPrices)
+              for tier in value.tiers}
+    return sum(input_tokens > start for start in starts)
+
+
+def _plan(prices: Any, counts: dict[str, int], total: Decimal) -> Plan | None:
+    """The price of one more of each count (a cache count with one more input token, which includes it), asked
+    of genai-prices; None when that would cross a tier or the plan does not give back ``total`` exactly."""
+    import genai_prices
+
+    if _tier(prices, counts["input_tokens"] + 1) != _tier(prices, counts["input_tokens"]):
+        return None
+    rates: dict[str, Decimal] = {}
+    for name in ("input_tokens", *(n for n in counts if n != "input_tokens")):
+        more = {**counts, name: counts[name] + 1}
+        if name in CACHE_COUNTS:
+            more["input_tokens"] += 1
+        rate = prices.calc_price(genai_prices.Usage(**more))["total_price"] - total
+        rates[name] = rate - rates["input_tokens"] if name in CACHE_COUNTS else rate
+    names = tuple(counts)
+    plan = (prices, names, tuple(rates[n] for n in names))
+    if sum((Decimal(counts[n]) * r for n, r in zip(names, plan[2], strict=True)), Decimal(0)) != total:
+        return None
+    return plan
 
 
 def _when(stamp: object) -> datetime | None:

@@ -124,20 +124,65 @@ def test_frame_and_usage_have_cost_and_cache_columns() -> None:
 
 
 def test_a_model_without_a_price_is_looked_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import genai_prices
+    from genai_prices.data_snapshot import DataSnapshot
 
     from brute_nb import cost
 
     calls: list[str] = []
-    real = genai_prices.calc_price
+    real = DataSnapshot.find_provider_model
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args[1])
-        return real(*args, **kwargs)
+    def counting(self: Any, model: str, *args: Any) -> Any:
+        calls.append(model)
+        return real(self, model, *args)
 
-    monkeypatch.setattr(genai_prices, "calc_price", counting)
-    for tokens in range(1, 6):  # five replies of a local model, each with other usage (no lru_cache hit)
+    monkeypatch.setattr(DataSnapshot, "find_provider_model", counting)
+    for tokens in range(1, 6):  # five replies of a local model, each with other usage
         assert cost.price({"provider": "openai", "model": "my-local-finetune-xyz", "input_tokens": tokens,
                            "output_tokens": 1}) is None
     assert calls == ["my-local-finetune-xyz"]
     assert cost.price({"provider": "openai", "model": "gpt-4o", "input_tokens": 1000, "output_tokens": 10})
+
+
+TIERED = [("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-haiku-4-5"), ("openai", "gpt-4.1"),
+          ("openai", "gpt-4o-mini")]
+"""Models with a price tier above 200k input tokens, with cache prices, and without either."""
+
+
+@pytest.mark.parametrize(("provider", "model"), TIERED)
+def test_a_price_is_genai_prices_own_to_the_last_digit(provider: str, model: str) -> None:
+    """``cost`` prices a reply from a plan worked out once per model price, counts reported and tier; every price
+    must still be the one ``genai_prices.calc_price`` gives, across tier edges and every shape of counts."""
+    from datetime import UTC, datetime
+
+    from brute_nb.cost import _price
+
+    for when in (None, datetime(2025, 6, 1, tzinfo=UTC)):
+        for given in (0, 1, 999, 199_999, 200_000, 200_001, 200_002, 1_234_567):
+            for reads, writes, output in ((0, 0, 0), (0, 0, 7), (given // 2, 0, 3), (0, given // 3, 11),
+                                          (given // 2, given // 4, 5000)):
+                usage = Usage(given, output, reads, writes)
+                expected = float(genai_prices.calc_price(genai_prices.Usage(**usage.to_dict()), model,
+                                                         provider_id=provider, genai_request_timestamp=when)
+                                 .total_price)
+                assert _price(model, provider, usage, when) == expected, (usage, when)
+
+
+def test_replies_of_one_shape_ask_genai_prices_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """genai-prices decomposes and validates a usage on every call (~0.3 ms, once a reply): after the first reply of
+    a model and a shape of counts, the next ones are priced from the plan without it."""
+    from genai_prices.types import ModelPrice
+
+    calls: list[int] = []
+    real = ModelPrice.calc_price
+
+    def counting(self: Any, usage: Any) -> Any:
+        calls.append(usage.input_tokens)
+        return real(self, usage)
+
+    monkeypatch.setattr(ModelPrice, "calc_price", counting)
+    meta = {"provider": "anthropic", "model": "claude-sonnet-4-5", "cached_tokens": 2800, "cache_write_tokens": 27}
+    first = price({**meta, "input_tokens": 5, "output_tokens": 9})
+    asked = len(calls)
+    later = [price({**meta, "input_tokens": 5 + n, "output_tokens": 9 + n}) for n in range(1, 10)]
+    assert first is not None and all(p is not None and p > first for p in later)
+    assert len(calls) == asked
