@@ -146,3 +146,29 @@ def test_a_real_brute_cell_saved_and_exported_is_inert(tmp_path: Path, monkeypat
     for output in outputs:
         assert live_parts(rendered(dict(output.get("data", {})))) == [], output
     assert exported_live(nb, tmp_path) == {"html": [], "markdown": []}
+
+
+def test_the_sanitiser_is_built_once_and_cleans_as_nh3_clean_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``nh3.clean`` builds its allow-lists on every call (most of a short reply's render): the render keeps one
+    ``nh3.Cleaner``, configured as the ``clean`` call was, so every payload comes out the same."""
+    import nh3
+
+    built: list[int] = []
+    real = nh3.Cleaner
+
+    def counting(**options: Any) -> Any:
+        built.append(1)
+        return real(**options)
+
+    monkeypatch.setattr(nh3, "Cleaner", counting)
+    render._cleaner.cache_clear()
+    try:
+        for payload in [*HTML_PAYLOADS, *MARKDOWN_PAYLOADS]:
+            html = mistune.html(payload)
+            assert render.sanitize(html) == nh3.clean(
+                html, tags=set(render.SAFE_TAGS), attributes={k: set(v) for k, v in render.SAFE_ATTRIBUTES.items()},
+                url_schemes=set(render.SAFE_SCHEMES), filter_style_properties={"text-align"},
+                link_rel="noopener noreferrer nofollow")
+    finally:
+        render._cleaner.cache_clear()
+    assert built == [1]
