@@ -19,12 +19,15 @@ from collections.abc import Callable, Iterator
 from itertools import islice, repeat
 from operator import itemgetter
 from types import MappingProxyType
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import orjson
 
 from brute_nb.message import _EMPTY_META, ROLES, Message, Role, ToolCall
 from brute_nb.message import FIELDS as MESSAGE_FIELDS
+
+if TYPE_CHECKING:
+    from brute_nb.sendable import ReadCheck
 
 FIELDS = frozenset({"role", "content", "tool_calls", "tool_call_id", "meta"})
 CALL_FIELDS = frozenset({"id", "name", "arguments"})
@@ -163,16 +166,35 @@ def paused_gc(fn: Callable[[], T]) -> T:
     return result
 
 
-def parse_messages(data: bytes) -> list[Message] | None:
-    """Every line as a ``Message``, equal to the strict reader's; ``None`` when the strict reader must decide."""
+def parse_messages(data: bytes, check: ReadCheck | None = None) -> list[Message] | None:
+    """Every line as a ``Message``, equal to the strict reader's; ``None`` when the strict reader must decide.
+
+    ``check`` (``sendable.ReadCheck``) is fed each block's messages and columns as they are made, so that a caller
+    who will send the messages need not walk them again; it is left half fed when the answer is ``None``.
+    """
     try:
-        return paused_gc(lambda: [m for block in blocks(data) for m in messages(block)])
+        return paused_gc(lambda: _parsed(data, check))
     except Irregular:
         return None
 
 
+def _parsed(data: bytes, check: ReadCheck | None) -> list[Message]:
+    out: list[Message] = []
+    for fields_ in blocks(data):
+        made = messages(fields_)
+        if check is not None:
+            check.add(made)
+        out += made
+    return out
+
+
 def messages(block: Fields) -> list[Message]:
-    """Messages from checked fields, equal to what the constructor makes of them, built column-wise.
+    """Messages from checked fields, equal to what the constructor makes of them, built column-wise (``_columns``)."""
+    return _filled(Message, len(block[0]), _columns(block))
+
+
+def _columns(block: Fields) -> dict[str, Any]:
+    """Each field of a block's ``Message``s, one list a field (``repeat`` for one value), as the constructor makes it.
 
     ``fields`` has checked every JSON type, so the constructor's checks could only pass: each field is set straight
     into its slot for the whole block at once (``_filled``), with no Python call a message. What the constructor
@@ -182,7 +204,6 @@ def messages(block: Fields) -> list[Message]:
     caller's dict).
     """
     roles, contents, calls, call_ids, metas = block
-    n = len(roles)
     present = [c for c in calls if c is not None]
     if present:
         made = iter(_tool_calls([x for c in present for x in c]))
@@ -192,14 +213,14 @@ def messages(block: Fields) -> list[Message]:
     else:
         tool_calls = repeat(None)
     proxy, empty = MappingProxyType, _EMPTY_META
-    return _filled(Message, n, {
+    return {
         "role": map(_ROLE.__getitem__, roles),
         "content": ["" if c is None else c for c in contents] if None in contents else contents,
         "tool_calls": tool_calls,
         "tool_call_id": call_ids,
         "attachments": repeat(()),  # a line naming attachments has a field ``FIELDS`` lacks: the strict path
         "meta": [proxy(m) if m else empty for m in metas],
-    })
+    }
 
 
 def _tool_calls(calls: list[dict[str, Any]]) -> list[ToolCall]:
