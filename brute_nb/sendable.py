@@ -25,8 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter, contains
+from operator import attrgetter
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
@@ -240,15 +239,17 @@ class ReadCheck:
         if not self.paired:
             return  # nothing will be kept: no need to look further
         self.paired = self._pair(messages)
-        if self.clean and self.paired:
-            self.clean = not any(map(contains, filter(None, map(_META, messages)), repeat("refused"))) and (
-                self._search is None or not _any_holds_key(messages, self._search, self._keys))
+        if self.clean and self.paired and self._search is not None:
+            self.clean = not _any_holds_key(messages, self._search, self._keys)
 
     def _pair(self, messages: list[Message]) -> bool:
-        """``valid``'s loop for ``Message``s (roles by identity, calls are ``ToolCall``s)."""
+        """``valid``'s loop for ``Message``s (roles by identity, calls are ``ToolCall``s); a refusal makes the log
+        unclean (here, not in a pass of its own: each pass over the block's messages touches each of them again)."""
         open_ids, seen = self._open, self._seen
         tool, assistant = Role.TOOL, Role.ASSISTANT
         for m in messages:
+            if "refused" in m.meta:
+                self.clean = False
             role = m.role
             if role is tool:
                 answer = m.tool_call_id
@@ -297,7 +298,7 @@ def _lead_valid(messages: Sequence[Any], lead: int, search: Search | None) -> bo
 _FEW = 64
 """More new messages than this (a session's first walk) are searched for keys a batch at a time."""
 
-_CALLS, _CONTENT, _ATTACHED, _META = (attrgetter(name) for name in ("tool_calls", "content", "attachments", "meta"))
+_CALLS, _CONTENT, _ATTACHED = (attrgetter(name) for name in ("tool_calls", "content", "attachments"))
 
 
 _BATCH = 4096
