@@ -37,7 +37,6 @@ BLOCK = 1 << 18
 _ROLE: dict[str, Role] = {r: Role(r) for r in ROLES}
 _NONE = type(None)
 T = TypeVar("T")
-_TEXT = frozenset({str})
 _TEXT_OR_NONE = frozenset({str, _NONE})
 _META_OR_NONE = frozenset({dict, _NONE})
 
@@ -102,19 +101,27 @@ def block(lines: bytes) -> Fields:
 
 def fields(dicts: list[Any]) -> Fields:
     """The fields of message dicts, one list each; ``Irregular`` unless every value has the JSON type
-    ``to_dict`` writes. Checked column-wise (set operations over the lists), not by a Python loop per field."""
-    if set(map(type, dicts)) != {dict} or not set().union(*dicts) <= FIELDS:
-        raise Irregular
-    get = dict.get
-    roles: list[Any] = list(map(get, dicts, repeat("role")))
-    contents: list[Any] = list(map(get, dicts, repeat("content")))
-    calls: list[Any] = list(map(get, dicts, repeat("tool_calls")))
-    call_ids: list[Any] = list(map(get, dicts, repeat("tool_call_id")))
-    metas: list[Any] = list(map(get, dicts, repeat("meta")))
-    if (not set(map(type, roles)) <= _TEXT or not set(roles) <= _ROLE.keys()  # types first: a list is unhashable
-            or not set(map(type, contents)) <= _TEXT_OR_NONE
-            or not set(map(type, call_ids)) <= _TEXT_OR_NONE or not set(map(type, metas)) <= _META_OR_NONE):
-        raise Irregular
+    ``to_dict`` writes. Checked column-wise (set operations over the lists), not by a Python loop per field.
+
+    Each pass over a block's values costs a cache miss a value, so no pass only asks a type that a later one
+    finds wrong anyway: a line that is no JSON object fails the key union (a number, null) or ``dict.get`` (an
+    array or a text of field names), and a role that is not one of the four texts fails ``set`` (a list, an object)
+    or the comparison with them (any other value: no JSON number or ``null`` equals a text); both as ``TypeError``.
+    """
+    try:
+        if not set().union(*dicts) <= FIELDS:
+            raise Irregular
+        get = dict.get
+        roles: list[Any] = list(map(get, dicts, repeat("role")))
+        contents: list[Any] = list(map(get, dicts, repeat("content")))
+        calls: list[Any] = list(map(get, dicts, repeat("tool_calls")))
+        call_ids: list[Any] = list(map(get, dicts, repeat("tool_call_id")))
+        metas: list[Any] = list(map(get, dicts, repeat("meta")))
+        if (not set(roles) <= _ROLE.keys() or not set(map(type, contents)) <= _TEXT_OR_NONE
+                or not set(map(type, call_ids)) <= _TEXT_OR_NONE or not set(map(type, metas)) <= _META_OR_NONE):
+            raise Irregular
+    except TypeError:
+        raise Irregular from None
     present = [c for c in calls if c is not None]
     if present:
         if set(map(type, present)) != {list}:
