@@ -6,7 +6,7 @@ which accepts the line or names its file:line. So the fast path never words an e
 strict one refuses. Anything unusual takes the strict path: a blank line, a torn or non-UTF-8 line, ``NaN``, an
 integer beyond 64 bits, a role not in lower case, an unknown field, tool-call arguments given as JSON text.
 
-Lines are parsed a block (~256 KiB) at a time, so the parsed dicts of one block are dropped before the next is read:
+Lines are parsed a block (~64 KiB) at a time, so the parsed dicts of one block are dropped before the next is read:
 a frame keeps only the values it shows, and peak memory stays near the file's size plus those values.
 """
 
@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 
 FIELDS = frozenset({"role", "content", "tool_calls", "tool_call_id", "meta"})
 CALL_FIELDS = frozenset({"id", "name", "arguments"})
-BLOCK = 1 << 18
-"""Bytes parsed at a time (whole lines): small enough that a block's dicts are a small part of peak memory."""
+BLOCK = 1 << 16
+"""Bytes parsed at a time (whole lines): small enough that a block's dicts are a small part of peak memory, and
+that what they parse to (~4x the bytes) stays in a core's L2 cache while the column passes go over it again and
+again (measured on the realistic 50,000-message file: 7-9% less a parse than at 256 KiB, where each pass missed)."""
 
 _ROLE: dict[str, Role] = {r: Role(r) for r in ROLES}
 _NONE = type(None)
