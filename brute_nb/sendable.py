@@ -222,7 +222,7 @@ class ReadCheck:
     __slots__ = ("_keys", "_open", "_search", "_seen", "clean", "count", "paired")
 
     def __init__(self) -> None:
-        self._keys = known()
+        self._keys = known()  # kept in the memo: a later valid() with other keys known walks everything again
         self._search = key_search(self._keys)
         self._open: set[str] = set()
         self._seen: set[str] = set()

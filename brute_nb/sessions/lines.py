@@ -178,8 +178,9 @@ def paused_gc(fn: Callable[[], T]) -> T:
 def parse_messages(data: bytes, check: ReadCheck | None = None) -> list[Message] | None:
     """Every line as a ``Message``, equal to the strict reader's; ``None`` when the strict reader must decide.
 
-    ``check`` (``sendable.ReadCheck``) is fed each block's messages and columns as they are made, so that a caller
-    who will send the messages need not walk them again; it is left half fed when the answer is ``None``.
+    ``check`` (``sendable.ReadCheck``) is fed each block's messages as they are made, while they are in the CPU's
+    cache, so that a caller who will send them need not walk them again; it is left half fed when the answer is
+    ``None`` (``SessionFile`` then tells it so).
     """
     try:
         return paused_gc(lambda: _parsed(data, check))
@@ -198,12 +199,7 @@ def _parsed(data: bytes, check: ReadCheck | None) -> list[Message]:
 
 
 def messages(block: Fields) -> list[Message]:
-    """Messages from checked fields, equal to what the constructor makes of them, built column-wise (``_columns``)."""
-    return _filled(Message, len(block[0]), _columns(block))
-
-
-def _columns(block: Fields) -> dict[str, Any]:
-    """Each field of a block's ``Message``s, one list a field (``repeat`` for one value), as the constructor makes it.
+    """Messages from checked fields, equal to what the constructor makes of them, built column-wise.
 
     ``fields`` has checked every JSON type, so the constructor's checks could only pass: each field is set straight
     into its slot for the whole block at once (``_filled``), with no Python call a message. What the constructor
@@ -213,6 +209,7 @@ def _columns(block: Fields) -> dict[str, Any]:
     caller's dict).
     """
     roles, contents, calls, call_ids, metas = block
+    n = len(roles)
     present = [c for c in calls if c is not None]
     if present:
         made = iter(_tool_calls([x for c in present for x in c]))
@@ -222,14 +219,14 @@ def _columns(block: Fields) -> dict[str, Any]:
     else:
         tool_calls = repeat(None)
     proxy, empty = MappingProxyType, _EMPTY_META
-    return {
+    return _filled(Message, n, {
         "role": map(_ROLE.__getitem__, roles),
         "content": ["" if c is None else c for c in contents] if None in contents else contents,
         "tool_calls": tool_calls,
         "tool_call_id": call_ids,
         "attachments": repeat(()),  # a line naming attachments has a field ``FIELDS`` lacks: the strict path
         "meta": [proxy(m) if m else empty for m in metas],
-    }
+    })
 
 
 def _tool_calls(calls: list[dict[str, Any]]) -> list[ToolCall]:
