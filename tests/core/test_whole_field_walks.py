@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import gc
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -262,7 +263,7 @@ def test_a_key_known_only_after_the_read_is_still_found() -> None:
     assert not valid(seeded)  # the memo was for other keys: the walk starts again, and finds it
 
 
-def test_the_reader_feeds_its_walk_and_the_session_file_drops_it_for_the_strict_reader(tmp_path: Any) -> None:
+def test_the_reader_feeds_its_walk_and_the_session_file_drops_it_for_the_strict_reader(tmp_path: Path) -> None:
     turn = [Message("user", "q"), Message("assistant", "", [ToolCall("c1", "read", {"path": "a.py"})]),
             Message("tool", "text", tool_call_id="c1"), Message("assistant", "done")]
     data = "".join(m.to_json() + "\n" for m in turn).encode()
