@@ -17,7 +17,8 @@ The rules, applied in this order, since each relies on the one before:
    title): this is the redaction point of every request, ``%brute fix`` reports and ``--context`` cells included.
 
 The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
-is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built.
+is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built; a session
+read from disk is walked once, by its reader (``ReadCheck``), which leaves ``valid`` the memo of that walk.
 """
 
 from __future__ import annotations
