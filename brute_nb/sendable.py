@@ -17,7 +17,8 @@ The rules, applied in this order, since each relies on the one before:
    title): this is the redaction point of every request, ``%brute fix`` reports and ``--context`` cells included.
 
 The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
-is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built.
+is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built; a session
+read from disk is walked once, by its reader (``ReadCheck``), which leaves ``valid`` the memo of that walk.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from operator import attrgetter
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
-from brute_nb.message import ROLES, Message, Role, ToolCall, keep, resume, role_of
+from brute_nb.message import ROLES, Log, Message, Role, ToolCall, keep, resume, role_of, system_lead
 from brute_nb.redact import key_search, known, redact, redact_value
 
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
@@ -205,6 +206,81 @@ def valid(messages: Sequence[Any]) -> bool:
     # valid so far, with these calls still open and these ids taken, for these keys
     keep(messages, "sendable", lead, (frozenset(open_ids), seen | added if added else seen, keys))
     return not open_ids
+
+
+class ReadCheck:
+    """``valid``'s first walk of a session, made by its reader as it builds the messages: fed each block of messages
+    (``add``) right after they are made, while they are in the CPU's cache, so a freshly read log is not walked
+    again (walked once the whole file is read, each of 50,000 messages' fields is a cache miss).
+
+    ``seed`` leaves on the session's ``Log`` the memo ``valid`` would leave after walking it (the turn's first model
+    call then walks only the turn's own messages), and ``open`` answers ``bool(unanswered_calls(messages))``. Each
+    only when sure: a log with a refusal or a key gets no memo (``valid`` walks it and says so), and a broken
+    pairing neither (``unanswered_calls`` is then asked as before). The rules are ``valid``'s, in its order, for the
+    ``Message``s a reader makes; a test compares the two on random logs, memo included.
+    """
+
+    __slots__ = ("_keys", "_open", "_search", "_seen", "clean", "count", "paired")
+
+    def __init__(self) -> None:
+        self._keys = known()  # kept in the memo: a later valid() with other keys known walks everything again
+        self._search = key_search(self._keys)
+        self._open: set[str] = set()
+        self._seen: set[str] = set()
+        self.count = 0
+        self.paired = True
+        """Every tool result so far answers an open call of the assistant message before its run (rules 2, 3)."""
+        self.clean = True
+        """No message so far was refused or holds a key (rules 1, 4)."""
+
+    def add(self, messages: list[Message]) -> None:
+        """The next messages of the log, as the reader made them (``Message``s, no attachments: anything else goes
+        to the strict reader)."""
+        self.count += len(messages)
+        if not self.paired:
+            return  # nothing will be kept: no need to look further
+        self.paired = self._pair(messages)
+        if self.clean and self.paired and self._search is not None:
+            self.clean = not _any_holds_key(messages, self._search, self._keys)
+
+    def _pair(self, messages: list[Message]) -> bool:
+        """``valid``'s loop for ``Message``s (roles by identity, calls are ``ToolCall``s); a refusal makes the log
+        unclean (here, not in a pass of its own: each pass over the block's messages touches each of them again)."""
+        open_ids, seen = self._open, self._seen
+        tool, assistant = Role.TOOL, Role.ASSISTANT
+        for m in messages:
+            if "refused" in m.meta:
+                self.clean = False
+            role = m.role
+            if role is tool:
+                answer = m.tool_call_id
+                if answer not in open_ids:
+                    return False
+                open_ids.discard(answer)
+            elif open_ids:
+                return False
+            elif role is assistant and (calls := m.tool_calls):
+                for c in calls:
+                    call_id = c.id
+                    if not call_id or call_id in seen:
+                        return False
+                    seen.add(call_id)
+                    open_ids.add(call_id)
+        return True
+
+    def drop(self) -> None:
+        """The messages were made another way (the strict reader): answer nothing from what was fed."""
+        self.paired = False
+
+    @property
+    def open(self) -> bool | None:
+        """Whether a call is left without its result (``bool(unanswered_calls(...))``); None: unknown, ask it."""
+        return bool(self._open) if self.paired else None
+
+    def seed(self, log: Log) -> None:
+        """Leave on ``log``, a new ``Log`` of exactly the messages fed to ``add``, the memo ``valid`` would leave."""
+        if self.paired and self.clean and len(log) == self.count and not log.prefix_memo:
+            keep(log, "sendable", system_lead(log), (frozenset(self._open), frozenset(self._seen), self._keys))
 
 
 def _lead_valid(messages: Sequence[Any], lead: int, search: Search | None) -> bool:

@@ -26,6 +26,7 @@ it and the session ``Log``):
                    matched it; a different one on disk means another writer: reload
 ``_written``       what the file holds now (extended in place by each append; replaced on a rewrite)
 ``_history_open``  ``_history`` holds a call with no result: close it before the prompt, or at the turn's end
+``_check``         ``_history`` as read and the reader's ``valid`` walk of it, until the session ``Log`` is built
 ``_session``       the ``Log`` handed to each turn (history plus the last turn's system lead), reused next turn
 ``_session_of``    the ``_history`` list ``_session`` was built from; another list: rebuild ``_session``
 ``_reusable``      ``_session`` holds nothing the file lacks but its leading system messages
@@ -57,6 +58,7 @@ from brute_nb.message import (
     unanswered_calls,
     with_id,
 )
+from brute_nb.sendable import ReadCheck
 from brute_nb.sessions.file import (
     SessionFile,
     SessionFileWarning,
@@ -105,6 +107,7 @@ class SessionLog:
         self._session: Log | None = None  # the log handed to each turn; history plus the last turn's system lead
         self._session_of: list[Any] | None = None  # the cached history the session log matches
         self._reusable = False
+        self._check: tuple[list[Any], ReadCheck] | None = None  # the file's history and the reader's walk of it
 
     def history(self) -> list[Any]:
         """The messages in the file, read again only if the file changed since this layer last saw it.
@@ -114,11 +117,14 @@ class SessionLog:
         """
         found = self.file.signature()
         if found is None:
-            self._history, self._signature, self._history_open = [], None, False
+            self._history, self._signature, self._history_open, self._check = [], None, False, None
             return []
         if self._history is None or self._signature != found:
-            self._history, self._signature = self.file.load()
-            self._history_open = bool(unanswered_calls(self._history))
+            check = ReadCheck()
+            self._history, self._signature = self.file.load(check)
+            is_open = check.open  # known from the reader's walk, unless the log broke its rules or was read otherwise
+            self._history_open = bool(unanswered_calls(self._history)) if is_open is None else is_open
+            self._check = (self._history, check)
         return self._history
 
     async def _acquire(self) -> None:
@@ -214,16 +220,25 @@ class SessionLog:
         history = self.history()
         log = self._session
         if log is None or not self._reusable or self._session_of is not history or log is turn:
-            log = Log(history)
+            log = self._new_log(history)
         else:
             log.settle()  # an earlier turn's env still held copies the log now, before this turn changes it
             lead = _system_lead(log)
             if len(log) - lead != len(history) or (history and log[-1] is not history[-1]):
-                log = Log(history)
+                log = self._new_log(history)
             elif lead:
                 log.drop_unheard(lead)  # not a change to tell observers about: it never was saved
         self._session, self._session_of = log, history
         self._written = history  # SessionLog's own cache: extended in place as lines reach the file
+        return log
+
+    def _new_log(self, history: list[Any]) -> Log:
+        """The session log of ``history``, with what the reader's walk found when it read exactly these messages
+        (``sendable.ReadCheck``): the first model call then walks only the turn's own messages."""
+        log = Log(history)
+        read, self._check = self._check, None  # used once: the facts are the log's memo from now on
+        if read is not None and read[0] is history:
+            read[1].seed(log)
         return log
 
     def _end_turn(self, messages: Log, turn_start: int) -> None:
@@ -240,7 +255,7 @@ class SessionLog:
     def _forget(self) -> None:
         """After a failed write the file is as it was before it, and this layer's caches are not: drop them, so
         the next turn reads the file again (and answers any call the failure left open)."""
-        self._history = self._session = self._session_of = self._signature = None
+        self._history = self._session = self._session_of = self._signature = self._check = None
         self._reusable = self._dirty = False
         self._log = None
 

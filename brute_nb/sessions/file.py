@@ -28,7 +28,7 @@ import os
 import stat
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brute_nb import confine
 from brute_nb.attachments import folder_of, located, store_all
@@ -37,6 +37,9 @@ from brute_nb.message import Message, dumps
 from brute_nb.redact import redact
 from brute_nb.sessions.lines import parse_messages
 from brute_nb.sessions.lock import SessionLock
+
+if TYPE_CHECKING:
+    from brute_nb.sendable import ReadCheck
 
 Signature = confine.Signature
 
@@ -66,7 +69,10 @@ def read_session(path: str | os.PathLike[str], *, root: Path | None = None) -> l
     session's next turn moves it aside. Attachments are read back only from inside ``root`` (default: the
     session's folder).
     """
-    p = Path(path)
+    return _read_session(Path(path), root, None)
+
+
+def _read_session(p: Path, root: Path | None, check: ReadCheck | None) -> list[Message]:
     try:
         data = confine.read_file(p, root=root)  # a regular file only: a FIFO named like a session never blocks
     except FileNotFoundError:
@@ -75,8 +81,8 @@ def read_session(path: str | os.PathLike[str], *, root: Path | None = None) -> l
     if torn:
         warnings.warn(f"{p}:{_line_number(data, torn)}: the last line is cut off ({torn} bytes, no newline, not "
                       "JSON) and was not loaded; the session's next turn moves it to "
-                      f"{torn_path(p).name}", SessionFileWarning, stacklevel=2)
-    return _parse(p, data[: len(data) - torn], root)
+                      f"{torn_path(p).name}", SessionFileWarning, stacklevel=3)
+    return _parse(p, data[: len(data) - torn], root, check)
 
 
 def _torn_tail(data: bytes) -> int:
@@ -99,12 +105,15 @@ def _line_number(data: bytes, torn: int) -> int:
     return data.count(b"\n", 0, len(data) - torn) + 1
 
 
-def _parse(path: Path, data: bytes, root: Path | None = None) -> list[Message]:
+def _parse(path: Path, data: bytes, root: Path | None = None, check: ReadCheck | None = None) -> list[Message]:
     """Every line of ``data`` as a message (the caller has dealt with a torn tail); attachments are read back
-    from inside ``root`` (default: the session's folder)."""
-    fast = parse_messages(data)  # None unless every line is regular: then the loop below names the bad line
+    from inside ``root`` (default: the session's folder). ``check`` is fed the messages if the fast reader made
+    them (see ``parse_messages``)."""
+    fast = parse_messages(data, check)  # None unless every line is regular: then the loop below names the bad line
     if fast is not None:
         return fast
+    if check is not None:
+        check.drop()  # fed only part of what the strict reader makes
     messages = []
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
@@ -329,16 +338,19 @@ class SessionFile:
         except FileNotFoundError:
             return None
 
-    def load(self) -> tuple[list[Message], Signature | None]:
+    def load(self, check: ReadCheck | None = None) -> tuple[list[Message], Signature | None]:
         """Every message in the file and the signature they match (taken before reading, so a write racing the
-        read makes the signature stale, never the messages). Holding the lock, a torn last line is set aside."""
+        read makes the signature stale, never the messages). Holding the lock, a torn last line is set aside.
+
+        ``check`` (``sendable.ReadCheck``) is fed the messages as they are read, for a caller who will send them.
+        """
         file = self.real
         try:
             st = file.stat()
         except FileNotFoundError:
             return [], None
         if not self.lock.held:
-            return read_session(file, root=self.real_root), signature(st)
+            return _read_session(file, self.real_root, check), signature(st)
         data = confine.read_file(file, root=self.real_root)
         torn = _torn_tail(data)
         if torn:
@@ -348,7 +360,7 @@ class SessionFile:
             finally:
                 os.close(fd)
             data, st = data[: len(data) - torn], file.stat()
-        return _parse(file, data, self.real_root), signature(st)
+        return _parse(file, data, self.real_root, check), signature(st)
 
     def append(self, messages: list[Any]) -> Signature:
         """Append whole lines (all or nothing); the file's new signature."""

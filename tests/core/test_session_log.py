@@ -10,8 +10,10 @@ import pytest
 
 import brute_nb
 from brute_nb import Message, SessionLockedError, SessionLogError
+from brute_nb import sendable as sendable_module
 from brute_nb.message import unanswered_calls
 from brute_nb.middleware import SessionLog, SystemPrompt, ToolResultLoop
+from brute_nb.middleware import session_log as session_log_module
 from brute_nb.sessions.file import read_session
 from brute_nb.testing.scripted import Scripted, call, reply
 
@@ -197,6 +199,33 @@ def test_an_open_call_in_a_hand_edited_file_is_still_closed(tmp_path: Path) -> N
     path.write_text(Message("user", "u0").to_json() + "\n" + dangling.to_json() + "\n")
     make(path, Scripted(["a"])).start("next")
     assert unanswered_calls(read_session(path)) == []
+
+
+def test_a_session_read_from_disk_is_walked_once_by_its_reader(tmp_path: Path, monkeypatch: Any) -> None:
+    """The reader's walk (``sendable.ReadCheck``) stands in for ``unanswered_calls`` and ``valid``'s first walk:
+    the first model call resumes after the history, and what it answers is what the walks answer."""
+    path = tmp_path / "s.jsonl"
+    make(path, Scripted([reply("Looking.", call("nope", {}, id="c1")), "Done."])).start("hi")
+    make(path, Scripted(["Bye."])).start("more")
+    history = read_session(path)
+    n = len(history)
+    assert [m.role for m in history].count("tool") == 1 and not unanswered_calls(history)
+    asked: list[int] = []
+    monkeypatch.setattr(session_log_module, "unanswered_calls", lambda m: asked.append(len(m)) or unanswered_calls(m))
+    resumed: list[tuple[int, int]] = []
+    real_resume = sendable_module.resume
+
+    def spy(messages: Any, key: str) -> Any:
+        found = real_resume(messages, key)
+        resumed.append((found.at - found.lead, len(messages) - found.lead))
+        return found
+
+    monkeypatch.setattr(sendable_module, "resume", spy)
+    fake = Scripted(["Again."])
+    make(path, fake).start("once more")
+    assert asked == []  # the reader knew no call was open
+    assert resumed[0] == (n, n + 1)  # the first request walked only the new prompt
+    assert [m["content"] for m in fake.requests[0]["messages"]][1:] == [m.content for m in history] + ["once more"]
 
 
 def test_every_saved_message_has_a_stable_id_that_survives_reload(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The walks a kernel's first turn makes over a whole session, done by whole fields, answer what the message-by-
 message walks answer: ``sendable.valid`` (refusals, keys in texts and arguments searched a batch at a time,
-tool-call pairing, the memo it leaves), ``unanswered_calls`` (roles compared by identity), and the reader's
-``Message`` values built slot by slot (``sessions.lines``).
+tool-call pairing, the memo it leaves), ``unanswered_calls`` (roles compared by identity), the reader's
+``Message`` values built slot by slot (``sessions.lines``), and the reader's own walk that stands in for both
+(``sendable.ReadCheck``).
 
 ``valid`` batches only past a size, so the tests set that size to 0 (forced) or out of reach (the walk).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import gc
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -21,8 +23,9 @@ from brute_nb import sendable as sendable_module
 from brute_nb.attachments import Attachment
 from brute_nb.message import Log, Message, ToolCall, role_of, unanswered_calls
 from brute_nb.redact import key_search, remember
-from brute_nb.sendable import _any_holds_key, _holds_key, valid
+from brute_nb.sendable import ReadCheck, _any_holds_key, _holds_key, valid
 from brute_nb.sessions import lines
+from brute_nb.sessions.file import SessionFile
 from brute_nb.sessions.lines import parse_messages
 
 KEY = "sk-wholefield-0123456789abcdef"
@@ -195,3 +198,79 @@ def test_parsed_messages_go_to_the_oldest_generation_and_frozen_objects_stay_fro
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def fed(messages: list[Message], size: int) -> ReadCheck:
+    """A reader's walk fed ``messages`` ``size`` at a time, as the reader feeds it its blocks."""
+    check = ReadCheck()
+    for i in range(0, len(messages), size):
+        check.add(messages[i:i + size])
+    return check
+
+
+@EXAMPLES
+@given(st.lists(messages(), max_size=14), st.lists(messages(), max_size=6), st.sampled_from([1, 3, 100]))
+def test_the_readers_walk_answers_what_valid_and_unanswered_calls_answer(first: list[Message],
+                                                                          more: list[Message], size: int) -> None:
+    check = fed(first, size)
+    seeded, walked = Log(first), Log(first)
+    check.seed(seeded)
+    kept = dict(seeded.prefix_memo)
+    answer = valid_by(NEVER, walked)
+    assert bool(kept) == bool(answer[1])  # a memo exactly when the walk keeps one: never a fact the walk lacks
+    if kept:
+        assert kept == answer[1] and check.open is not None
+    if check.open is not None:
+        assert check.open == bool(unanswered_calls(first))
+    assert valid_by(NEVER, seeded) == answer  # the same answer and the same memo, read from the seed or walked
+    seeded.extend(more)
+    walked.extend(more)
+    assert valid_by(NEVER, seeded) == valid_by(NEVER, walked)
+
+
+def test_a_pairing_fault_leaves_unanswered_calls_to_the_walk() -> None:
+    calls = Message("assistant", "", [ToolCall("a", "f"), ToolCall("b", "f")])
+    for log in ([calls, Message("user", "q")],  # a call left open in the middle
+                [Message("tool", "r", tool_call_id="a")],  # an orphan result
+                [calls, Message("tool", "r", tool_call_id="a"), calls]):  # ids reused
+        check = fed(log, 1)
+        assert check.open is None
+        seeded = Log(log)
+        check.seed(seeded)
+        assert not seeded.prefix_memo
+
+
+def test_no_memo_for_other_messages_or_after_the_strict_reader() -> None:
+    log = [Message("user", "q"), Message("assistant", "", [ToolCall("a", "f")])]
+    check = fed(log, 2)
+    assert check.open is True
+    longer = Log([*log, Message("tool", "r", tool_call_id="a")])
+    check.seed(longer)  # not the messages it was fed
+    assert not longer.prefix_memo
+    check.drop()  # the strict reader made them
+    same = Log(log)
+    check.seed(same)
+    assert check.open is None and not same.prefix_memo
+
+
+def test_a_key_known_only_after_the_read_is_still_found() -> None:
+    later = "sk-knownlater-0123456789abcdef"
+    log = [Message("user", f"my key is {later}"), Message("assistant", "ok")]
+    check = fed(log, 2)
+    remember(later)  # e.g. a provider built after the session was read
+    seeded = Log(log)
+    check.seed(seeded)
+    assert not valid(seeded)  # the memo was for other keys: the walk starts again, and finds it
+
+
+def test_the_reader_feeds_its_walk_and_the_session_file_drops_it_for_the_strict_reader(tmp_path: Path) -> None:
+    turn = [Message("user", "q"), Message("assistant", "", [ToolCall("c1", "read", {"path": "a.py"})]),
+            Message("tool", "text", tool_call_id="c1"), Message("assistant", "done")]
+    data = "".join(m.to_json() + "\n" for m in turn).encode()
+    check = ReadCheck()
+    assert parse_messages(data, check) == turn and check.count == 4 and check.open is False
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data[:-1] + b"\n\n" + data)  # a blank line: the strict reader reads it
+    check = ReadCheck()
+    assert SessionFile(path).load(check)[0] == turn + turn
+    assert check.open is None  # it answers nothing about what another reader made
