@@ -48,6 +48,121 @@ def test_async_runs_on_the_loop_and_sync_on_a_worker_thread() -> None:
     assert anyio.run(main) == [True, False, True, 2, 5]
 
 
+def test_sync_calls_run_on_brute_nbs_own_worker_reused_call_after_call() -> None:
+    """One worker serves a tool loop's calls in turn (no thread a call); it is brute_nb's cheaper hop, not anyio's."""
+    import asyncio
+
+    async def main() -> list[threading.Thread]:
+        threads = [await call_maybe_async(threading.current_thread) for _ in range(5)]
+        # anyio's own hop serves another event loop library, or calls beyond the limit, the same way
+        threads.append(await anyio.to_thread.run_sync(threading.current_thread))
+        return threads
+
+    threads = asyncio.run(main())
+    assert len(set(threads[:5])) == 1 and threads[0].name == "brute_nb worker" and threads[0].daemon
+    assert threads[5].name != "brute_nb worker"
+
+
+def test_a_worker_thread_is_an_anyio_worker_thread_to_the_code_it_runs() -> None:
+    """Context variables follow the call; ``anyio.from_thread`` reaches the loop; no event loop is seen running."""
+    import contextvars
+
+    import anyio.from_thread
+    import sniffio
+
+    name: contextvars.ContextVar[str] = contextvars.ContextVar("name", default="unset")
+
+    async def double(x: int) -> int:
+        return 2 * x
+
+    def inside() -> tuple[str, int, str | None]:
+        try:
+            library: str | None = sniffio.current_async_library()
+        except sniffio.AsyncLibraryNotFoundError:
+            library = None
+        return name.get(), anyio.from_thread.run(double, 21), library
+
+    async def main() -> tuple[str, int, str | None]:
+        name.set("the caller's")
+        return await call_maybe_async(inside)  # type: ignore[no-any-return]
+
+    assert anyio.run(main) == ("the caller's", 42, None)
+
+
+def test_a_sync_call_sees_its_cancellation_and_errors_come_back() -> None:
+    stopped = threading.Event()
+
+    def polls() -> None:
+        import anyio.from_thread
+
+        for _ in range(3000):
+            try:
+                anyio.from_thread.check_cancelled()
+            except BaseException:
+                stopped.set()
+                raise
+            time.sleep(0.01)
+
+    def fails() -> None:
+        raise ValueError("bad")
+
+    def stops() -> None:
+        raise StopIteration
+
+    async def main() -> list[str]:
+        with anyio.move_on_after(0.2):
+            await call_maybe_async(polls)
+        caught = []
+        for fn in (fails, stops):
+            try:
+                await call_maybe_async(fn)
+            except Exception as exc:
+                caught.append(type(exc).__name__)
+        return caught
+
+    assert anyio.run(main) == ["ValueError", "RuntimeError"]  # a future cannot carry StopIteration, as under anyio
+    assert stopped.wait(10)
+
+
+def test_calls_beyond_the_thread_limit_still_run_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    import brute_nb.maybe_async as maybe_async
+
+    monkeypatch.setattr(maybe_async, "MAX_THREADS", 2)
+    monkeypatch.setattr(maybe_async, "_WORKERS", maybe_async._Workers())  # none left idle by earlier tests
+    everyone = threading.Barrier(4, timeout=10)  # a call that waited for a free worker would break the barrier
+
+    def meet() -> str:
+        everyone.wait()
+        return threading.current_thread().name
+
+    async def main() -> list[str]:
+        names: list[str] = []
+
+        async def one() -> None:
+            names.append(await call_maybe_async(meet))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(one)
+        return names
+
+    names = anyio.run(main)
+    assert len(names) == 4 and names.count("brute_nb worker") <= 2
+
+
+def test_a_call_cancelled_before_it_starts_never_runs() -> None:
+    ran: list[int] = []
+
+    async def main() -> None:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await call_maybe_async(ran.append, 1)
+
+    anyio.run(main)
+    time.sleep(0.1)
+    assert ran == []
+
+
 def test_a_blocked_sync_call_is_abandoned_on_cancel() -> None:
     release = threading.Event()
     finished = threading.Event()

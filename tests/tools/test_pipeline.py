@@ -50,6 +50,27 @@ async def test_calls_run_concurrently_and_results_keep_call_order() -> None:
     assert [m.tool_call_id for m in results] == [f"call_{k}" for k in range(1, n + 1)]
 
 
+async def test_a_lone_call_runs_in_the_turns_task_and_several_in_their_own() -> None:
+    """A reply with one call (most steps of a tool loop) needs no task group: its tool runs in the task running the
+    turn. Several calls still each get a task, so they run together."""
+    import asyncio
+
+    tasks: list[Any] = []
+
+    @tool
+    async def where(i: int) -> str:
+        """Note the task this call runs in."""
+        tasks.append(asyncio.current_task())
+        return f"r{i}"
+
+    turn = asyncio.current_task()
+    env = await run_turn([where], reply("", call("where", {"i": 0})),
+                         reply("", call("where", {"i": 1}), call("where", {"i": 2})))
+    assert [m.content for m in tool_results(env)] == ["r0", "r1", "r2"]
+    assert tasks[0] is turn
+    assert tasks[1] is not turn and tasks[2] is not turn and tasks[1] is not tasks[2]
+
+
 async def test_errors_unknown_tools_and_bad_json_become_results() -> None:
     @tool
     def boom() -> str:
