@@ -9,18 +9,22 @@ from typing import Any
 import httpx2
 import pytest
 
+from brute_nb.attachments import from_bytes
 from brute_nb.message import Log, Message, Role, ToolCall
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses, untyped
 from brute_nb.testing import FakeProvider
 
 pytestmark = pytest.mark.anyio
 
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f6e7a60000000049454e44ae426082")
 SHELL = {"name": "shell", "description": "Run a command.",
          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}
 
 
 def conversation() -> Log:
-    """Text, a call with text, a call alone (``content: null`` on Chat), results, reasoning, non-ASCII text."""
+    """Text, a call with text, a call alone (``content: null`` on Chat), results, reasoning, non-ASCII text,
+    attachments."""
     return Log([
         Message(Role.USER, "list the files, then count them — «merci»"),
         Message(Role.ASSISTANT, "Let me look.", tool_calls=[ToolCall("c1", "shell", {"command": "ls"})],
@@ -31,6 +35,14 @@ def conversation() -> Log:
         Message(Role.TOOL, "2", tool_call_id="c2"),
         Message(Role.TOOL, "/tmp", tool_call_id="c3"),
         Message(Role.USER, "and now?"),
+        # attachments: the content parts the SDK's TypedDicts type most (image_url / input_image, file /
+        # input_file, a text file inlined), on a user turn and on a tool result
+        Message(Role.USER, "what do these say?", attachments=(
+            from_bytes(PNG, "image/png", "plot.png"), from_bytes(b"%PDF-1.4\n%%EOF\n", "application/pdf", "r.pdf"),
+            from_bytes(b"a,b\n1,2\n", "text/csv", "t.csv"))),
+        Message(Role.ASSISTANT, "", tool_calls=[ToolCall("c4", "plot", {})]),
+        Message(Role.TOOL, "drawn", tool_call_id="c4", attachments=(from_bytes(PNG, "image/png", "p.png"),)),
+        Message(Role.USER, "thanks"),
     ])
 
 
@@ -71,6 +83,8 @@ async def test_the_request_is_the_bytes_create_sends(kind: str, stream: bool) ->
     assert len(bodies) == 2
     assert bodies[0] == bodies[1]
     assert b'"metadata":{"run":"b"}' in bodies[0]  # the caller's extra_body still goes out
+    parts = [b'"image_url"', b'"file"'] if kind == "chat" else [b'"input_image"', b'"input_file"']
+    assert all(part in bodies[0] for part in parts) and b"a,b" in bodies[0]  # the attachments went out
     if kind == "chat":
         assert b'"content":null,"tool_calls"' in bodies[0]  # the call-only turn keeps its wire form
 
