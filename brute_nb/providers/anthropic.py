@@ -78,12 +78,12 @@ class AnthropicMessages(Provider):
     async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not self.stream:
             sent = await self.client.messages.create(**kwargs)
-            schemas_built()  # the reply's dump builds the models the warm-up may be building: wait, never race
+            await schemas_built()  # the reply's dump builds the models the warm-up may be building: wait, never race
             data = as_data(sent)  # a local: an HTML page is named from it
             return dict(data)
         reply = StreamedReply()
         stream = await self.client.messages.create(**kwargs, stream=True)
-        schemas_built()  # its events build the models the warm-up may be building: wait for it, never race it
+        await schemas_built()  # its events build the models the warm-up may be building: wait for it, never race it
         async with stream:
             async for event in stream:
                 piece = reply.add(event)

@@ -170,8 +170,17 @@ def build_schemas() -> None:
         return  # an SDK that changed its internals loses only the head start
 
 
-def schemas_built() -> None:
-    """Wait for a build of the stream's schemas in progress (``BUILD_LOCK``); at once when there is none."""
+async def schemas_built() -> None:
+    """Wait for a build of the stream's schemas in progress (``BUILD_LOCK``); at once when there is none.
+
+    The wait is on a worker thread: the turn runs on brute_nb's one event loop, which other sessions' turns and
+    streams share, and a lock taken on it would stop all of them for the build's ~40 ms."""
     if BUILD_LOCK.locked():
-        with BUILD_LOCK:
-            pass
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(_wait_for_build)
+
+
+def _wait_for_build() -> None:
+    with BUILD_LOCK:
+        pass

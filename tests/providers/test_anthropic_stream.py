@@ -146,3 +146,42 @@ def test_a_turn_waits_for_a_schema_build_in_progress(fake_provider: FakeProvider
     finally:
         builder.join(10)
     assert marks == ["build", "built", "event"]
+
+
+def test_waiting_for_the_schema_build_leaves_the_event_loop_running() -> None:
+    """The turn waits for the warm-up's build off the loop: other turns and streams on brute_nb's one loop go on
+    meanwhile (a lock taken on the loop thread would stop them all until the build ends)."""
+    import threading
+
+    import anyio
+
+    from brute_nb.providers import anthropic_stream
+
+    order: list[str] = []
+    once = threading.Lock()
+
+    def end_build() -> None:
+        if once.acquire(blocking=False):
+            anthropic_stream.BUILD_LOCK.release()
+
+    anthropic_stream.BUILD_LOCK.acquire()
+    release = threading.Timer(2.0, end_build)  # at the latest: never a hang
+
+    async def other_turn() -> None:
+        await anyio.sleep(0.05)
+        order.append("other turn ran")
+        end_build()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other_turn)
+            await anthropic_stream.schemas_built()
+            order.append("built")
+
+    release.start()
+    try:
+        anyio.run(main)
+    finally:
+        release.cancel()
+    assert order == ["other turn ran", "built"]
+    assert not anthropic_stream.BUILD_LOCK.locked()
