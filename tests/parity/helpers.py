@@ -39,8 +39,9 @@ def anthropic(fake: FakeProvider, model: str = "claude-fake", **kw: Any) -> Prov
 FACTORIES: dict[str, Callable[..., Provider]] = {
     "openai_chat": openai_chat, "openai_responses": openai_responses, "anthropic": anthropic}
 KINDS = sorted(FACTORIES)
-REAL_MODEL = {"openai_chat": "gpt-4.1", "openai_responses": "gpt-4.1", "anthropic": "claude-sonnet-4-20250514"}
-"""Models genai-prices knows, so a reply through the fake server gets a real price."""
+REAL_MODEL = {"openai_chat": "gpt-4.1", "openai_responses": "gpt-4.1", "anthropic": "claude-haiku-4-5"}
+"""Models genai-prices knows, so a reply through the fake server gets a real price. Not a retired model: anthropic
+2.0.0 (the declared minimum) warns on every call naming claude-sonnet-4-20250514, an error under the suite."""
 
 
 def tool_agent(provider: Provider, *layers: tuple[Any, dict[str, Any]], tools: list[Any] | None = None) -> Agent:
