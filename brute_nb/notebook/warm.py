@@ -46,10 +46,17 @@ STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.
          "brute_nb.middleware.tool_pipeline", "brute_nb.middleware.compaction", "brute_nb.compaction",
          "brute_nb.notebook.kernel_tools.cell_tools", "brute_nb.notebook.kernel_tools.notebook_tools",
          "brute_nb.notebook.kernel_tools.kernel_journal",
-         "brute_nb.providers.options", "brute_nb.providers.aliases")
+         "brute_nb.providers.options", "brute_nb.providers.aliases", "brute_nb.providers.url_attachments",
+         "brute_nb.plugins", "tomllib", "brute_nb.notebook.paths", "brute_nb.notebook.kernel_tools.environment",
+         "brute_nb.tools.server", "brute_nb.transports.server_tools", "brute_nb.notebook.approvals",
+         "brute_nb.middleware.approvals", "brute_nb.middleware.budget", "brute_nb.middleware.final_answer",
+         "brute_nb.middleware.doom_loop", "brute_nb.middleware.partial_reply", "brute_nb.middleware.turn_context",
+         "concurrent.futures.thread", "opentelemetry.propagate")
 """What the first cell imports after the SDK to send its request (seen with ``sys.modules`` around it), in the
-order it needs them."""
-REPLY = ("genai_prices", "genai_prices.data", "brute_nb.notebook.views.render", "mistune", "mistune.plugins.url",
+order it needs them. ``opentelemetry.propagate`` is the SDK's: it imports it on its first request, to add trace
+headers. ``tests/notebook/test_lazy_load.py`` fails when a first cell imports a brute_nb module not warmed here."""
+REPLY = ("genai_prices", "genai_prices.data", "genai_prices.decompose", "genai_prices.validation",
+         "brute_nb.notebook.views.render", "mistune", "mistune.plugins.url",
          "nh3", "brute_nb.notebook.views.terminal")
 """What only the reply needs: pricing (``genai_prices.data`` is its price tables as Python literals, the largest
 module of the first cell) and the final render. Imported after ``STACK``, while the first request is in flight."""

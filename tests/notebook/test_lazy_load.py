@@ -303,3 +303,29 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(("brute_nb.provid
 def test_a_live_session_without_mcp_servers_imports_neither_replay_nor_mcp(tmp_path: Path) -> None:
     """A first cell imported the record/replay transports and the MCP client though it used neither (issue 29 §2)."""
     assert json.loads(_fresh(LIVE_TURN_MODULES, tmp_path)) == []
+
+
+FIRST_CELL_AFTER_WARM_UP = """
+import json, os, sys, tempfile, threading
+from brute_nb.testing import FakeProvider
+fake = FakeProvider(keep_alive=True).__enter__()
+fake.add("Hello!")
+os.environ.update(ANTHROPIC_API_KEY=fake.api_key, ANTHROPIC_BASE_URL=fake.base_url)
+os.chdir(tempfile.mkdtemp())
+import IPython
+ip = IPython.InteractiveShell.instance()
+ip.run_line_magic('load_ext', 'brute_nb')
+for t in threading.enumerate():
+    if t.name in ('brute-warm-sdk', 'brute-cleanup'):
+        t.join(60)
+before = set(sys.modules)
+ip.run_cell_magic('brute', '', 'hello')
+print(json.dumps(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('brute_nb', 'genai_prices'))))
+"""
+
+
+def test_the_first_cell_after_the_warm_up_imports_nothing_of_brute_nbs(tmp_path: Path) -> None:
+    """The warm-up's lists are kept by hand, and the stack grew under them (issue 28's middleware, the server
+    tools, the environment prompt): a Run All's first cell imported 13 brute_nb modules and pricing's parts itself,
+    ~20-30 ms of its time. Whatever the first cell imports of ours, the warm-up must have imported before."""
+    assert json.loads(_fresh(FIRST_CELL_AFTER_WARM_UP, tmp_path).splitlines()[-1]) == []  # after the reply
