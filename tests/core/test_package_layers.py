@@ -109,10 +109,14 @@ def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:
     assert layer_of("brute_nb.sessions.file") < layer_of("brute_nb.middleware.session_log")  # type: ignore[operator]
 
 
-@pytest.mark.parametrize(("name", "home"), [("Env", "brute_nb.env"), ("JSON", "brute_nb.message")])
+@pytest.mark.parametrize(("name", "home"), [
+    ("Env", "brute_nb.env"), ("JSON", "brute_nb.message"), ("Done", "brute_nb.map.cache"),
+    ("Bundle", "brute_nb.notebook.views.render"),
+])
 def test_a_shared_type_is_declared_in_one_module(name: str, home: str) -> None:
-    """A turn's env and a JSON value are named everywhere by one alias, declared once and imported by the rest,
-    low enough (``env`` in the foundation, ``message`` among the values) for every layer that passes one."""
+    """A turn's env, a JSON value, a map engine's finished-row callback and a display bundle are each named by one
+    alias, declared once, low enough for every module that uses it (``env`` in the foundation, ``message`` among
+    the values), and imported by the rest."""
     declared = sorted(module for module, path in read_modules(ROOT).items() if name in _assigned(path))
     assert declared == [home]
 
