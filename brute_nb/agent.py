@@ -43,6 +43,7 @@ import anyio
 
 from brute_nb import tracing
 from brute_nb.attachments import attachments
+from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError, ProviderError
 from brute_nb.event_loop import run_sync
 from brute_nb.events import Callback, Events, emit
@@ -51,7 +52,6 @@ from brute_nb.message import Log, Message
 from brute_nb.refused import mark_refused
 from brute_nb.sendable import Repair, sendable
 
-Env = dict[str, Any]
 App = Callable[[Env], Awaitable[Any]]
 Handler = Callable[[Env], Any]
 

@@ -15,7 +15,9 @@ from typing import Any
 
 from anyio.abc import TaskGroup
 
-Callback = Callable[[dict[str, Any], Any], Any]
+from brute_nb.env import Env
+
+Callback = Callable[[Env, Any], Any]
 
 EVENTS: tuple[str, ...] = (
     "turn_start",       # {"prompt": str | None}
@@ -39,12 +41,12 @@ class CallbackWarning(UserWarning):
 class Events:
     """Dispatches one turn's events to the agent's subscribers."""
 
-    def __init__(self, subscribers: Mapping[str, list[Callback]], env: dict[str, Any]) -> None:
+    def __init__(self, subscribers: Mapping[str, list[Callback]], env: Env) -> None:
         self._subscribers = subscribers
         # Held weakly when it can be (the agent's env can): the env holds this channel, and a cycle would keep a
         # finished turn's env, and the session log it lent, alive until the garbage collector runs (agent.py).
         try:
-            self._env_ref: Callable[[], dict[str, Any] | None] = weakref.ref(env)
+            self._env_ref: Callable[[], Env | None] = weakref.ref(env)
         except TypeError:
             self._env_ref = lambda: env
         self._group: TaskGroup | None = None

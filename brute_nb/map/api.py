@@ -20,7 +20,7 @@ from brute_nb.errors import SettingsError
 from brute_nb.frames import KIND
 from brute_nb.map import schema as schemas
 from brute_nb.map import template as templates
-from brute_nb.map.cache import MapCache, Record
+from brute_nb.map.cache import Done, MapCache, Record
 from brute_nb.map.progress import Progress
 from brute_nb.map.spec import Job, MapSpec, row_key, run_name
 
@@ -246,7 +246,7 @@ def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Jo
     return positions, jobs
 
 
-def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, backend: Any, concurrency: int,
+def run(spec: MapSpec, jobs: list[Job], done: Done, *, backend: Any, concurrency: int,
         provider: Any, partition_size: int | None, escalations: list[Any] | None = None) -> None:
     if not jobs:
         return
@@ -262,7 +262,7 @@ def run(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, 
     run_dask(spec, jobs, done, backend=backend, concurrency=concurrency, partition_size=partition_size)
 
 
-def _run_batch(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], provider: Any,
+def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, provider: Any,
                bar: Progress) -> None:
     from brute_nb.event_loop import run_sync
     from brute_nb.map.batch import run_batch

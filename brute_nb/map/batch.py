@@ -28,7 +28,7 @@ from brute_nb import confine
 from brute_nb.errors import BruteError, SettingsError
 from brute_nb.map import schema as schemas
 from brute_nb.map.batch_results import Result, anthropic_results, failed, openai_results
-from brute_nb.map.cache import Record
+from brute_nb.map.cache import Done, Record
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Log, Message, Role, dumps
 from brute_nb.usage import Usage
@@ -42,7 +42,6 @@ OPENAI_ENDPOINTS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/r
 NO_ANSWER = "the batch ended without an answer for this row; run the cell again to submit it again"
 """A row the results do not answer (cancelled, expired, or its line unreadable): a re-run submits it again."""
 
-Done = Callable[[Job, Record], None]
 Status = Callable[[str], None]
 
 

@@ -23,10 +23,13 @@ from typing import Any
 
 from brute_nb import confine
 from brute_nb.errors import BruteError, SessionLockedError
+from brute_nb.map.spec import Job
 from brute_nb.message import dumps
 from brute_nb.sessions.file import append_lines
 
 Record = dict[str, Any]
+Done = Callable[[Job, Record], None]
+"""What an engine (in process, Dask, a provider batch) calls with each row as it finishes: the run caches it."""
 
 SESSION_NAME = re.compile(r"[0-9a-f]{24}\.jsonl")
 """A row's session file name: its key (or, for a row another model answered, that attempt's key), never a path."""

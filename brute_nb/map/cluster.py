@@ -9,11 +9,10 @@ what has not finished; what has is already cached.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from brute_nb.errors import BruteError
-from brute_nb.map.cache import Record
+from brute_nb.map.cache import Done
 from brute_nb.map.spec import Job, MapSpec
 
 PARTITIONS_PER_WORKER = 4
@@ -44,7 +43,7 @@ def partitions(jobs: list[Job], workers: int, size: int | None = None) -> list[l
     return [jobs[i:i + size] for i in range(0, len(jobs), size)]
 
 
-def run_dask(spec: MapSpec, jobs: list[Job], done: Callable[[Job, Record], None], *, backend: Any,
+def run_dask(spec: MapSpec, jobs: list[Job], done: Done, *, backend: Any,
              concurrency: int, partition_size: int | None = None) -> None:
     from distributed import as_completed
 

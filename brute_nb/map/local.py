@@ -7,16 +7,14 @@ Cancelling the run (an interrupted cell) stops the tasks; every record already h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import anyio
 
-from brute_nb.map.cache import Record
+from brute_nb.map.cache import Done, Record
 from brute_nb.map.row import RowContext, run_row
 from brute_nb.map.spec import Job, MapSpec
-
-Done = Callable[[Job, Record], None]
 
 
 async def run_local(spec: MapSpec, jobs: Iterable[Job], done: Done, *, concurrency: int,

@@ -16,7 +16,8 @@ from typing import Any
 
 import anyio
 
-from brute_nb.agent import App, Env
+from brute_nb.agent import App
+from brute_nb.env import Env
 from brute_nb.message import Message, Role, role_of
 
 INTERRUPTED = "interrupted"

@@ -46,7 +46,8 @@ from typing import Any
 
 import anyio
 
-from brute_nb.agent import App, Env
+from brute_nb.agent import App
+from brute_nb.env import Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.message import (
     INTERRUPTED_RESULT,

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from brute_nb.agent import App, Env
+from brute_nb.agent import App
+from brute_nb.env import Env
 from brute_nb.message import Log, Message, Role, keep, resume, role_of
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, Protocol
 
-from brute_nb.agent import Agent, Env
+from brute_nb.agent import Agent
+from brute_nb.env import Env
 from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
 from brute_nb.notebook.views.display import CellView

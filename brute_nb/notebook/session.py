@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brute_nb.agent import Agent, Env
+from brute_nb.agent import Agent
+from brute_nb.env import Env
 from brute_nb.errors import BruteError
 from brute_nb.message import Log, role_of
 from brute_nb.notebook.settings import Settings

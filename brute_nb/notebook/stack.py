@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from brute_nb.agent import Agent, Env
+from brute_nb.agent import Agent
+from brute_nb.env import Env
 from brute_nb.errors import SettingsError
 from brute_nb.notebook.settings import Settings
 

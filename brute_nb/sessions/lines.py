@@ -1,6 +1,6 @@
 """Fast reading of a session file's JSONL: orjson per line, the JSON types checked column-wise, no per-field Python.
 
-The invariant: a fast reader returns exactly what the strict reader (``session_file._parse`` over
+The invariant: a fast reader returns exactly what the strict reader (``sessions.file._parse`` over
 ``Message.from_dict``) would make of the same bytes, or ``None``, and the caller then runs the strict reader,
 which accepts the line or names its file:line. So the fast path never words an error and never accepts a line the
 strict one refuses. Anything unusual takes the strict path: a blank line, a torn or non-UTF-8 line, ``NaN``, an

@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from brute_nb.confine import inside
+from brute_nb.env import Env
 from brute_nb.errors import PathOutsideRootError
-
-Env = dict[str, Any]
 
 _current: ContextVar[Env | None] = ContextVar("brute_nb_tool_env", default=None)
 _call: ContextVar[tuple[str, str] | None] = ContextVar("brute_nb_tool_call", default=None)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from brute_nb.errors import ToolArgumentError
+from brute_nb.message import JSON
 
-JSON = Any
 TYPES = ("string", "integer", "number", "boolean", "array", "object")
 PARAM_KEYS = {"type", "desc", "description", "required", "enum", "items", "properties", "default"}
 

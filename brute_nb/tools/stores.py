@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from brute_nb.tools.context import Env, state
+from brute_nb.env import Env
+from brute_nb.tools.context import state
 
 
 class _DidNotExist:

@@ -5,7 +5,7 @@ log))``) and its ``result.all_messages()`` folded back (``PydanticAI.wrap_each(m
 
 Outbound: consecutive system, user and tool messages share one ``ModelRequest`` (as pydantic-ai builds them:
 ``SystemPromptPart``, ``UserPromptPart``, ``ToolReturnPart``); each assistant message is one ``ModelResponse``
-of a ``TextPart`` and its ``ToolCallPart``s. A tool result is named after the call it answers (``history``).
+of a ``TextPart`` and its ``ToolCallPart``s. A tool result is named after the call it answers (``tool_names``).
 
 Inbound: one Brute message per request part and one per response, so ``wrap_each(dump_all(log))`` gives the
 log back (role, content, calls, ids, results). What a text log cannot hold (images or files in a prompt,

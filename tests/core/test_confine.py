@@ -6,6 +6,7 @@ these pin the helpers' own contracts, which those entry points rely on.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import stat
@@ -110,3 +111,45 @@ def test_an_image_over_the_image_limit_says_whose_limit_it_is() -> None:
     big = b"\x89PNG\r\n\x1a\n" + bytes(21 << 20)
     with pytest.raises(AttachmentError, match=r"20\.0 MiB.*OpenAI"):
         attachment(big)
+
+
+OWN_WRITES_AND_ROOT_TESTS = {
+    ("brute_nb.notebook.paths", "os.rename"): "moves a session to its notebook's new name (hard link first); it "
+                                             "writes no bytes, so there is no half-written file to guard against",
+}
+"""Calls outside ``confine`` that rename a file or compare a path with a root, and why each is not one of the two."""
+
+
+def _renames_and_root_tests(path: Path) -> set[str]:
+    """The calls in ``path`` that rename a file into place or test whether a path lies under another."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            if owner in ("os", "shutil") and func.attr in ("replace", "rename", "renames", "move"):
+                found.add(f"{owner}.{func.attr}")
+            elif func.attr in ("is_relative_to", "commonpath", "commonprefix"):
+                found.add(func.attr)
+        elif isinstance(func, ast.Name) and func.id in ("commonpath", "commonprefix"):
+            found.add(func.id)
+    return found
+
+
+def test_only_confine_writes_atomically_or_decides_what_is_inside_a_root() -> None:
+    """One fsync'd atomic write and one inside-root test, used everywhere (issue 26 item 6): a module that renamed
+    its own draft into place (aliases.json, the cassette merge, once) or compared a path with its root its own way
+    kept a weaker rule than confine's without anyone seeing it."""
+    root = Path(confine.__file__).parent
+    others: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        if module == "brute_nb.confine":
+            continue
+        for call in sorted(_renames_and_root_tests(path)):
+            if (module, call) not in OWN_WRITES_AND_ROOT_TESTS:
+                others.setdefault(module, []).append(call)
+    assert not others, f"use confine.write_atomic / confine.inside instead: {others}"
+    assert {"os.rename"} <= _renames_and_root_tests(Path(confine.__file__))  # the scan sees confine's own

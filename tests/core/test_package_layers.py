@@ -9,6 +9,7 @@ The layers are the ones the README's architecture section draws; a new module mu
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,10 @@ ROOT = Path(brute_nb.__file__).parent
 NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.front",)
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("brute_nb._lazy", "brute_nb.errors", "brute_nb.events", "brute_nb.redact", "brute_nb.maybe_async",
-                    "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage", "brute_nb.retry_after",
-                    "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing", "brute_nb.raw_replies")),
+    ("foundation", ("brute_nb._lazy", "brute_nb.env", "brute_nb.errors", "brute_nb.events", "brute_nb.redact",
+                    "brute_nb.maybe_async", "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage",
+                    "brute_nb.retry_after", "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing",
+                    "brute_nb.raw_replies")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.message", "brute_nb.frames",
                 "brute_nb.prompt_cache", "brute_nb.sendable", "brute_nb.refused")),
     ("sessions", ("brute_nb.sessions",)),
@@ -105,6 +107,28 @@ def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:
     assert layer_of("brute_nb.notebook.settings") < layer_of("brute_nb.map.api")  # type: ignore[operator]
     assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.front.magics")  # type: ignore[operator]
     assert layer_of("brute_nb.sessions.file") < layer_of("brute_nb.middleware.session_log")  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("name", "home"), [
+    ("Env", "brute_nb.env"), ("JSON", "brute_nb.message"), ("Done", "brute_nb.map.cache"),
+    ("Bundle", "brute_nb.notebook.views.render"),
+])
+def test_a_shared_type_is_declared_in_one_module(name: str, home: str) -> None:
+    """A turn's env, a JSON value, a map engine's finished-row callback and a display bundle are each named by one
+    alias, declared once, low enough for every module that uses it (``env`` in the foundation, ``message`` among
+    the values), and imported by the rest."""
+    declared = sorted(module for module, path in read_modules(ROOT).items() if name in _assigned(path))
+    assert declared == [home]
+
+
+def _assigned(path: Path) -> set[str]:
+    """The names a module binds by assignment at its top level."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
 
 
 def test_the_cycle_finder_finds_a_cycle_hidden_two_steps_away() -> None:

@@ -108,6 +108,24 @@ def test_progress_colours_failures_and_sums_only_priced_rows() -> None:
     assert Progress(1, 0, enabled=False, name="t").summary() is None
 
 
+def test_a_rows_tokens_count_what_the_price_and_a_budget_count() -> None:
+    """Issue 26 item 4: map's token columns and its progress bar read ``Usage``, so for Anthropic the cache reads and
+    writes it reports apart from ``input_tokens`` are counted, as the row's cost counts them."""
+    from brute_nb.map.progress import Progress
+    from brute_nb.map.row import _summarize
+
+    meta = {"provider": "anthropic", "model": "claude-sonnet-4-20250514", "input_tokens": 3, "output_tokens": 100,
+            "cached_tokens": 9_000, "cache_write_tokens": 400}
+    reply = brute_nb.Message("assistant", "a", meta=meta)
+    record: dict[str, Any] = {"error": None, "reply": None, "input_tokens": 0, "output_tokens": 0, "cost": None}
+    _summarize(record, [brute_nb.Message("user", "q"), reply])
+    assert (record["input_tokens"], record["output_tokens"]) == (9_403, 100)
+    assert record["cost"] == reply.cost is not None
+    bar = Progress(1, 0, enabled=False, name="t")
+    bar.update(record)
+    assert bar.tokens == 9_503 == reply.usage.tokens  # type: ignore[union-attr]
+
+
 def test_a_429_storm_slows_the_run_down_and_no_row_fails(server: FakeProvider, notebook: Path) -> None:
     server.rate_limit = RateLimit(300)  # 5 requests a second, a burst of 5
     out = brute_nb.map("Say {review}", frame(20), model=MODEL, concurrency=8, progress=False)

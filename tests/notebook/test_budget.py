@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from notebook_helpers import WAIT
 
-from brute_nb.agent import Env
+from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError, SettingsError
 from brute_nb.event_loop import run_sync
 from brute_nb.message import role_of, unanswered_calls

@@ -258,7 +258,7 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     # One notice line; the traceback under it shows none of brute_nb's frames (__tracebackhide__).
     error = next(o["content"] for o in outputs if o["msg_type"] == "error")
     traceback = "\n".join(error["traceback"])
-    assert "brute_nb" not in traceback and "sync.py" not in traceback, traceback
+    assert "brute_nb" not in traceback and "event_loop.py" not in traceback, traceback
 
     bench.fake.add("I am still here.")
     outputs = ok(bench.kc, "%%brute\nare you still there?")

@@ -41,6 +41,7 @@ HEAVY = {"openai", "anthropic", "pandas", "numpy", "ipywidgets", "anywidget", "a
 ALLOWED_OURS = {
     "brute_nb",
     "brute_nb._lazy",
+    "brute_nb.env",  # the env's type, which tools.context names; typing only
     "brute_nb.errors",
     "brute_nb.notebook",
     "brute_nb.notebook.front",  # the layer folders' own modules: docstrings only

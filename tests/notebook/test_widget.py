@@ -480,6 +480,20 @@ def test_front_end_programs_ship_as_files_with_their_constants_filled_in() -> No
     assert "export default" in live.ESM
 
 
+def test_no_front_end_program_is_written_in_a_python_string() -> None:
+    """Issue 26 item 5: three widgets' programs once sat in Python strings, out of reach of a JavaScript linter or
+    an editor; every program is a ``.js`` file of the package now, and a new one must be too."""
+    import brute_nb
+
+    package = Path(brute_nb.__file__).parent
+    inline = [f"{path.relative_to(package)}:{node.lineno}" for path in sorted(package.rglob("*.py"))
+              for node in ast.walk(ast.parse(path.read_text()))
+              if isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and any(mark in node.value for mark in ("export default", "function render(", "addEventListener("))]
+    assert inline == []
+    assert {p.name for p in package.rglob("*.js")} == {"chat_input.js", "live.js", "transcript.js", "cell_bridge.js"}
+
+
 def test_a_finished_turn_moves_from_live_to_history_in_one_message(chat: ChatWidget, fake: FakeProvider) -> None:
     """The front end must never see the finished turn in both parts (shown twice) or in neither: the history and
     the cleared running turn change inside one ``hold_sync``, which ipywidgets sends as one message."""

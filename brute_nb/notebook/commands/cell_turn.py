@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from brute_nb.agent import Env
+from brute_nb.env import Env
 from brute_nb.errors import ProviderNotConfiguredError, SettingsError
 from brute_nb.notebook.kernel_tools import cells
 

@@ -20,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
+from brute_nb.env import Env
 from brute_nb.notebook.kernel_tools import namespace_watch as watch
 from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY
-from brute_nb.tools.context import Env, current_call, current_env, state
+from brute_nb.tools.context import current_call, current_env, state
 from brute_nb.tools.stores import snapshots
 
 JOURNAL_KEY: Final = "kernel_journal"

@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from brute_nb.notebook.views.render import WRAP
-
-Bundle = dict[str, str]
+from brute_nb.notebook.views.render import WRAP, Bundle
 
 TABLE = "border-collapse:collapse;margin:.3em 0;font-size:inherit"
 CELL = "border:1px solid var(--jp-border-color2,#d0d7de);padding:.15em .5em;text-align:left;vertical-align:top"
