@@ -19,7 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 BUTTON = "Fix with brute"
-HINT = "Fix with brute: run %brute fix in a new cell (the agent explains this error, fixes it and runs it again)"
+HINT = ("Fix with brute: run %brute fix in a new cell (the agent explains this error, then patches the file or "
+        "proposes the corrected cell)")
+"""What ``%brute fix`` does (``cell_turn.FIX_PROMPT``): unlike the button, it proposes a cell and runs nothing."""
 STYLE = (
     "<style>"
     ".jp-OutputArea:has(.brute-fix) .brute-fix-hint{display:none}"
