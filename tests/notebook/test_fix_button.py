@@ -54,6 +54,16 @@ def test_headless_runs_show_the_hint_line_only(shell: Any, monkeypatch: pytest.M
     assert "proposes the corrected cell" in fix_button.HINT and "run" not in fix_button.HINT.split("(")[1]
 
 
+def test_an_interrupted_cell_is_offered_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop is the user's act, not an error to fix: no button or hint under it (nor under a stopped turn's
+    one-line notice)."""
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    monkeypatch.setattr("brute_nb.notebook.approvals.stdin_available", lambda: True)
+    fix_button.offer(shell, cells.CellError(1, "x", "KeyboardInterrupt", ""), "id")
+    assert shown == []
+
+
 def test_where_someone_can_click_the_button_follows_the_hint(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     shown: list[Any] = []
     monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
