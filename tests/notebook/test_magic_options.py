@@ -102,6 +102,15 @@ def test_final_answer_is_set_by_config_and_by_configure(ip: Any, capsys: pytest.
         ip.run_line_magic("brute", "config final_answer=maybe")
 
 
+def test_a_sub_cent_budget_is_listed_as_itself(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 §8: ``%brute config`` lists a budget in readable units, a sub-cent cost ceiling as itself."""
+    ip.run_line_magic("brute", "config")
+    assert "budget:         {}\n" in capsys.readouterr().out  # none set: as the demos recorded it
+    ip.run_line_magic("brute", "config budget=cost=0.00005;tokens=1000;time=90")
+    out = capsys.readouterr().out
+    assert "budget:         cost=$0.00005, tokens=1,000, time=90 s\n" in out and "e-05" not in out
+
+
 def _long_session(ip: Any, summarize: bool) -> tuple[Scripted, Any]:
     """Four turns of 2,000-character replies in a 2,000-token window: the recent steps alone are over target,
     so only the Summary rung can bring the conversation down."""
