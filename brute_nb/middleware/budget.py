@@ -16,6 +16,7 @@ and tool results, then kept across turns and stack rebuilds; session time counts
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any
@@ -129,6 +130,22 @@ class Budget:
                 return (f"Stopped: the {where} {kind} budget is reached ({amounts}); "
                         f"raise it with --budget {name}=N")
         return None
+
+
+def limits_text(limits: Mapping[str, float]) -> str:
+    """The ceilings as a person reads them, ``cost=$0.00005, tokens=1,000, time=90 s``: a sub-cent cost as itself
+    (``format_usd``), never ``5e-05`` or ``0.00``."""
+    parts = []
+    for name, value in limits.items():
+        kind = name.rpartition("_")[2]
+        if kind == "cost":
+            text = format_usd(value)
+        else:
+            text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
+            if kind == "time":
+                text += " s"
+        parts.append(f"{name}={text}")
+    return ", ".join(parts)
 
 
 def _add(spent: Spent, message: Message) -> None:

@@ -5,8 +5,8 @@ The task runs in a copy of the cell's context so everything it shows lands in th
 waits for it (output after the cell went idle is lost to nbclient and nbval). A kernel interrupt cancels the
 worker; its cleanup closes the tool calls, keeps the text streamed so far (``PartialReply``) and persists the log
 before the KeyboardInterrupt is re-raised, so the cell ends as interrupted and "Run all" stops (kernel-notes Q1,
-Q2). The cell shows one line saying so; brute_nb's own frames carry ``__tracebackhide__``, which IPython leaves
-out of the traceback under it.
+Q2). The cell shows one line saying so, and the interrupt under it shows as one line and a hint
+(``short_errors.interrupted``); brute_nb's own frames carry ``__tracebackhide__`` for ``%tb``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
 from brute_nb.notebook.views.display import CellView
 from brute_nb.notebook.views.live import LiveSink, NoLive, WidgetLive
+from brute_nb.notebook.views.short_errors import interrupted
 
 STOPPED = "interrupted: the turn was stopped; the reply so far is kept, and the session file is saved and valid"
 
@@ -88,9 +89,10 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
     try:
         worker.start()
         env: Env = worker.wait()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         if view is not None:
             view.finish(notice=STOPPED, kind="interrupted")
+        interrupted(stop)  # under the one-line notice: one line and the hint, not frames of the wait
         raise
     except BruteError:
         if view is not None:

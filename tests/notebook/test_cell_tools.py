@@ -4,6 +4,7 @@ through nbformat and the workspace confinement, and ``%brute undo`` reverts them
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,71 @@ def test_hostile_paths_are_refused_by_the_workspace_confinement(ws: Path, env: d
     os.mkfifo(ws / "fifo.ipynb")
     with pytest.raises(OSError, match=r"not a regular file|FIFO"):
         call(env, EditCell(), cell="1", source="x", notebook="fifo.ipynb")
+
+
+STARTED = "started.mark"
+"""The cell's code makes this file as its first act, so the test interrupts code that runs."""
+COUNTING = ("import time\nfor i in range(600):\n    ticks += 1\n    if i == 0:\n"
+            f"        open({STARTED!r}, 'w').close()\n    time.sleep(0.05)")
+KERNEL_SETUP = """
+import brute_nb
+from brute_nb.testing.scripted import Scripted, call, reply
+brute_nb.configure(notebook="demo.ipynb", approve="notebook=allow", tools="read,run_cell")
+ticks = 0
+brute_nb.current().provider = Scripted([reply("Running it.", call("run_cell", {"cell": "1"})), "ok"])
+"""
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    """A real kernel in ``tmp_path`` whose requests do not allow stdin, as nbclient and nbval send them: no front
+    end, so the cell tools use the saved file."""
+    from kernel_helpers import kernel as start_kernel
+
+    with start_kernel(tmp_path) as (km, kc):
+        kc.allow_stdin = False
+        yield km, kc
+
+
+@pytest.mark.kernel
+def test_an_interrupt_stops_the_cell_run_cell_runs(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    """Interrupting the ``%%brute`` cell while ``run_cell`` runs a cell stops that cell's code as an interrupt stops
+    a cell; the turn ends as interrupted with a valid session, and the notebook file is left as it was (no half
+    run's outputs)."""
+    import time
+
+    from kernel_helpers import run, value_of
+
+    from brute_nb.message import INTERRUPTED_RESULT
+    from brute_nb.sessions.file import read_session
+
+    km, kc = kernel
+    path = tmp_path / "demo.ipynb"
+    make_notebook(path, COUNTING)
+    before = path.read_bytes()
+    assert run(kc, "%load_ext brute_nb")[0]["status"] == "ok"
+    assert run(kc, KERNEL_SETUP)[0]["status"] == "ok"
+
+    # The interrupt is sent from this thread: jupyter_client's sync methods called from another thread leave an
+    # event loop there unclosed.
+    msg_id = kc.execute("%%brute\nrun the counting cell")
+    deadline = time.monotonic() + 60
+    while not (tmp_path / STARTED).exists():
+        assert time.monotonic() < deadline, "run_cell never started the cell's code"
+        time.sleep(0.01)
+    time.sleep(0.3)
+    km.interrupt_kernel()
+    while (reply := kc.get_shell_msg(timeout=60))["parent_header"].get("msg_id") != msg_id:
+        pass
+    while not ((msg := kc.get_iopub_msg(timeout=60))["parent_header"].get("msg_id") == msg_id
+               and msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"):
+        pass  # the next cell is sent on idle, as the other kernel tests send it (else it may come back aborted)
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    first = value_of(kc, "ticks")
+    time.sleep(1.5)
+    assert value_of(kc, "ticks") == first, "the cell's loop kept running after the turn was stopped"
+    assert 0 < first < 600
+
+    saved = read_session(tmp_path / "demo.brute" / "default.jsonl")
+    assert [m.role for m in saved] == ["user", "assistant", "tool"] and saved[-1].content == INTERRUPTED_RESULT
+    assert path.read_bytes() == before

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook.commands.cell_turn import fix_prompt
+from brute_nb.notebook.commands.cell_turn import FIX_PROMPT, fix_prompt
 from brute_nb.notebook.front import fix_button
 from brute_nb.notebook.kernel_tools import cells
 
@@ -49,6 +49,19 @@ def test_headless_runs_show_the_hint_line_only(shell: Any, monkeypatch: pytest.M
     fix_button.offer(shell, cells.CellError(1, "x", "NameError", "x"), "id")  # no kernel allowing stdin here
     assert shown == [fix_button.hint_bundle()]
     assert "%brute fix" in shown[0]["text/plain"] and "<code>%brute fix</code>" in shown[0]["text/html"]
+    # The hint says what %brute fix does: it proposes the corrected cell, never edits or runs it (the button does).
+    assert "propose_cell" in FIX_PROMPT and "run_cell" not in FIX_PROMPT
+    assert "proposes the corrected cell" in fix_button.HINT and "run" not in fix_button.HINT.split("(")[1]
+
+
+def test_an_interrupted_cell_is_offered_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop is the user's act, not an error to fix: no button or hint under it (nor under a stopped turn's
+    one-line notice)."""
+    shown: list[Any] = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    monkeypatch.setattr("brute_nb.notebook.approvals.stdin_available", lambda: True)
+    fix_button.offer(shell, cells.CellError(1, "x", "KeyboardInterrupt", ""), "id")
+    assert shown == []
 
 
 def test_where_someone_can_click_the_button_follows_the_hint(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -255,10 +255,15 @@ def test_interrupt_mid_stream_keeps_a_valid_session_and_the_next_turn_works(benc
     assert partial.content.startswith("word0") and "word39" not in partial.content
     assert partial.meta["interrupted"] is True and partial.finish_reason == "interrupted" and not partial.tool_calls
     assert any(c["data"].get("text/plain", "").startswith("word0") for c in shown(outputs))  # still on screen
-    # One notice line; the traceback under it shows none of brute_nb's frames (__tracebackhide__).
+    # One notice line; under it the interrupt is one line and the hint, no frames: neither brute_nb's nor those of
+    # the wait it landed in (threading.py, the last frame, which __tracebackhide__ never hides).
     error = next(o["content"] for o in outputs if o["msg_type"] == "error")
     traceback = "\n".join(error["traceback"])
-    assert "brute_nb" not in traceback and "event_loop.py" not in traceback, traceback
+    assert len(error["traceback"]) == 2 and "%tb" in error["traceback"][1], traceback
+    assert "brute_nb" not in traceback and "threading.py" not in traceback and "File " not in traceback, traceback
+    _, tb_outputs = run(bench.kc, "%tb")  # the whole traceback is one step away
+    full = "".join(line for o in tb_outputs if o["msg_type"] == "error" for line in o["content"]["traceback"])
+    assert "KeyboardInterrupt" in full and "threading.py" in full, full
 
     bench.fake.add("I am still here.")
     outputs = ok(bench.kc, "%%brute\nare you still there?")

@@ -73,6 +73,44 @@ def test_summarize_is_a_config_setting(ip: Any, capsys: pytest.CaptureFixture[st
         ip.run_line_magic("brute", "config summarize=maybe")
 
 
+def test_final_answer_is_set_by_config_and_by_configure(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 §4: a turn stopped at its iteration limit makes one more call, without tools, for the model's answer;
+    ``%brute config final_answer=false`` and ``brute_nb.configure(final_answer=False)`` both turn it off."""
+    import brute_nb
+    from brute_nb.notebook.registry import registry
+    from brute_nb.testing.scripted import call, reply
+
+    def stopped_turn() -> Scripted:
+        model = _model(ip, [reply("Looking.", call("read", {"file_path": "."})), "Limit hit: I listed the folder."])
+        result = ip.run_cell("%%brute --max-iterations 1 --tools read --quiet\nlook around")
+        assert result.success, result.error_in_exec
+        return model
+
+    assert registry().current().settings.final_answer is True
+    model = stopped_turn()
+    assert model.calls == 2 and "tools are disabled" in str(model.requests[-1]["messages"][-1]["content"])
+    assert registry().current().log[-1].content == "Limit hit: I listed the folder."
+
+    ip.run_line_magic("brute", "config final_answer=false")
+    assert "final_answer:" in capsys.readouterr().out
+    assert stopped_turn().calls == 1  # the turn ends on the tool result, as the limit left it
+    brute_nb.configure(final_answer=True)
+    assert stopped_turn().calls == 2
+    brute_nb.configure(final_answer=False)
+    assert stopped_turn().calls == 1 and registry().current().log[-1].role == "tool"
+    with pytest.raises(UsageError, match="final_answer takes true or false"):
+        ip.run_line_magic("brute", "config final_answer=maybe")
+
+
+def test_a_sub_cent_budget_is_listed_as_itself(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 §8: ``%brute config`` lists a budget in readable units, a sub-cent cost ceiling as itself."""
+    ip.run_line_magic("brute", "config")
+    assert "budget:         {}\n" in capsys.readouterr().out  # none set: as the demos recorded it
+    ip.run_line_magic("brute", "config budget=cost=0.00005;tokens=1000;time=90")
+    out = capsys.readouterr().out
+    assert "budget:         cost=$0.00005, tokens=1,000, time=90 s\n" in out and "e-05" not in out
+
+
 def _long_session(ip: Any, summarize: bool) -> tuple[Scripted, Any]:
     """Four turns of 2,000-character replies in a 2,000-token window: the recent steps alone are over target,
     so only the Summary rung can bring the conversation down."""

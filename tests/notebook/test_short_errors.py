@@ -128,3 +128,38 @@ def test_the_widget_shows_one_line_and_folds_the_traceback(tmp_path: Path, fake:
     folded = re.search(r'<details class="brute-traceback"[^>]*>(.*?)</details>', html, re.S)
     assert folded is not None and "open" not in html[folded.start():folded.start() + 40]
     assert "Traceback" in folded.group(1) and "<b>" not in folded.group(1)
+
+
+STOP_CELL = """
+def wait_for_the_turn():
+    raise KeyboardInterrupt
+
+try:
+    wait_for_the_turn()
+except KeyboardInterrupt as stop:
+    from brute_nb.notebook.views.short_errors import interrupted
+    interrupted(stop)
+    raise
+"""
+
+
+def test_a_stopped_turns_interrupt_is_one_line_and_any_other_keeps_its_traceback(
+        shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28 §3: under a stopped turn's one-line notice the interrupt is one line and the hint (no frames of the
+    wait it landed in), still a KeyboardInterrupt; ``%tb`` shows it in full, and a user's own interrupt is as
+    IPython shows it."""
+    result = shell.run_cell(STOP_CELL)
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)  # the cell fails as interrupted: Run all stops
+    shown = ANSI.sub("", capsys.readouterr().out).strip().splitlines()
+    assert shown == ["KeyboardInterrupt", "the full traceback: %tb (or %brute config debug=true to show it every time)"]
+    shell.run_line_magic("tb", "")
+    assert "wait_for_the_turn" in ANSI.sub("", capsys.readouterr().out)
+
+    result = shell.run_cell("def mine():\n    raise KeyboardInterrupt\nmine()")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    assert "mine()" in ANSI.sub("", capsys.readouterr().out)
+
+    shell.run_line_magic("brute", "config debug=true")
+    capsys.readouterr()
+    shell.run_cell(STOP_CELL)
+    assert "wait_for_the_turn" in ANSI.sub("", capsys.readouterr().out)

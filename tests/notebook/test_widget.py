@@ -24,7 +24,7 @@ from brute_nb.notebook.views.display import CellView
 from brute_nb.notebook.views.transcript import proposed
 from brute_nb.notebook.views.transcript_html import markdown_html
 from brute_nb.sessions.file import read_session
-from brute_nb.testing import FakeProvider, call, reply
+from brute_nb.testing import FakeProvider, call, reply, slow
 
 
 def users(nb: NotebookAgent) -> list[str]:
@@ -182,6 +182,34 @@ def test_stop_while_asking_for_approval(nb: NotebookAgent, chat: ChatWidget, fak
     chat.send("next")
     assert chat.wait_idle(WAIT)
     assert read_session(nb.session_path)[-1].content == "ok"
+
+
+def test_stop_mid_stream_keeps_the_reply_so_far_on_screen_and_in_the_session(
+    nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider
+) -> None:
+    """Issue 28 §3 through the widget's Stop: what streamed stays in the transcript and becomes the assistant's
+    reply, marked interrupted, so the next request holds no two user turns in a row."""
+    words = " ".join(f"word{i}" for i in range(100))
+    fake.add(slow(words, delay=0.1))  # about ten seconds, stopped after a few words
+    chat.send("tell me a long story")
+    wait_for(lambda: "word3 " in chat.transcript_html, "the reply to start streaming")
+    chat.stop_button.click()
+    assert chat.wait_idle(WAIT)
+    saved = read_session(nb.session_path)
+    assert [role_of(m) for m in saved] == ["user", "assistant"]
+    partial = saved[1]
+    assert partial.content.startswith("word0 word1 word2 word3") and "word99" not in partial.content
+    assert partial.meta["interrupted"] is True and partial.finish_reason == "interrupted"
+    html = chat.transcript_html
+    assert "word3" in html and "word99" not in html and "stopped: the turn was cancelled" in html
+    assert html.count("word1 ") == 1  # kept once: the finished turn replaced the live text, it did not add to it
+
+    fake.add("Carrying on.")
+    chat.send("go on")
+    assert chat.wait_idle(WAIT)
+    sent = [m for m in fake.requests[-1]["json"]["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert str(sent[1]["content"]).startswith("word0") and "Carrying on." in chat.transcript_html
 
 
 def from_browser(chat: ChatWidget, data: dict[str, Any]) -> None:

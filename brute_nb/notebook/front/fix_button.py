@@ -19,7 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 BUTTON = "Fix with brute"
-HINT = "Fix with brute: run %brute fix in a new cell (the agent explains this error, fixes it and runs it again)"
+HINT = ("Fix with brute: run %brute fix in a new cell (the agent explains this error, then patches the file or "
+        "proposes the corrected cell)")
+"""What ``%brute fix`` does (``cell_turn.FIX_PROMPT``): unlike the button, it proposes a cell and runs nothing."""
 STYLE = (
     "<style>"
     ".jp-OutputArea:has(.brute-fix) .brute-fix-hint{display:none}"
@@ -36,11 +38,14 @@ def hint_bundle() -> dict[str, str]:
 
 def offer(shell: Any, error: Any, cell_id: str | None) -> None:
     """Under the error of cell ``error.execution_count``: the hint line, then the button where someone can click
-    it (a front end that allows stdin)."""
+    it (a front end that allows stdin). Nothing under an interrupt: the user stopped the cell (or the turn), it did
+    not fail."""
     from IPython.display import display
 
     from brute_nb.notebook.approvals import stdin_available
 
+    if error.ename == "KeyboardInterrupt":
+        return
     display(hint_bundle(), raw=True)  # type: ignore[no-untyped-call]
     if stdin_available():
         box = panel(shell, error.execution_count, cell_id)

@@ -361,8 +361,12 @@ class BruteMagics(Magics):
         print(f"root:           {nb.root}")
         print(f"{'model:':<15} {s.model}")
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
-        for key in ("max_iterations", "window", "context", "replay", "record", "approve", "budget"):
+        for key in ("max_iterations", "window", "context", "replay", "record", "approve"):
             print(f"{key + ':':<15} {getattr(s, key)}")
+        from brute_nb.middleware.budget import limits_text
+
+        # a sub-cent ceiling as itself ($0.00005, not 5e-05); none set: "{}", as the demos recorded it
+        print(f"{'budget:':<15} {limits_text(s.budget) if s.budget else s.budget}")
         if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
             print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
         if not s.final_answer:

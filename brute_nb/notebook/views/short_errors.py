@@ -5,6 +5,7 @@ the cell fails as before (an ``error`` output, "Run all" stops), but the output 
 what to set or type) and a line saying where the rest is. The invariant: the full traceback stays one step away,
 never lost. ``sys.last_*`` are set as IPython's own handler sets them, so ``%tb`` and ``%debug`` show it, and
 ``%brute config debug=true`` shows it in place. Other exceptions keep IPython's handler; unloading restores it.
+The interrupt that ends a stopped turn is shown the same way (``interrupted``), under the cell's one-line notice.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def short_lines(exc: BaseException, hint: str = HINT) -> list[str]:
     """
     from brute_nb.notebook.views.render import plain
 
-    return [f"{RED}{type(exc).__name__}{RESET}: {plain(str(exc))}", f"{DIM}{hint}{RESET}"]
+    message = str(exc)
+    head = f"{RED}{type(exc).__name__}{RESET}" + (f": {plain(message)}" if message else "")
+    return [head, f"{DIM}{hint}{RESET}"]
 
 
 def full_text(exc: BaseException) -> str:
@@ -59,6 +62,30 @@ def show(shell: Any, etype: type[BaseException], value: BaseException, tb: Trace
         stb = short_lines(value)
     shell._showtraceback(etype, value, stb)
     return stb
+
+
+def interrupted(stop: KeyboardInterrupt) -> KeyboardInterrupt:
+    """``stop``, the interrupt that ends a stopped turn, made to show as one red line and the hint.
+
+    The cell above it already says in one line that the turn stopped; the interrupt landed in the wait for the
+    turn, so IPython's traceback would end in ``threading``'s frames (``__tracebackhide__`` never hides the last
+    frame). ``_render_traceback_`` is IPython's hook for an exception that renders its own traceback, asked once
+    here: only this interrupt, and only in its cell, is shown short; every other one as IPython shows it. It stays
+    a ``KeyboardInterrupt`` (the cell ends as interrupted, "Run all" stops), and ``%tb`` shows it in full, as
+    ``%brute config debug=true`` does in place."""
+
+    def render() -> list[str]:
+        from IPython import get_ipython
+
+        delattr(stop, "_render_traceback_")  # once: %tb, asked later, shows the traceback IPython would
+        shell = get_ipython()
+        if shell is not None and _debug.get(id(shell), _never)():
+            full: list[str] = shell.InteractiveTB.structured_traceback(type(stop), stop, stop.__traceback__)
+            return full
+        return short_lines(stop)
+
+    setattr(stop, "_render_traceback_", render)  # noqa: B010  # an instance attribute IPython looks up
+    return stop
 
 
 def install(shell: Any, debug: Callable[[], bool] = _never) -> None:
