@@ -451,8 +451,10 @@ def redacted(message: Any) -> Any:
 def redacted_call(call: ToolCall) -> ToolCall:
     """``call`` with no known key in its arguments: what a tool runs with (a reply may echo a key into
     ``write(content=...)``, which would put it in a workspace file)."""
-    arguments = redact_value(call.arguments)
-    return call if arguments == call.arguments else ToolCall(call.id, call.name, arguments)
+    search = _key_search()
+    if search is None or not _value_holds_key(call.arguments, search):  # asked first: no copy of the arguments
+        return call
+    return ToolCall(call.id, call.name, redact_value(call.arguments))
 
 
 def _role_or_none(m: Any) -> Role | None:
