@@ -163,6 +163,8 @@ def valid(messages: Sequence[Any]) -> bool:
     lead, start, kept = resume(messages, "sendable")
     if lead and not _lead_valid(messages, lead, search):
         return False
+    if kept is not None and start == len(messages) and kept[2] == keys:
+        return not kept[0]  # walked to the end already (the agent's check, then its handler's transport asks)
     open_ids, seen = set[str](), frozenset[str]()
     if kept is not None and kept[2] == keys:
         open_ids, seen = set(kept[0]), kept[1]
