@@ -25,10 +25,12 @@ PROVIDER_IDS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic"}
 
 def price(meta: Mapping[str, Any], *, model: str | None = None, provider: str | None = None) -> float | None:
     """USD for one reply's ``meta``; ``model=``/``provider=`` reprice it as another model would have cost."""
-    usage = Usage.of_meta(meta)
     provider_id = PROVIDER_IDS.get(str(provider or meta.get("provider") or ""))
     name = model or meta.get("model")
-    if usage is None or provider_id is None or not isinstance(name, str) or not name:
+    if provider_id is None or not isinstance(name, str) or not name or (name, provider_id) in _UNPRICED:
+        return None  # the unpriced asked first: a local or test model, every reply
+    usage = Usage.of_meta(meta)
+    if usage is None:
         return None
     return _price(name, provider_id, usage, _when(meta.get("created_at")))
 

@@ -171,6 +171,12 @@ _values = attrgetter(*_NAMES)
 _WRITE = tuple((f.name, None if f.dump is _same else f.dump, f.always, f.default) for f in FIELDS)
 """FIELDS as ``to_dict`` walks them, once per line written."""
 _set = object.__setattr__
+_new = object.__new__
+
+
+def _meta_view(meta: Mapping[str, JSON] | None) -> Mapping[str, JSON]:
+    """A message's ``meta`` as it holds it: a read-only view of its own copy (a view given is kept)."""
+    return _EMPTY_META if not meta else meta if meta.__class__ is MappingProxyType else MappingProxyType(dict(meta))
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -209,8 +215,7 @@ class Message:
             raise TypeError(f"tool_call_id must be a string, not {type(tool_call_id).__name__}")
         _set(self, "tool_call_id", tool_call_id)
         _set(self, "attachments", as_attachments(attachments) if attachments else ())
-        _set(self, "meta", _EMPTY_META if not meta else meta if meta.__class__ is MappingProxyType
-             else MappingProxyType(dict(meta)))
+        _set(self, "meta", _meta_view(meta))
 
     @property
     def has_tool_calls(self) -> bool:
@@ -280,6 +285,14 @@ class Message:
         if not changes.keys() <= FIELD_NAMES:
             unknown = sorted(changes.keys() - FIELD_NAMES)
             raise TypeError(f"Message has no field(s) {unknown}; its fields are {list(_NAMES)}")
+        if len(changes) == 1 and "meta" in changes:
+            # The common copy (a reply's report, an id): the other fields were checked when this message was made,
+            # so they are carried over as they are, not coerced again.
+            copy: Message = _new(Message)
+            for name, value in zip(_NAMES, _values(self), strict=True):
+                _set(copy, name, value)
+            _set(copy, "meta", _meta_view(changes["meta"]))
+            return copy
         fields = dict(zip(_NAMES, _values(self), strict=True))
         fields.update(changes)
         return Message(**fields)

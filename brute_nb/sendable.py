@@ -163,6 +163,8 @@ def valid(messages: Sequence[Any]) -> bool:
     lead, start, kept = resume(messages, "sendable")
     if lead and not _lead_valid(messages, lead, search):
         return False
+    if kept is not None and start == len(messages) and kept[2] == keys:
+        return not kept[0]  # walked to the end already (the agent's check, then its handler's transport asks)
     open_ids, seen = set[str](), frozenset[str]()
     if kept is not None and kept[2] == keys:
         open_ids, seen = set(kept[0]), kept[1]
@@ -451,8 +453,10 @@ def redacted(message: Any) -> Any:
 def redacted_call(call: ToolCall) -> ToolCall:
     """``call`` with no known key in its arguments: what a tool runs with (a reply may echo a key into
     ``write(content=...)``, which would put it in a workspace file)."""
-    arguments = redact_value(call.arguments)
-    return call if arguments == call.arguments else ToolCall(call.id, call.name, arguments)
+    search = _key_search()
+    if search is None or not _value_holds_key(call.arguments, search):  # asked first: no copy of the arguments
+        return call
+    return ToolCall(call.id, call.name, redact_value(call.arguments))
 
 
 def _role_or_none(m: Any) -> Role | None:

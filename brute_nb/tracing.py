@@ -177,7 +177,8 @@ def _set_usage(span: Any, usage: Usage) -> None:
 
 @contextlib.contextmanager
 def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None) -> Iterator[Any]:
-    """An ``execute_tool`` span around one tool call; yields a function that records its result text."""
+    """An ``execute_tool`` span around one tool call; yields a function that records its result text (redacted
+    here, so a turn with no tracer does not redact it only to drop it)."""
     found = tracer()
     if found is None:
         yield _ignore
@@ -197,7 +198,7 @@ def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None)
                 span.set_attribute("error.type", "tool_error")
                 from opentelemetry.trace import Status, StatusCode
 
-                span.set_status(Status(StatusCode.ERROR, text[:200]))
+                span.set_status(Status(StatusCode.ERROR, redact(text)[:200]))
             elif capturing_content():
                 span.set_attribute("gen_ai.tool.call.result", redact(text))
 

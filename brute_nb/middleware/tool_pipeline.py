@@ -133,7 +133,7 @@ class DefaultToolPipeline:
         description = getattr(adapter, "description", None)
         with use_env(env), in_call(call.id, call.name), tracing.tool_call(env, call, description) as traced:
             output = await self._output(env, call)
-            traced(redact(output.text), output.is_error)
+            traced(output.text, output.is_error)
         # The time a person took to answer an approval question is not the tool's (the approver records it).
         waited = env.get("metadata", {}).get("approval_waits", {}).get(call.id, 0.0)
         return self._message(env, index, call, output, max(0.0, (time.perf_counter() - start) * 1000 - waited))

@@ -16,7 +16,8 @@ to it. Every operation is all or nothing, so the file only ever holds whole line
   never through a link out of ``root``, and are read back from there only if they hash to their name
   (``confine``, which also owns the containment test and the atomic write used here).
 
-It keeps no cache and knows nothing of turns: ``SessionLog`` decides when to read and what to write.
+It keeps no cache but the signature its last append left the file at (the next append then need not read the
+file's last byte again), and knows nothing of turns: ``SessionLog`` decides when to read and what to write.
 """
 
 from __future__ import annotations
@@ -177,8 +178,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def append_lines(path: Path, messages: list[Any], *, sync: bool = False, root: Path | None = None
-                 ) -> os.stat_result:
+def append_lines(path: Path, messages: list[Any], *, sync: bool = False, root: Path | None = None,
+                 left: Signature | None = None) -> os.stat_result:
     """Append whole lines with one ``write``, starting a new line if the file lacks one; all or nothing.
 
     Each call opens and closes the file (a handful of syscalls, no Python file object): a file deleted or
@@ -186,16 +187,17 @@ def append_lines(path: Path, messages: list[Any], *, sync: bool = False, root: P
     unless ``sync``: a line is in the kernel once ``write`` returns, so a crashed or killed process keeps it;
     only a power loss could take it, as with any editor's save. A write that fails part-way (a full disk) is cut
     back to the size before it, so no torn line is left behind, and raises ``SessionLogError``. Attachments'
-    bytes go first, never through a link out of ``root`` (default: the file's folder).
+    bytes go first, never through a link out of ``root`` (default: the file's folder). ``left``: the signature
+    the caller's last append returned; a file still at it ends as that append left it, with a newline, so its
+    last byte is not read again (a line a message: the common append).
     """
     if any(getattr(m, "attachments", None) for m in messages):  # most lines carry none: no folder to work out
         _store(messages, path, root)  # bytes first: a line never names an attachment that is not on disk
     data = _lines(messages)
-    fd = _open_append(path)
+    fd, st = _open_append(path)
     try:
-        st = os.fstat(fd)
         size = st.st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        if size and (left is None or confine.signature(st) != left) and os.pread(fd, 1, size - 1) != b"\n":
             whole = os.pread(fd, size, 0)
             torn = _torn_tail(whole)
             if torn:  # a half line from a killed writer: kept aside, or it would sit mid-file and break every load
@@ -221,9 +223,9 @@ def _write_or_roll_back(fd: int, data: bytes, size: int, path: Path, *, sync: bo
 
 
 def append_bytes(path: Path, data: bytes, *, sync: bool = False) -> None:
-    fd = _open_append(path)
+    fd, st = _open_append(path)
     try:
-        _write_or_roll_back(fd, data, os.fstat(fd).st_size, path, sync=sync)
+        _write_or_roll_back(fd, data, st.st_size, path, sync=sync)
     finally:
         os.close(fd)
 
@@ -241,22 +243,24 @@ def _write_failed(path: Path, exc: OSError) -> str:
             f"half-written), and this turn stopped; {hint}")
 
 
-def _open_append(path: Path) -> int:
-    """The session file opened to append (and read its last byte); only a regular file: lines written into a
-    FIFO or a socket would be gone. ``O_NONBLOCK`` so opening a FIFO never waits (a regular file ignores it)."""
+def _open_append(path: Path) -> tuple[int, os.stat_result]:
+    """The session file opened to append (and read its last byte), and its ``fstat``; only a regular file: lines
+    written into a FIFO or a socket would be gone. ``O_NONBLOCK`` so opening a FIFO never waits (a regular file
+    ignores it)."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags, 0o644)
     except FileNotFoundError:  # the session's folder is not there yet
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, flags, 0o644)
-    mode = os.fstat(fd).st_mode
+    st = os.fstat(fd)
+    mode = st.st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise SessionLogError(f"{path} is {confine.kind(mode)}, not a session file: brute_nb writes sessions to "
                               "regular files only (what it wrote there would be lost). Remove it, or use another "
                               "session name")
-    return fd
+    return fd, st
 
 
 def _store(messages: list[Any], path: Path, root: Path | None) -> None:
@@ -292,6 +296,7 @@ class SessionFile:
         self.real = self.path  # where lines go: the path with links resolved (inside root), set by resolve()
         self.real_archive = self.archive_path
         self.real_root: Path | None = None  # the root with links resolved, set by resolve()
+        self._left: Signature | None = None  # the file's signature as the last append left it
         # What resolve() reads each turn, as strings: the three files share the session's folder by construction.
         self._folder = str(self.path.parent)
         self._root = None if self.root == self.path.parent else str(self.root)
@@ -354,7 +359,7 @@ class SessionFile:
         data = confine.read_file(file, root=self.real_root)
         torn = _torn_tail(data)
         if torn:
-            fd = _open_append(file)
+            fd, _ = _open_append(file)
             try:
                 set_aside_torn_tail(file, fd, data, torn)
             finally:
@@ -364,7 +369,10 @@ class SessionFile:
 
     def append(self, messages: list[Any]) -> Signature:
         """Append whole lines (all or nothing); the file's new signature."""
-        return signature(append_lines(self.real, messages, root=self.real_root))
+        left = self._left
+        self._left = None  # until this append has succeeded
+        self._left = signature(append_lines(self.real, messages, root=self.real_root, left=left))
+        return self._left
 
     def rewrite(self, messages: list[Any], dropped: list[Any]) -> Signature:
         """Archive ``dropped`` (fsynced), then make the file hold exactly ``messages``, atomically."""

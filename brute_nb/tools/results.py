@@ -17,6 +17,8 @@ from brute_nb.tools.truncation import ToolOutput, truncate
 
 
 def render(value: Any) -> ToolOutput:
+    if value.__class__ is str:  # most results: no figure or image to look for
+        return ToolOutput(value, is_error=value.startswith("Error:"))
     if isinstance(value, ToolOutput):
         return value
     pictures = _pictures(value)

@@ -84,6 +84,9 @@ def truncate(
     """Cap ``text``; when anything is cut, save it whole and say where. The result is marked truncated."""
     if not text:
         return ToolOutput(text or "", truncated=True)
+    if len(text) <= min(MAX_LINE_LENGTH, max_lines) and 4 * len(text) <= max_bytes:
+        # Within every cap whatever its lines (a character is at most 4 bytes): most results, left as they are.
+        return ToolOutput(text, truncated=True)
     lines = text.splitlines(keepends=True)
     cut_lines = [truncate_line(line) for line in lines]
     long_lines = sum(1 for a, b in zip(lines, cut_lines, strict=True) if a is not b)

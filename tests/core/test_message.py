@@ -189,6 +189,22 @@ def test_a_log_holds_messages_whatever_it_is_given() -> None:
     assert len(log) == 5  # nothing half-added
 
 
+def test_replace_of_meta_alone_carries_the_other_fields_as_they_are() -> None:
+    """The common copy (a reply's report, an id) does not coerce the fields it keeps again; its meta is still its
+    own read-only copy, a read-only view given is kept, and an empty one is the shared empty meta."""
+    m = Message("assistant", "x", tool_calls=[ToolCall("c1", "f", {"a": 1})], meta={"k": 1})
+    given = {"k": 2}
+    copy = m.replace(meta=given)
+    assert copy == Message("assistant", "x", tool_calls=[ToolCall("c1", "f", {"a": 1})], meta={"k": 2})
+    assert copy.tool_calls is m.tool_calls and copy.meta == {"k": 2} and isinstance(copy.meta, MappingProxyType)
+    given["k"] = 3
+    assert copy.meta == {"k": 2}
+    view = MappingProxyType({"v": 1})
+    assert m.replace(meta=view).meta is view
+    assert m.replace(meta=None).meta is Message("user", "y").meta == {}
+    assert m.replace(meta={}, content="y") == Message("assistant", "y", tool_calls=m.tool_calls)
+
+
 def test_replace_refuses_a_field_message_does_not_have() -> None:
     with pytest.raises(TypeError, match=r"no field\(s\) \['contents'\]"):
         Message("user", "hi").replace(contents="typo")

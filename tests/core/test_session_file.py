@@ -36,6 +36,32 @@ def test_append_to_a_file_missing_its_last_newline_starts_a_new_line(tmp_path: P
     assert [m.content for m in f.load()[0]] == ["a", "b"]
 
 
+def test_an_append_reads_the_last_byte_only_of_a_file_it_did_not_leave_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line a message: the file as this SessionFile's last append left it ends with that line's newline, so the
+    next append skips the read; a file another writer touched since is read again (and repaired)."""
+    reads: list[int] = []
+    real_pread = os.pread
+
+    def pread(fd: int, n: int, offset: int) -> bytes:
+        reads.append(n)
+        return real_pread(fd, n, offset)
+
+    monkeypatch.setattr(os, "pread", pread)
+    path = tmp_path / "s.jsonl"
+    path.write_text(msg("a").to_json() + "\n")  # written before this SessionFile
+    f = SessionFile(path)
+    f.append([msg("b")])  # the first append reads the last byte
+    f.append([msg("c")])
+    f.append([msg("d")])
+    assert reads == [1]
+    with path.open("a") as other:
+        other.write(msg("e").to_json())  # another writer, whole JSON and no newline
+    f.append([msg("f")])
+    assert reads[:2] == [1, 1] and len(reads) == 3  # read again: its last byte, then the whole file (torn?)
+    assert [m.content for m in f.load()[0]] == ["a", "b", "c", "d", "e", "f"]
+
+
 def test_a_failed_append_is_rolled_back_to_the_size_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     f = SessionFile(tmp_path / "s.jsonl")
     f.append([msg("kept")])

@@ -5,6 +5,7 @@ nothing at all (not even an import) when no tracer provider is configured."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -51,6 +52,16 @@ def note(text: str) -> str:
         text: What to keep.
     """
     return f"kept: {text}"
+
+
+@tool
+def leak(text: str) -> str:
+    """Fail, quoting the key the kernel holds.
+
+    Args:
+        text: Anything.
+    """
+    raise ValueError(f"bad {os.environ['ANTHROPIC_API_KEY']}")
 
 
 @pytest.fixture
@@ -148,6 +159,17 @@ async def test_a_failed_tool_call_is_marked_as_an_error(
     (tool_span,) = by_name(spans.get_finished_spans())["execute_tool add"]
     assert (tool_span.attributes or {})["error.type"] == "tool_error"
     assert tool_span.status.status_code == trace.StatusCode.ERROR
+
+
+async def test_a_failed_tool_calls_error_status_holds_no_key(
+        fake_provider: FakeProvider, spans: InMemorySpanExporter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    fake_provider.add(reply("", call("leak", {"text": "x"})), "Sorry.")
+    await agent_for(providers(fake_provider)["anthropic"], tmp_path / "s.jsonl", [leak]).astart("leak")
+    (tool_span,) = by_name(spans.get_finished_spans())["execute_tool leak"]
+    assert str(tool_span.status.description).startswith("Error: ValueError: bad sk-ant-...REDACTED")
+    assert KEY not in str(tool_span.status.description)
 
 
 async def test_content_is_recorded_only_when_asked_and_never_a_key(

@@ -140,6 +140,9 @@ def test_a_model_without_a_price_is_looked_up_once(monkeypatch: pytest.MonkeyPat
         assert cost.price({"provider": "openai", "model": "my-local-finetune-xyz", "input_tokens": tokens,
                            "output_tokens": 1}) is None
     assert calls == ["my-local-finetune-xyz"]
+    monkeypatch.setattr(Usage, "of_meta", lambda meta: pytest.fail("an unpriced model's usage was read"))
+    assert cost.price({"provider": "openai", "model": "my-local-finetune-xyz", "input_tokens": 9}) is None
+    monkeypatch.undo()
     assert cost.price({"provider": "openai", "model": "gpt-4o", "input_tokens": 1000, "output_tokens": 10})
 
 

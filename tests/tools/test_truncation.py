@@ -19,6 +19,24 @@ def test_small_text_is_untouched(overflow: Path) -> None:
     assert not overflow.exists()
 
 
+def test_a_text_within_every_cap_is_returned_without_being_split(overflow: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tool results are a few hundred characters: whatever their lines, they are within every cap, so they
+    are returned as they are without the line-by-line walk; a cap below the text still cuts it."""
+    from brute_nb.tools import truncation
+
+    def walked(*args: Any, **kwargs: Any) -> list[str]:
+        raise AssertionError("a short text was split into lines")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(truncation, "_window", walked)
+        for text in ("value of k1", "é" * 2000, "a\n" * 1000, "\n"):
+            out = truncate(text)
+            assert out.text == text and out.truncated and out.overflow_path is None
+    assert "showing lines 1-2 of 3" in truncate("a\nb\nc\n", max_lines=2).text
+    assert "showing lines 1-1 of 2" in truncate("😀" * 30 + "\n" + "x", max_bytes=121).text
+
+
 def test_head_by_lines_saves_the_whole_text(overflow: Path) -> None:
     text = "".join(f"{i}\n" for i in range(2500))
     out = truncate(text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,7 +156,22 @@ def test_a_logs_resumed_check_agrees_with_a_fresh_walk_after_any_edits(steps: li
     for edit, message, at in steps:
         _edit(log, edit, message, at)
         repair = repaired(log)[1]
-        assert valid(log) == valid(list(log)) == (not repair.changed)
+        assert valid(log) == valid(log) == valid(list(log)) == (not repair.changed)  # the second from the memo
+
+
+def test_a_log_checked_to_its_end_is_answered_from_the_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each model call checks the log twice (the agent, then its provider's transport): the second, with nothing
+    appended since, answers from the first's memo without a walk or a new memo."""
+    from brute_nb import sendable as module
+    from brute_nb.message import Log
+
+    log = Log([Message("user", "hi"), Message("assistant", "", tool_calls=[ToolCall("c1", "f", {})])])
+    assert not valid(log)  # the call is open
+    kept: list[Any] = []
+    monkeypatch.setattr(module, "keep", lambda *args: kept.append(args))
+    assert not valid(log) and not valid(log) and kept == []
+    log.append(Message("tool", "done", tool_call_id="c1"))
+    assert valid(log) and len(kept) == 1
 
 
 def _marks(turns: list[dict[str, Any]]) -> list[int]:
