@@ -158,6 +158,11 @@ def wait_ran(cell: Any, timeout: float = WAIT_MS) -> None:
 
 
 
+def session_lines(path: Path) -> list[dict[str, Any]]:
+    """A session file's lines as the JSON they hold."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def read_saving(path: Path) -> Any:
     """The notebook at ``path``, or None while Jupyter Server is still writing it.
 

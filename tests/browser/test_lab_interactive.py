@@ -14,7 +14,6 @@ them; the tools really run in the notebook's folder. Screenshots land in ``tests
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from lab_helpers import (
     prompt_of,
     run_cell,
     select_cell,
+    session_lines,
     shot,
     wait_ran,
 )
@@ -45,10 +45,6 @@ WIDGET = 'panel = brute_nb.chat("widget", approve="shell=ask")\npanel'
 CELLS = ("%load_ext brute_nb", SETUP, SLOW, NEXT, WIDGET)
 
 SLOW_COMMAND = "sleep 60 && touch lab-slow-finished.txt"
-
-
-def session_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +25,7 @@ from lab_helpers import (
     prompt_of,
     run_cell,
     select_cell,
+    session_lines,
     shot,
     wait_ran,
 )
@@ -41,10 +41,6 @@ WIDGET = 'panel = brute_nb.chat("widget")\npanel'
 CELLS = ("%load_ext brute_nb\nimport brute_nb", ASK, NEXT, WIDGET)
 STORY = "The **first** paragraph is short.\n\n" + " ".join(f"word{i}" for i in range(200))
 STDERR = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-
-
-def session_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def roles_sent(lab: Lab) -> list[str]:
