@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -115,12 +116,12 @@ def test_a_router_collected_after_its_stream_closed_raises_nothing(monkeypatch: 
     import io
     import sys
 
-    from brute_nb.notebook.kernel_tools.python_tool import _Capture
+    from brute_nb.notebook.kernel_tools.capture import Capture
 
     stream = io.TextIOWrapper(io.BytesIO())  # a real file's flush raises once closed; StringIO's does not
     monkeypatch.setattr(sys, "stdout", stream)
     monkeypatch.setattr(sys, "stderr", stream)
-    with _Capture():
+    with Capture():
         router = sys.stdout
     stream.close()
     unraised: list[object] = []
@@ -128,3 +129,87 @@ def test_a_router_collected_after_its_stream_closed_raises_nothing(monkeypatch: 
     del router
     gc.collect()
     assert unraised == []
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    """A fresh IPython shell whose display publisher records what reaches it (as the kernel's would send it)."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    made = InteractiveShell.instance()
+    made.display_pub = CapturingDisplayPublisher()
+    try:
+        yield made
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_displays_reach_the_model_and_not_the_cell_running(shell: Any) -> None:
+    """``display(df)`` in the tool's code: its text is in the result, and nothing is published to the ``%%brute``
+    cell; the publisher is the shell's own again after the run."""
+    import pandas as pd
+
+    publisher = shell.display_pub
+    shell.user_ns["df"] = pd.DataFrame({"price": [3, 4], "item": ["tea", "jam"]})
+    code = ("from IPython.display import HTML, Markdown, display\nprint('head:')\ndisplay(df.head())\n"
+            "display(Markdown('**total** 7'))\ndisplay(HTML('<p>a&amp;b</p><script>x()</script>'))")
+    out = run_code(code, shell.user_ns)
+    assert isinstance(out, str)
+    assert out == ("stdout:\nhead:\n\ndisplay:\n   price item\n0      3  tea\n1      4  jam\n\n"
+                   "display:\n**total** 7\n\ndisplay:\na&b")
+    assert publisher.outputs == [] and shell.display_pub is publisher
+
+
+def test_a_displayed_image_is_attached(shell: Any) -> None:
+    from IPython.display import Image
+
+    shell.user_ns.update(Image=Image, PNG=PNG)
+    out = run_code("from IPython.display import display\ndisplay(Image(data=PNG))\n'done'", shell.user_ns)
+    assert not isinstance(out, str) and not out.is_error
+    assert out.text == "display (image/png, attached)\n\nOut: 'done'"
+    assert [(a.media_type, a.data) for a in out.attachments] == [("image/png", PNG)]
+
+
+def test_clear_output_and_a_display_update_leave_what_a_front_end_would_show(shell: Any) -> None:
+    code = ("from IPython.display import clear_output, display\nfor i in range(3):\n"
+            "    clear_output(wait=True)\n    print('epoch', i)\n"
+            "h = display('loading', display_id=True)\nh.update('loaded')\n"
+            "_ = display('shown elsewhere', display_id='theirs', update=True)")
+    assert run_code(code, shell.user_ns) == "stdout:\nepoch 2\n\ndisplay:\n'loaded'"
+    # an update of a display this run did not make goes on to the output it names
+    assert [(o["data"]["text/plain"], o["update"]) for o in shell.display_pub.outputs] == [("'shown elsewhere'", True)]
+
+
+def test_a_publish_from_another_thread_during_the_run_is_not_captured(shell: Any) -> None:
+    """brute_nb's live view of the ``%%brute`` cell (another thread) keeps updating while the tool's code runs."""
+    from IPython.display import display
+
+    publisher = shell.display_pub
+    started, release = threading.Event(), threading.Event()
+    shell.user_ns.update(started=started, release=release)
+    result: list[Any] = []
+    worker = threading.Thread(target=lambda: result.append(run_code(
+        "from IPython.display import display\ndisplay('tool 1')\nstarted.set()\nrelease.wait(5)\ndisplay('tool 2')",
+        shell.user_ns)))
+    worker.start()
+    assert started.wait(5)
+    display("live view")  # the turn's thread, while the tool's code runs
+    release.set()
+    worker.join(5)
+    assert [o["data"]["text/plain"] for o in publisher.outputs] == ["'live view'"]
+    assert result == ["display:\n'tool 1'\n\ndisplay:\n'tool 2'"]
+    assert shell.display_pub is publisher
+
+
+@pytest.mark.anyio
+async def test_the_tool_returns_displays_with_their_images(shell: Any) -> None:
+    from IPython.display import Image
+
+    shell.user_ns.update(Image=Image, PNG=PNG)
+    out = await PythonTool().execute(code="from IPython.display import display\ndisplay(Image(data=PNG), 'x')")
+    assert not isinstance(out, str)
+    assert out.text == "display (image/png, attached)\n\ndisplay:\n'x'" and len(out.attachments) == 1

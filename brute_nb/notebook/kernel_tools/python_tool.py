@@ -1,9 +1,11 @@
 """The notebook-only ``python`` tool: runs code in the user's namespace like a cell, so the agent can look at the
 user's variables.
 
-It returns what a person would see: captured stdout and stderr, then the last expression's value (bounded;
-DataFrames and arrays summarised), or the traceback as an ``Error:`` result. Capture is per thread (a router on
-``sys.stdout``/``sys.stderr``), so output of cells the user runs meanwhile still reaches their own cells. Its risk
+It returns what a person would see: captured stdout and stderr, what the code displayed (``display(df)``, an
+``Image``: each display's text, its PNG or JPEG attached as figures are), then the last expression's value
+(bounded; DataFrames and arrays summarised), or the traceback as an ``Error:`` result. Capture is per thread
+(``capture``), so output of cells the user runs meanwhile, and the live view of the ``%%brute`` cell, still reach
+their own cells. Its risk
 class is ``python``: the approval policy asks before every call unless the user allowed it. What the code does to
 the namespace is journaled per turn (``kernel_journal``), for ``%brute undo`` and ``%brute why``.
 
@@ -16,23 +18,27 @@ the user is told plainly (``STILL_RUNNING``, in the cell) that it is still runni
 from __future__ import annotations
 
 import ast
+import base64
 import ctypes
-import io
 import linecache
+import re
 import sys
 import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from itertools import count
-from typing import Any, ClassVar, Generic, TextIO, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from brute_nb.errors import BruteError
+from brute_nb.notebook.kernel_tools.capture import Capture, Display
 from brute_nb.notebook.prompt import summarize_value
 from brute_nb.tools.base import Tool
+from brute_nb.tools.truncation import ToolOutput
 
 OUTPUT_CAP = 20_000
 """Characters kept of stdout, stderr and the value each; the pipeline's universal truncation still applies."""
@@ -66,64 +72,6 @@ def ipython_namespace() -> Namespace:
     return user_ns
 
 
-class _Router(io.TextIOBase):
-    """Stands in for ``sys.stdout``/``sys.stderr``: writes from a capturing thread go to its buffer."""
-
-    def __init__(self, original: TextIO) -> None:
-        self.original = original
-        self.buffers: dict[int, io.StringIO] = {}
-
-    def write(self, text: str) -> int:
-        buffer = self.buffers.get(threading.get_ident())
-        if buffer is None:
-            return self.original.write(text)
-        return buffer.write(text)
-
-    def flush(self) -> None:
-        if threading.get_ident() not in self.buffers:
-            self.original.flush()
-
-    def close(self) -> None:
-        """Closes nothing: the router owns no stream. ``IOBase.__del__`` calls ``close`` when a router is collected,
-        which may be long after the stream it stood in for was closed (pytest's capture, a finished cell's), and
-        ``IOBase.close`` would flush that closed stream and raise in the collector."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.original, name)
-
-
-_install_lock = threading.Lock()
-
-
-class _Capture:
-    """Captures this thread's stdout and stderr; installs the routers on first use, removes them when unused."""
-
-    def __init__(self) -> None:
-        self.out = io.StringIO()
-        self.err = io.StringIO()
-
-    def __enter__(self) -> _Capture:
-        ident = threading.get_ident()
-        with _install_lock:
-            for attr, buffer in (("stdout", self.out), ("stderr", self.err)):
-                stream = getattr(sys, attr)
-                if not isinstance(stream, _Router):
-                    stream = _Router(stream)
-                    setattr(sys, attr, stream)
-                stream.buffers[ident] = buffer
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        ident = threading.get_ident()
-        with _install_lock:
-            for attr in ("stdout", "stderr"):
-                stream = getattr(sys, attr)
-                if isinstance(stream, _Router):
-                    stream.buffers.pop(ident, None)
-                    if not stream.buffers:
-                        setattr(sys, attr, stream.original)
-
-
 def bounded(text: str, cap: int = OUTPUT_CAP) -> str:
     if len(text) <= cap:
         return text
@@ -148,16 +96,23 @@ class Outcome:
     error: BaseException | None
     traceback: str | None
     """``Error: Type: message`` and the traceback from the code's own frames, when it failed."""
+    displays: list[Display]
+    """What it showed through IPython's display machinery, in order."""
 
 
-def run_code(code: str, namespace: Namespace) -> str:
-    """Run ``code`` like a cell; the result text a model reads (``Error: ...`` with the traceback on failure)."""
+def run_code(code: str, namespace: Namespace) -> str | ToolOutput:
+    """Run ``code`` like a cell; the result text a model reads (``Error: ...`` with the traceback on failure), with
+    the images it displayed attached (then a ``ToolOutput``)."""
     ran = execute(code, namespace)
-    return _result(ran.out, ran.err, ran.value, ran.traceback)
+    shown, pictures = displays_for_model(ran.displays)
+    text = _result(ran.out, ran.err, ran.value, ran.traceback, shown)
+    if not pictures:
+        return text
+    return ToolOutput(text, is_error=ran.error is not None, attachments=pictures)
 
 
 def execute(code: str, namespace: Namespace, label: str = "python tool") -> Outcome:
-    """Run ``code`` like a cell in ``namespace``, this thread's stdout and stderr captured."""
+    """Run ``code`` like a cell in ``namespace``, this thread's stdout, stderr and displays captured."""
     filename = f"<{label} {next(_cells)}>"
     # Registered so tracebacks show the agent's source lines, as IPython shows a cell's.
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
@@ -165,7 +120,7 @@ def execute(code: str, namespace: Namespace, label: str = "python tool") -> Outc
     last: ast.stmt | None = None
     error: str | None = None
     failure: BaseException | None = None
-    with _Capture() as cap:
+    with Capture() as cap:
         try:
             tree = ast.parse(code, filename=filename, mode="exec")
             last = tree.body[-1] if tree.body else None
@@ -176,7 +131,7 @@ def execute(code: str, namespace: Namespace, label: str = "python tool") -> Outc
                 value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
         except (Exception, SystemExit) as exc:  # the model reads the traceback, as a person reads a cell's
             error, failure = _traceback(exc, filename), exc
-    return Outcome(cap.out.getvalue(), cap.err.getvalue(), value, failure, error)
+    return Outcome(cap.out, cap.err, value, failure, error, cap.displays)
 
 
 def _traceback(exc: BaseException, filename: str) -> str:
@@ -188,7 +143,7 @@ def _traceback(exc: BaseException, filename: str) -> str:
     return f"Error: {type(exc).__name__}: {exc}\n\n" + "".join(lines).rstrip()
 
 
-def _result(out: str, err: str, value: Any, error: str | None) -> str:
+def _result(out: str, err: str, value: Any, error: str | None, shown: str = "") -> str:
     parts = []
     if error is not None:
         parts.append(error)
@@ -196,9 +151,100 @@ def _result(out: str, err: str, value: Any, error: str | None) -> str:
         parts.append("stdout:\n" + bounded(out).rstrip("\n"))
     if err:
         parts.append("stderr:\n" + bounded(err).rstrip("\n"))
+    if shown:
+        parts.append(shown)
     if error is None and value is not None:
         parts.append("Out: " + bounded(show_value(value)))
     return "\n\n".join(parts) if parts else "(no output)"
+
+
+IMAGE_TYPES = ("image/png", "image/jpeg")
+"""Displayed images the model is shown, as figures are."""
+HTML_READ = 200_000
+"""Characters of a display's HTML read for its text; the text is bounded again after."""
+_DEFAULT_REPR = re.compile(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>")
+
+
+def displays_for_model(displays: list[Display]) -> tuple[str, tuple[Any, ...]]:
+    """One bounded part naming each display by its text, and the PNG or JPEG ones as attachments."""
+    from brute_nb.attachments import AttachmentError, from_bytes
+
+    parts: list[str] = []
+    pictures: list[Any] = []
+    for display in displays:
+        head = "display"
+        kind = next((k for k in IMAGE_TYPES if isinstance(display.data.get(k), str)), None)
+        if kind is not None:
+            name = f"display-{len(pictures) + 1}.{'png' if kind == 'image/png' else 'jpg'}"
+            try:
+                pictures.append(from_bytes(base64.b64decode(display.data[kind]), kind, name))
+                head += f" ({kind}, attached)"
+            except (ValueError, AttachmentError) as exc:  # not base64, or too large: the model is told why
+                head += f" ({kind}, not attached: {exc})"
+        text = display_text(display.data)
+        if kind is None and not text:
+            head += f" ({', '.join(display.data) or 'empty'})"
+        parts.append(head + (":\n" + text.rstrip("\n") if text else ""))
+    return (bounded("\n\n".join(parts)) if parts else ""), tuple(pictures)
+
+
+def display_text(data: dict[str, Any]) -> str:
+    """A display's text for the model: ``text/plain`` unless it is a bare ``<... object>``, else its Markdown, else
+    the text of its HTML (tags, scripts and styles dropped)."""
+    plain = _as_text(data.get("text/plain"))
+    if plain and not _DEFAULT_REPR.fullmatch(plain.strip()):
+        return plain
+    markdown = _as_text(data.get("text/markdown"))
+    if markdown:
+        return markdown
+    html = _as_text(data.get("text/html"))
+    if html:
+        return html_text(html[:HTML_READ])
+    return ""
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, list):  # nbformat's multiline string
+        value = "".join(v for v in value if isinstance(v, str))
+    return value if isinstance(value, str) else ""
+
+
+def html_text(html: str) -> str:
+    """The text a browser would show of ``html``, roughly: one line a block, no markup."""
+    reader = _HTMLText()
+    reader.feed(html)
+    reader.close()
+    lines = (" ".join(line.split()) for line in "".join(reader.chunks).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+class _HTMLText(HTMLParser):
+    BLOCKS = frozenset({"br", "p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "pre", "ul",
+                        "ol", "thead", "tbody", "section"})
+    HIDDEN = frozenset({"script", "style", "template"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.chunks: list[str] = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.HIDDEN:
+            self.hidden += 1
+        elif tag in self.BLOCKS:
+            self.chunks.append("\n")
+        elif tag in ("td", "th"):
+            self.chunks.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+        elif tag in self.BLOCKS:
+            self.chunks.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self.hidden:
+            self.chunks.append(data)
 
 
 class PythonTool(Tool):
@@ -228,14 +274,14 @@ class PythonTool(Tool):
             return ipython_namespace()
         return ns() if callable(ns) else ns
 
-    async def execute(self, code: str, **_: Any) -> str:
+    async def execute(self, code: str, **_: Any) -> str | ToolOutput:
         from brute_nb.notebook.kernel_tools.kernel_journal import watched
 
         namespace = self.namespace()
         # Journaled for %brute undo and %brute why: what the code replaced, created or changed in the namespace.
         work = watched(code, namespace, lambda: run_code(code, namespace), tool="python")
-        result: str = await run_interruptibly(work, "Error: KeyboardInterrupt: stopped by the user")
-        return result
+        stopped: str | ToolOutput = "Error: KeyboardInterrupt: stopped by the user"
+        return await run_interruptibly(work, stopped)
 
 
 async def run_interruptibly(work: Callable[[], T], stopped: T) -> T:
