@@ -3,6 +3,7 @@ through nbformat and the workspace confinement, and ``%brute undo`` reverts them
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,6 +137,60 @@ def test_run_attaches_figures(ws: Path, env: dict[str, Any]) -> None:
     assert len(out.attachments) == 1 and out.attachments[0].media_type == "image/png"
     saved = nbformat.read(path, as_version=4).cells[1].outputs
     assert saved[0].output_type == "display_data" and "image/png" in saved[0].data
+
+
+@pytest.fixture
+def shell() -> Iterator[Any]:
+    """A fresh IPython shell whose display publisher records what reaches it (the ``%%brute`` cell's output)."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    made = InteractiveShell.instance()
+    made.display_pub = CapturingDisplayPublisher()
+    try:
+        yield made
+    finally:
+        InteractiveShell.clear_instance()
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+def test_run_returns_what_the_cell_displayed_and_saves_it_under_the_cell_in_order(
+        ws: Path, env: dict[str, Any], shell: Any) -> None:
+    import pandas as pd
+    from IPython.display import Image
+
+    path = ws / "a.ipynb"
+    make_notebook(path, "from IPython.display import display\nprint('head:')\ndisplay(df.head(2))\nprint('plot:')\n"
+                        "display(Image(data=PNG))\nlen(df)")
+    shell.user_ns.update(df=pd.DataFrame({"price": [3, 4, 5], "item": ["tea", "jam", "egg"]}), Image=Image, PNG=PNG)
+    out = call(env, RunCell(lambda: shell.user_ns), cell="1")
+    assert out.text == ("Ran cell [1].\n\nstdout:\nhead:\nplot:\n\n"
+                        "display:\n   price item\n0      3  tea\n1      4  jam\n\n"
+                        "display (image/png, attached)\n\nOut: 3")
+    assert [(a.media_type, a.data) for a in out.attachments] == [("image/png", PNG)]
+    assert shell.display_pub.outputs == []  # nothing went to the cell running the turn
+
+    saved = nbformat.read(path, as_version=4)
+    nbformat.validate(saved)
+    shown = saved.cells[1].outputs
+    assert [(o.output_type, o.get("text")) for o in shown] == [
+        ("stream", "head:\n"), ("display_data", None), ("stream", "plot:\n"), ("display_data", None),
+        ("execute_result", None)]
+    assert shown[1].data["text/plain"].startswith("   price item") and "<table" in shown[1].data["text/html"]
+    assert base64.b64decode(shown[3].data["image/png"]) == PNG
+
+
+def test_a_displayed_secret_is_redacted_in_the_saved_notebook(ws: Path, env: dict[str, Any], shell: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop1234")
+    path = ws / "a.ipynb"
+    make_notebook(path, "import os\nfrom IPython.display import HTML, display\n"
+                        "display(HTML('<b>' + os.environ['OPENAI_API_KEY'] + '</b>'))")
+    call(env, RunCell(lambda: shell.user_ns), cell="1")
+    assert "abcdefghijklmnop1234" not in path.read_text()
+    assert "REDACTED" in nbformat.read(path, as_version=4).cells[1].outputs[0].data["text/html"]
 
 
 def test_bad_requests_are_errors_naming_what_was_wrong_and_leave_the_file_alone(

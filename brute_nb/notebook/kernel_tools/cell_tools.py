@@ -8,7 +8,8 @@ nbformat reads and writes it (``ipynb_cells``), the path goes through the worksp
 no link out, a regular file), the write is the file tools' atomic replace under the file's lock, and the old bytes
 go on the agent's undo stack, so ``%brute undo`` reverts the edit as it reverts a file tool's. ``run_cell`` runs
 the cell's source in this kernel, like the ``python`` tool (a stop interrupts it), and returns what it showed,
-printed text and figures, to the model; its outputs are written under the cell. What the cell does to the
+printed text, displays (``display(df)``, an ``Image``) and figures, to the model; its outputs are written under
+the cell. What the cell does to the
 namespace is journaled per turn (``kernel_journal``), for ``%brute undo`` and ``%brute why``.
 """
 
@@ -263,7 +264,7 @@ def run_source(source: str, namespace: dict[str, Any]) -> Ran:
         tb = (outcome.traceback or "").split("\n\n", 1)[-1]
         error = (type(outcome.error).__name__, str(outcome.error), tb.splitlines())
     value = None if outcome.value is None or outcome.error is not None else show_value(outcome.value)
-    return Ran(outcome.out, outcome.err, value, error, _new_figures(before))
+    return Ran(outcome.out, outcome.err, value, error, _new_figures(before), outcome.displays)
 
 
 def _figure_numbers() -> set[int]:
@@ -289,8 +290,8 @@ def _new_figures(before: set[int]) -> list[bytes]:
 
 
 def result_for(label: str, ran: Ran) -> ToolOutput:
-    """What the model reads of a run: as the ``python`` tool says it, the figures attached."""
-    from brute_nb.notebook.kernel_tools.python_tool import bounded
+    """What the model reads of a run: as the ``python`` tool says it, the figures and displayed images attached."""
+    from brute_nb.notebook.kernel_tools.python_tool import bounded, displays_for_model
 
     parts = []
     if ran.error is not None:
@@ -300,13 +301,16 @@ def result_for(label: str, ran: Ran) -> ToolOutput:
         parts.append("stdout:\n" + bounded(ran.stdout).rstrip("\n"))
     if ran.stderr:
         parts.append("stderr:\n" + bounded(ran.stderr).rstrip("\n"))
+    shown, displayed = displays_for_model(ran.displays)
+    if shown:
+        parts.append(shown)
     if ran.result is not None:
         parts.append("Out: " + bounded(ran.result))
     if ran.images:
         parts.append(f"[{len(ran.images)} figure{'s' if len(ran.images) > 1 else ''} attached]")
     text = f"Ran cell {label}.\n\n" + ("\n\n".join(parts) if parts else "(no output)")
     pictures = tuple(from_bytes(png, "image/png", f"figure-{i + 1}.png") for i, png in enumerate(ran.images))
-    return ToolOutput(text, is_error=ran.error is not None, attachments=pictures)
+    return ToolOutput(text, is_error=ran.error is not None, attachments=pictures + displayed)
 
 
 EDIT_CELL = EditCell()

@@ -4,16 +4,25 @@ Pure functions over bytes and ``NotebookNode`` (the tools in ``cell_tools`` do t
 every change goes through nbformat and leaves a notebook it validates: a file that is not one is refused with the
 validator's message, never rewritten. A cell is named as the ``notebook`` tool lists it (``3`` or ``[3]``, its
 index) or by its nbformat id. Outputs are written as nbformat's own output types, their text redacted, since a
-notebook file leaves the kernel.
+notebook file leaves the kernel; what the cell displayed becomes ``display_data`` outputs between its stream text
+as it came, a value nbformat's schema would refuse left out.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from brute_nb.errors import BruteError
+from brute_nb.notebook.kernel_tools.capture import Display
+
+BINARY = re.compile(r"image/(?!svg)|application/pdf$")
+"""Mime types whose values are base64 text: nothing to redact in them."""
+JSON_MIME = re.compile(r"application/(.*\+)?json$")
+"""Mime types whose values nbformat takes as any JSON (the others are text)."""
 
 
 class NotebookFileError(BruteError, ValueError):
@@ -31,6 +40,8 @@ class Ran:
     """(ename, evalue, traceback lines)"""
     images: list[bytes] = field(default_factory=list)
     """PNG bytes of the figures the cell made."""
+    displays: list[Display] = field(default_factory=list)
+    """What it showed through IPython's display machinery, in order."""
 
 
 def read(data: bytes, where: str) -> Any:
@@ -127,12 +138,18 @@ def outputs(ran: Ran) -> list[Any]:
     """What ``ran`` showed as nbformat outputs (text redacted: a notebook leaves the kernel)."""
     from nbformat.v4 import new_output
 
-    from brute_nb.redact import redact
+    from brute_nb.redact import redact, redact_fragments
 
+    # The stream text is cut where each display came, so the saved cell shows them in the order they happened.
+    out = redact_fragments(_cut(ran.stdout, [d.after[0] for d in ran.displays]))
+    err = redact_fragments(_cut(ran.stderr, [d.after[1] for d in ran.displays]))
     shown = []
-    for name, text in (("stdout", ran.stdout), ("stderr", ran.stderr)):
-        if text:
-            shown.append(new_output("stream", name=name, text=redact(text)))
+    for i in range(len(ran.displays) + 1):
+        for name, parts in (("stdout", out), ("stderr", err)):
+            if parts[i]:
+                shown.append(new_output("stream", name=name, text=parts[i]))
+        if i < len(ran.displays) and (saved := display_output(ran.displays[i])) is not None:
+            shown.append(saved)
     for png in ran.images:
         shown.append(new_output("display_data", data={"image/png": base64.b64encode(png).decode("ascii"),
                                                         "text/plain": "<Figure>"}))
@@ -142,6 +159,44 @@ def outputs(ran: Ran) -> list[Any]:
         ename, evalue, tb = ran.error
         shown.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
     return shown
+
+
+def _cut(text: str, at: list[int]) -> list[str]:
+    """``text`` cut at each of the (ascending) positions ``at``: ``len(at) + 1`` parts."""
+    ends = [min(max(p, 0), len(text)) for p in at] + [len(text)]
+    parts, start = [], 0
+    for end in ends:
+        parts.append(text[start:max(start, end)])
+        start = max(start, end)
+    return parts
+
+
+def display_output(display: Display) -> Any:
+    """A display as a ``display_data`` output, its text redacted; None when nothing in it is a value nbformat takes
+    (a text type must hold text, a JSON type JSON)."""
+    from nbformat.v4 import new_output
+
+    from brute_nb.redact import redact_value
+
+    data: dict[str, Any] = {}
+    for mime, value in display.data.items():
+        if JSON_MIME.match(mime):
+            if _is_json(value):
+                data[mime] = redact_value(value)
+        elif isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            data[mime] = value if BINARY.match(mime) else redact_value(value)
+    if not data:
+        return None
+    metadata = redact_value(display.metadata) if _is_json(display.metadata) else {}
+    return new_output("display_data", data=data, metadata=metadata)
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def transcript(heading: str, cells: list[tuple[str, list[tuple[str, str]]]]) -> str:
