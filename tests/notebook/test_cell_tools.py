@@ -300,3 +300,35 @@ def test_an_interrupt_stops_the_cell_run_cell_runs(kernel: tuple[Any, Any], tmp_
     saved = read_session(tmp_path / "demo.brute" / "default.jsonl")
     assert [m.role for m in saved] == ["user", "assistant", "tool"] and saved[-1].content == INTERRUPTED_RESULT
     assert path.read_bytes() == before
+
+
+DISPLAYING = ("import base64\nimport pandas as pd\nfrom IPython.display import Image, display\n"
+              "display(pd.DataFrame({'price': [3, 4], 'item': ['tea', 'jam']}))\n"
+              "display(Image(data=base64.b64decode(" + repr(base64.b64encode(PNG).decode()) + ")))")
+
+
+@pytest.mark.kernel
+def test_in_a_real_kernel_what_the_cell_displays_reaches_the_model_not_the_brute_cell(
+        kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    """In a kernel (ipykernel's ZMQ display publisher) a cell run_cell runs displays a DataFrame and an image: the
+    model reads the frame's text and gets the image, the notebook file keeps both under that cell, and neither is
+    published into the running ``%%brute`` cell."""
+    from kernel_helpers import ok, value_of
+
+    _, kc = kernel
+    path = tmp_path / "demo.ipynb"
+    make_notebook(path, DISPLAYING)
+    ok(kc, "%load_ext brute_nb")
+    ok(kc, KERNEL_SETUP)
+    outputs = ok(kc, "%%brute\nrun the cell")
+    # the cell shows the turn (the tool block quotes the result), never the displays themselves
+    bundles = [m["content"]["data"] for m in outputs if m["msg_type"] in ("display_data", "update_display_data")]
+    assert bundles and not [b for b in bundles if "image/png" in b or "dataframe" in b.get("text/html", "")]
+
+    tool = value_of(kc, "[m for m in brute_nb.current().provider.requests[-1]['messages'] if m['role'] == 'tool']")
+    assert "display:\n   price item\n0      3  tea\n1      4  jam" in tool[0]["content"]
+    assert "display (image/png, attached)" in tool[0]["content"]
+    assert [a["media_type"] for a in tool[0]["attachments"]] == ["image/png"]
+    saved = nbformat.read(path, as_version=4).cells[1].outputs
+    assert [o.output_type for o in saved] == ["display_data", "display_data"]
+    assert "price item" in saved[0].data["text/plain"] and base64.b64decode(saved[1].data["image/png"]) == PNG
