@@ -213,3 +213,15 @@ async def test_the_tool_returns_displays_with_their_images(shell: Any) -> None:
     out = await PythonTool().execute(code="from IPython.display import display\ndisplay(Image(data=PNG), 'x')")
     assert not isinstance(out, str)
     assert out.text == "display (image/png, attached)\n\ndisplay:\n'x'" and len(out.attachments) == 1
+
+
+def test_only_the_first_images_are_attached_and_the_rest_are_named(shell: Any) -> None:
+    from IPython.display import Image
+
+    from brute_nb.notebook.kernel_tools.python_tool import MAX_IMAGES
+
+    shell.user_ns.update(Image=Image, PNG=PNG)
+    out = run_code(f"from IPython.display import display\nfor _ in range({MAX_IMAGES + 2}):\n"
+                   "    display(Image(data=PNG))", shell.user_ns)
+    assert not isinstance(out, str) and len(out.attachments) == MAX_IMAGES
+    assert out.text.count(f"(image/png, not attached: only the first {MAX_IMAGES} images are)") == 2

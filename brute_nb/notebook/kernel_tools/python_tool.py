@@ -160,6 +160,9 @@ def _result(out: str, err: str, value: Any, error: str | None, shown: str = "") 
 
 IMAGE_TYPES = ("image/png", "image/jpeg")
 """Displayed images the model is shown, as figures are."""
+MAX_IMAGES = 10
+"""Displayed images attached to one result: a loop that displays a plot each time would otherwise send them all
+with every later request."""
 HTML_READ = 200_000
 """Characters of a display's HTML read for its text; the text is bounded again after."""
 _DEFAULT_REPR = re.compile(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>")
@@ -174,7 +177,9 @@ def displays_for_model(displays: list[Display]) -> tuple[str, tuple[Any, ...]]:
     for display in displays:
         head = "display"
         kind = next((k for k in IMAGE_TYPES if isinstance(display.data.get(k), str)), None)
-        if kind is not None:
+        if kind is not None and len(pictures) == MAX_IMAGES:
+            head += f" ({kind}, not attached: only the first {MAX_IMAGES} images are)"
+        elif kind is not None:
             name = f"display-{len(pictures) + 1}.{'png' if kind == 'image/png' else 'jpg'}"
             try:
                 pictures.append(from_bytes(base64.b64decode(display.data[kind]), kind, name))
