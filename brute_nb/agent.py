@@ -65,6 +65,21 @@ class TurnEnv(dict[str, Any]):
 
     __slots__ = ("__weakref__", "_lent")
 
+    def __repr__(self) -> str:
+        """The env with its log counted, not written out. asyncio.run() reprs the result of the coroutine it ran
+        when it restores its SIGINT handler (CPython 3.11-3.13: the old handler holds the main task), so
+        ``asyncio.run(agent.astart(...))`` on a 50,000-message session spent 1.3 s writing out every message
+        only to throw the text away; a REPL showing a turn's env would print them all too."""
+        lent = getattr(self, "_lent", None)
+        parts = []
+        for key, value in dict.items(self):
+            if key == "messages" and isinstance(value, list):
+                count = lent[1] if lent is not None and value is lent[0] else len(value)
+                parts.append(f"{key!r}: <{type(value).__name__} of {count:,} message{'s' if count != 1 else ''}>")
+            else:
+                parts.append(f"{key!r}: {value!r}")
+        return "{" + ", ".join(parts) + "}"
+
     def _lend(self, log: Log) -> None:
         """Keep ``log`` (a middleware's long-lived log: SessionLog's session log) as this env's snapshot without
         copying it: a copy costs O(history) a turn, and most envs are never read after their turn."""

@@ -336,3 +336,19 @@ def test_a_later_turn_translates_only_what_is_new(tmp_path: Path, monkeypatch: p
     assert [m.content for m in dumped] == ["ok", "second", "sys"]  # the last reply, the prompt, the lead
     assert requests[-1] == OpenAI.dump_all(list(agent.messages)[:-1])  # what a fresh dump makes, but its reply
     assert [m["content"] for m in requests[-1][:2]] == ["sys", "m0"]
+
+
+def test_a_turns_env_reprs_its_log_by_count_not_message_by_message(tmp_path: Path) -> None:
+    """asyncio.run() reprs the result of what it ran (CPython restoring its SIGINT handler), so a script's
+    ``asyncio.run(agent.astart(...))`` wrote out a 50,000-message session's every message (1.3 s) to throw it away."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(Message("user", f"question {i}").to_json() + "\n"
+                            + Message("assistant", f"answer {i}").to_json() + "\n" for i in range(2_000)))
+    a = brute_nb.agent().use(SessionLog, path=path).run(lambda env: env["messages"].append(
+        Message("assistant", "fine")))
+    env = a.start("next")  # its log is lent from the session's (no copy), and shown counted all the same
+    assert type(env).__name__ == "_Finished"
+    text = repr(env)
+    assert "'messages': <Log of 4,002 messages>" in text and "question 1" not in text and len(text) < 2_000
+    assert type(env).__name__ == "_Finished"  # a repr is not a read: it made no copy of the log
+    assert len(env["messages"]) == 4_002 and "'prompt': 'next'" in repr(env)
