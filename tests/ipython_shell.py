@@ -21,3 +21,22 @@ def loaded_shell(folder: Path) -> Iterator[Any]:
     finally:
         shell.run_line_magic("unload_ext", "brute_nb")
         InteractiveShell.clear_instance()
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+"""The bytes of an image a test's code displays (a PNG's signature is all the tools look at)."""
+
+
+@contextmanager
+def capturing_shell() -> Iterator[Any]:
+    """A fresh ``InteractiveShell`` whose display publisher records what reaches it: what a kernel would send to
+    the running ``%%brute`` cell, so a test sees what the tools' capture let through."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    made = InteractiveShell.instance()
+    made.display_pub = CapturingDisplayPublisher()
+    try:
+        yield made
+    finally:
+        InteractiveShell.clear_instance()

@@ -20,6 +20,7 @@ from brute_nb.notebook.kernel_tools.ipynb_cells import NotebookFileError
 from brute_nb.tools import FSUndo, use_env
 from brute_nb.tools.results import render
 from brute_nb.tools.stores import snapshots
+from tests.ipython_shell import PNG, capturing_shell
 
 
 def make_notebook(path: Path, *sources: str, minor: int = 5) -> Any:
@@ -141,19 +142,8 @@ def test_run_attaches_figures(ws: Path, env: dict[str, Any]) -> None:
 
 @pytest.fixture
 def shell() -> Iterator[Any]:
-    """A fresh IPython shell whose display publisher records what reaches it (the ``%%brute`` cell's output)."""
-    from IPython.core.displaypub import CapturingDisplayPublisher
-    from IPython.core.interactiveshell import InteractiveShell
-
-    made = InteractiveShell.instance()
-    made.display_pub = CapturingDisplayPublisher()
-    try:
+    with capturing_shell() as made:
         yield made
-    finally:
-        InteractiveShell.clear_instance()
-
-
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 
 
 def test_run_returns_what_the_cell_displayed_and_saves_it_under_the_cell_in_order(

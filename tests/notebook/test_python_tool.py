@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from brute_nb.notebook.kernel_tools.python_tool import PYTHON, NoNamespaceError, PythonTool, run_code
+from tests.ipython_shell import PNG, capturing_shell
 
 
 def test_stdout_stderr_and_last_expression() -> None:
@@ -131,21 +132,10 @@ def test_a_router_collected_after_its_stream_closed_raises_nothing(monkeypatch: 
     assert unraised == []
 
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
-
-
 @pytest.fixture
 def shell() -> Iterator[Any]:
-    """A fresh IPython shell whose display publisher records what reaches it (as the kernel's would send it)."""
-    from IPython.core.displaypub import CapturingDisplayPublisher
-    from IPython.core.interactiveshell import InteractiveShell
-
-    made = InteractiveShell.instance()
-    made.display_pub = CapturingDisplayPublisher()
-    try:
+    with capturing_shell() as made:
         yield made
-    finally:
-        InteractiveShell.clear_instance()
 
 
 def test_displays_reach_the_model_and_not_the_cell_running(shell: Any) -> None:
