@@ -123,10 +123,10 @@ class Budget:
             used = spent.get(kind)
             if used >= limit:
                 if kind == "cost":  # a sub-cent ceiling reads as itself, never "0.00 USD"
-                    amounts = f"{format_usd(used)} of {format_usd(limit)}"
+                    amounts = f"{format_usd(used)} of {_amount(kind, limit)}"
                 else:
                     shown = f"{used:.1f}" if kind == "time" else f"{used:,.0f}"
-                    amounts = f"{shown} of {limit:,.0f} {UNITS[kind]}"
+                    amounts = f"{shown} of {_amount(kind, limit)} {UNITS[kind]}"
                 return (f"Stopped: the {where} {kind} budget is reached ({amounts}); "
                         f"raise it with --budget {name}=N")
         return None
@@ -138,14 +138,16 @@ def limits_text(limits: Mapping[str, float]) -> str:
     parts = []
     for name, value in limits.items():
         kind = name.rpartition("_")[2]
-        if kind == "cost":
-            text = format_usd(value)
-        else:
-            text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
-            if kind == "time":
-                text += " s"
-        parts.append(f"{name}={text}")
+        parts.append(f"{name}={_amount(kind, value)}" + (" s" if kind == "time" else ""))
     return ", ".join(parts)
+
+
+def _amount(kind: str, limit: float) -> str:
+    """A ceiling as it is written: a cost by ``format_usd`` (``$0.00005``), a count or a time as the number it is
+    (``1,000``, ``0.5``); the one place ``%brute config`` and a stop's message format it."""
+    if kind == "cost":
+        return format_usd(limit)
+    return f"{limit:,.0f}" if float(limit).is_integer() else f"{limit:,}"
 
 
 def _add(spent: Spent, message: Message) -> None:
