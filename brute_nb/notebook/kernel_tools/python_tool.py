@@ -27,7 +27,6 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from itertools import count
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -195,7 +194,7 @@ def displays_for_model(displays: list[Display]) -> tuple[str, tuple[Any, ...]]:
 
 def display_text(data: dict[str, Any]) -> str:
     """A display's text for the model: ``text/plain`` unless it is a bare ``<... object>``, else its Markdown, else
-    the text of its HTML (tags, scripts and styles dropped)."""
+    its HTML as Markdown (scripts and styles dropped)."""
     plain = _as_text(data.get("text/plain"))
     if plain and not _DEFAULT_REPR.fullmatch(plain.strip()):
         return plain
@@ -203,8 +202,10 @@ def display_text(data: dict[str, Any]) -> str:
     if markdown:
         return markdown
     html = _as_text(data.get("text/html"))
-    if html:
-        return html_text(html[:HTML_READ])
+    if html:  # as the fetch tool gives the model a page: Markdown, scripts and styles dropped
+        from brute_nb.tools.builtin.fetch import html_to_markdown
+
+        return html_to_markdown(html[:HTML_READ])
     return ""
 
 
@@ -212,44 +213,6 @@ def _as_text(value: Any) -> str:
     if isinstance(value, list):  # nbformat's multiline string
         value = "".join(v for v in value if isinstance(v, str))
     return value if isinstance(value, str) else ""
-
-
-def html_text(html: str) -> str:
-    """The text a browser would show of ``html``, roughly: one line a block, no markup."""
-    reader = _HTMLText()
-    reader.feed(html)
-    reader.close()
-    lines = (" ".join(line.split()) for line in "".join(reader.chunks).splitlines())
-    return "\n".join(line for line in lines if line)
-
-
-class _HTMLText(HTMLParser):
-    BLOCKS = frozenset({"br", "p", "div", "tr", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "pre", "ul",
-                        "ol", "thead", "tbody", "section"})
-    HIDDEN = frozenset({"script", "style", "template"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.chunks: list[str] = []
-        self.hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.HIDDEN:
-            self.hidden += 1
-        elif tag in self.BLOCKS:
-            self.chunks.append("\n")
-        elif tag in ("td", "th"):
-            self.chunks.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.HIDDEN:
-            self.hidden = max(0, self.hidden - 1)
-        elif tag in self.BLOCKS:
-            self.chunks.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.hidden:
-            self.chunks.append(data)
 
 
 class PythonTool(Tool):
