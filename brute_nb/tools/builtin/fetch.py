@@ -37,7 +37,9 @@ def html_to_markdown(html: str) -> str:
     soup = BeautifulSoup(html, "html.parser")
     for node in soup(["script", "style", "noscript", "template", "head"]):
         node.decompose()  # their text is code or metadata, not page content
-    text: str = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    # escape_misc=False as markdownify 1.x has it by default: 0.13 (the declared minimum) put a backslash before
+    # every &, #, + and the like, so the same page read differently with the release installed.
+    text: str = MarkdownConverter(heading_style="ATX", escape_misc=False).convert_soup(soup)
     lines = [line.rstrip() for line in text.splitlines()]
     out: list[str] = []
     for line in lines:  # markdownify leaves runs of blank lines where block tags were
