@@ -22,6 +22,7 @@ Callback = Callable[[Env, Any], Any]
 EVENTS: tuple[str, ...] = (
     "turn_start",       # {"prompt": str | None}
     "message",          # the Message just appended to env["messages"]
+    "model_call",       # {"provider": str, "model": str}: a model call's request is going out (providers emit it)
     "assistant_delta",  # {"text": str}: streamed reply text (providers emit it)
     "reasoning_delta",  # {"text": str}: streamed thinking text
     "tool_call",        # {"call": ToolCall, "index": int}: a tool starts

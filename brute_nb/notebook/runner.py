@@ -67,7 +67,14 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
     from brute_nb.notebook import warm
 
     warm.settled()  # building the agent imports the SDK: not while the warm-up thread is still importing it
-    agent = nb.agent
+    tell_warm = warm.waiting_for_request()
+    try:
+        agent = nb.agent
+    except BaseException:
+        warm.request_out()  # no request will come: the warm-up's second phase goes on
+        raise
+    if tell_warm:  # the first cell: the warm-up's second phase starts once this request is out (warm.py)
+        agent.on("model_call", warm.request_out)
     view: TurnView | None = None
     if display:
         from brute_nb.notebook.views.terminal import TerminalView, is_terminal
@@ -105,6 +112,9 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
     finally:
         if view is not None:
             view.detach(agent)
+        if tell_warm:
+            agent.off("model_call", warm.request_out)
+            warm.request_out()  # a turn that ended before its request (an error, a refusal) frees it too
     if view is not None:
         view.finish(env=env)
     return env

@@ -10,7 +10,9 @@ The thread works in two phases. First what a cell needs to send its request (the
 it builds); then what only a reply needs (the SDK's pydantic schemas for the stream's events, pricing's data
 tables, the Markdown renderer and sanitiser), which it builds and imports while that request is in flight: on a Run
 All, where the first ``%%brute`` cell runs right after ``%load_ext``, the model's time to first token pays for them
-instead of the cell (issue 29 §2).
+instead of the cell (issue 29 §2). When a cell is already waiting as the first phase ends, the second waits until
+that cell's request is on its way (the ``model_call`` event, ``request_out``): under the GIL the two would share the
+CPU, and the thread's ~80 ms of schemas and imports went before the request (measured: it went out ~100 ms later).
 
 The invariant: no deadlock and no half-imported module. A cell waits for the first phase (``settled``) before it
 imports anything itself, ``%%brute`` and the runner both, since the SDKs' own lazy submodules are not safe to
@@ -113,6 +115,8 @@ def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: thread
     finally:
         if sendable is not None:
             sendable.set()
+    if _cell_waiting.is_set():
+        _request_out.wait(REQUEST_WAIT)
     if lock is not None:
         try:
             builder.build_schemas()
@@ -126,16 +130,23 @@ def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: thread
 _thread: threading.Thread | None = None
 _sendable = threading.Event()
 """Set when the warm-up's first phase is over: a cell may import the SDK and build its request."""
+_cell_waiting = threading.Event()
+"""Set when a cell waits for the first phase (``settled``): the second phase then waits for ``_request_out``."""
+_request_out = threading.Event()
+"""Set when the first cell's request is about to go out, or its turn ended without one."""
+REQUEST_WAIT = 30.0
+"""The longest the second phase waits for a cell's request: a cell that never sends one (a confirmation left
+unanswered) must not keep its work, and the schema build lock a reply waits on, from every later cell."""
 
 
 def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
     """Start warming the configured SDK's and the stack's imports on a daemon thread (None when no model is
     configured: the first cell will fail or be a ``%brute config``, and the stack is not worth importing for it)."""
-    global _thread, _sendable
+    global _thread, _sendable, _cell_waiting, _request_out
     modules = sdk_modules(environ)
     if not modules:
         return None
-    _sendable = threading.Event()
+    _sendable, _cell_waiting, _request_out = threading.Event(), threading.Event(), threading.Event()
     _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable, schemas_module(environ)),
                                name="brute-warm-sdk", daemon=True)
     _thread.start()
@@ -152,4 +163,16 @@ def settled(timeout: float = 60.0) -> None:
     """
     thread = _thread
     if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+        _cell_waiting.set()
         _sendable.wait(timeout)
+
+
+def waiting_for_request() -> bool:
+    """Whether the warm-up's second phase waits for a cell's request (``request_out``): the cell then tells it."""
+    return _cell_waiting.is_set() and not _request_out.is_set()
+
+
+def request_out(*_: Any) -> None:
+    """The cell's request is on its way, or its turn ended without one: the second phase may begin. Takes and
+    ignores an event's ``(env, payload)``, so it can be subscribed to ``model_call`` as it is."""
+    _request_out.set()

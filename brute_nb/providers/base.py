@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -29,6 +30,7 @@ from brute_nb import raw_replies, structured
 from brute_nb.cost import price
 from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, ProviderNotConfiguredError
 from brute_nb.event_loop import loop_local
+from brute_nb.events import emit
 from brute_nb.message import JSON, Message
 from brute_nb.providers.credentials import client_key, is_key, strip_keys_off_origin
 from brute_nb.redact import redact, redact_exception, redact_value, remember
@@ -231,9 +233,14 @@ class Provider:
             client = self._build(base_url=self.base_url, api_key=key, http_client=http, **options)
         except Exception as exc:
             raise ProviderNotConfiguredError(no_key_message(self.provider, self.key_variable, exc)) from exc
-        http.event_hooks = {**http.event_hooks,
-                            "request": [*http.event_hooks["request"], strip_keys_off_origin(str(client.base_url))]}
+        http.event_hooks = {**http.event_hooks, "request": [*http.event_hooks["request"],
+                                                            strip_keys_off_origin(str(client.base_url)), announce]}
         return client
+
+    def _sees_requests(self) -> bool:
+        """Whether this provider's HTTP requests pass ``announce`` (a client it built); otherwise ``model_call``
+        is emitted as the call starts."""
+        return self._given_client is None
 
     def host_key(self) -> str | None:
         """The key for this client's host (``credentials.client_key``): None lets the SDK read its own variable."""
@@ -264,6 +271,10 @@ class Provider:
         if env.get("schema") is not None:
             structured.check(env["schema"])  # a bad schema is the caller's mistake, said before anything is sent
         started = time.monotonic()
+        call = {"provider": self.provider, "model": self.model}
+        token = _CALL.set([env, call]) if self._sees_requests() else None
+        if token is None:
+            emit(env, "model_call", call)
         try:
             message = await self._complete(await self._with_url_files(env))
         except ProviderError as exc:
@@ -272,6 +283,9 @@ class Provider:
             raise
         except Exception as exc:
             raise self._translate(redact_exception(exc)) from exc
+        finally:
+            if token is not None:
+                _CALL.reset(token)
         meta: dict[str, JSON] = {
             "provider": self.provider,
             "model": message.meta.get("model") or self.model,
@@ -317,6 +331,20 @@ class Provider:
     def _tries(self) -> int:
         retries = self.max_retries if self.max_retries is not None else getattr(self.client, "max_retries", 0)
         return int(retries) + 1
+
+
+_CALL: ContextVar[list[Any]] = ContextVar("brute_nb_model_call")
+"""``[env, payload]`` of the model call this task is making, emptied once its first request is out."""
+
+
+async def announce(request: Any) -> None:
+    """An httpx2 request hook: the first HTTP request of a model call emits ``model_call`` as it goes out, after
+    the SDK has built it (what the notebook's warm-up waits for: ~40 ms of a first call's CPU is the SDK's)."""
+    pending = _CALL.get(None)
+    if pending:
+        env, call = pending
+        pending.clear()
+        emit(env, "model_call", call)
 
 
 def no_key_message(provider: str, variable: str, exc: BaseException) -> str:

@@ -31,6 +31,9 @@ class LLMModel(Provider):
         self._model_object = None if isinstance(model, str) else model
         super().__init__(model if isinstance(model, str) else model.model_id, **options)
 
+    def _sees_requests(self) -> bool:
+        return False  # llm's plugins make their own requests
+
     def resolve(self) -> Any:
         """The ``llm`` model object (async when the plugin has one)."""
         if self._model_object is not None:

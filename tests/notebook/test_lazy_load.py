@@ -251,7 +251,6 @@ def test_a_cell_waits_for_what_its_request_needs_not_for_what_the_reply_needs(mo
     monkeypatch.setattr(warm, "sdk_modules", lambda environ=None: ("sdk.module", "stack.module"))
     monkeypatch.setattr(warm, "REPLY", ("reply.module",))
     monkeypatch.setattr(warm, "_thread", None)
-    monkeypatch.setattr(warm, "_sendable", threading.Event())
     thread = warm.start()
     assert thread is not None
     settled = threading.Event()
@@ -259,8 +258,51 @@ def test_a_cell_waits_for_what_its_request_needs_not_for_what_the_reply_needs(mo
     assert settled.wait(10), "settled() waited for the reply's modules too"
     assert imported == ["sdk.module", "stack.module"] and thread.is_alive()
     release.set()
+    warm.request_out()
     thread.join(10)
     assert imported == ["sdk.module", "stack.module", "reply.module"]
+
+
+def test_with_a_cell_waiting_the_reply_side_waits_for_its_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the GIL the warm-up's reply-side work (~80 ms of schemas and imports) shared the CPU with the first
+    cell building its request, which went out ~100 ms later than a raw SDK cell's: with a cell waiting, that work
+    starts when the cell's request is out (issue 29 §2); with none (the user typing), at once."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from brute_nb.notebook import warm
+
+    release, imported = threading.Event(), []
+
+    def import_module(name: str) -> None:
+        if name == "sdk.module":
+            release.wait(60)
+        imported.append(name)
+
+    monkeypatch.setattr(warm, "importlib", SimpleNamespace(import_module=import_module))
+    monkeypatch.setattr(warm, "sdk_modules", lambda environ=None: ("sdk.module",))
+    monkeypatch.setattr(warm, "REPLY", ("reply.module",))
+    monkeypatch.setattr(warm, "_thread", None)
+    thread = warm.start()
+    assert thread is not None
+    cell = threading.Thread(target=warm.settled, kwargs={"timeout": 60}, daemon=True)
+    cell.start()
+    while not warm.waiting_for_request():  # the cell waits on the first phase
+        time.sleep(0.005)
+    release.set()
+    cell.join(10)
+    time.sleep(0.2)
+    assert imported == ["sdk.module"] and thread.is_alive()  # the cell is building its request
+    warm.request_out()
+    thread.join(10)
+    assert imported == ["sdk.module", "reply.module"] and not warm.waiting_for_request()
+
+    imported.clear()  # no cell: the second phase follows the first at once
+    thread = warm.start()
+    assert thread is not None
+    thread.join(10)
+    assert imported == ["sdk.module", "reply.module"] and not warm.waiting_for_request()
 
 
 def test_the_stream_schemas_are_built_under_the_lock_a_turn_waits_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -280,11 +322,11 @@ def test_the_stream_schemas_are_built_under_the_lock_a_turn_waits_on(monkeypatch
     monkeypatch.setattr(warm, "SCHEMAS", {("anthropic",): "schemas.module"})
     monkeypatch.setattr(warm, "REPLY", ())
     monkeypatch.setattr(warm, "_thread", None)
-    monkeypatch.setattr(warm, "_sendable", threading.Event())
     thread = warm.start()
     assert thread is not None
     warm.settled(timeout=60)
     assert builder.BUILD_LOCK.locked()  # held since before the cell could go on
+    warm.request_out()
     release.set()
     thread.join(10)
     assert calls == ["build"] and not builder.BUILD_LOCK.locked()
@@ -330,3 +372,31 @@ def test_the_first_cell_after_the_warm_up_imports_nothing_of_brute_nbs(tmp_path:
     tools, the environment prompt): a Run All's first cell imported 13 brute_nb modules and pricing's parts itself,
     ~20-30 ms of its time. Whatever the first cell imports of ours, the warm-up must have imported before."""
     assert json.loads(_fresh(FIRST_CELL_AFTER_WARM_UP, tmp_path).splitlines()[-1]) == []  # after the reply
+
+
+RUN_ALL_FIRST_CELL = """
+import json, os, sys, tempfile, threading, time
+from brute_nb.testing import FakeProvider
+fake = FakeProvider(keep_alive=True).__enter__()
+fake.add("Hello!")
+os.environ.update(ANTHROPIC_API_KEY=fake.api_key, ANTHROPIC_BASE_URL=fake.base_url)
+os.chdir(tempfile.mkdtemp())
+import IPython
+ip = IPython.InteractiveShell.instance()
+ip.run_line_magic('load_ext', 'brute_nb')
+started = time.monotonic()
+ip.run_cell_magic('brute', '', 'hello')
+took = time.monotonic() - started
+from brute_nb.notebook import warm
+warm._thread.join(20)
+print(json.dumps({"took": took, "warm_alive": warm._thread.is_alive(), "waiting": warm.waiting_for_request(),
+                  "requests": len(fake.requests)}))
+"""
+
+
+def test_a_run_all_first_cell_lets_the_warm_up_finish_after_its_request(tmp_path: Path) -> None:
+    """The warm-up's second phase waits for the first cell's request (``model_call``); a cell that never told it
+    would hang the reply on the schema build lock for ``REQUEST_WAIT`` (30 s)."""
+    seen = json.loads(_fresh(RUN_ALL_FIRST_CELL, tmp_path).splitlines()[-1])
+    assert seen["requests"] == 1 and seen["took"] < 20
+    assert not seen["warm_alive"] and not seen["waiting"]

@@ -53,6 +53,33 @@ async def test_multi_turn_tool_session(fake_provider: FakeProvider, kind: str, s
 
 
 @pytest.mark.parametrize("kind", KINDS)
+async def test_model_call_is_emitted_before_each_request_goes_out(fake_provider: FakeProvider, kind: str) -> None:
+    """``model_call`` comes before the request reaches the wire, once a model call: the notebook's warm-up waits
+    on it to start its reply-side work while the model thinks, not while the request is being built."""
+    fake_provider.add(*session_script())
+    sent_before: list[int] = []
+    agent = tool_agent(FACTORIES[kind](fake_provider))
+    agent.on("model_call", lambda env, payload: sent_before.append(len(fake_provider.requests)))
+    await agent.astart("check the files")
+    assert sent_before == [0, 1, 2] and len(fake_provider.requests) == 3
+
+
+async def test_model_call_is_emitted_once_a_call_with_a_client_we_did_not_build(fake_provider: FakeProvider) -> None:
+    """A caller's own SDK client carries none of our request hooks: the event comes as each call starts."""
+    import anthropic as sdk
+
+    from brute_nb.providers.anthropic import AnthropicMessages
+
+    fake_provider.add(*session_script())
+    client = sdk.AsyncAnthropic(base_url=fake_provider.base_url, api_key=fake_provider.api_key, max_retries=0)
+    sent_before: list[int] = []
+    agent = tool_agent(AnthropicMessages("claude-fake", client=client))
+    agent.on("model_call", lambda env, payload: sent_before.append(len(fake_provider.requests)))
+    await agent.astart("check the files")
+    assert sent_before == [0, 1, 2]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 async def test_tools_are_advertised_in_each_library_format(fake_provider: FakeProvider, kind: str) -> None:
     fake_provider.add("hi")
     await tool_agent(FACTORIES[kind](fake_provider)).astart("x")
