@@ -348,7 +348,7 @@ def test_a_live_session_without_mcp_servers_imports_neither_replay_nor_mcp(tmp_p
     assert json.loads(_fresh(LIVE_TURN_MODULES, tmp_path)) == []
 
 
-FIRST_CELL_AFTER_WARM_UP = """
+LOADED_BEFORE_A_FAKE = """
 import json, os, sys, tempfile, threading
 from brute_nb.testing import FakeProvider
 fake = FakeProvider(keep_alive=True).__enter__()
@@ -358,6 +358,10 @@ os.chdir(tempfile.mkdtemp())
 import IPython
 ip = IPython.InteractiveShell.instance()
 ip.run_line_magic('load_ext', 'brute_nb')
+"""
+"""A fresh process with a fake Anthropic server configured, right after ``%load_ext brute_nb``."""
+
+FIRST_CELL_AFTER_WARM_UP = LOADED_BEFORE_A_FAKE + """
 for t in threading.enumerate():
     if t.name in ('brute-warm-sdk', 'brute-cleanup'):
         t.join(60)
@@ -374,16 +378,8 @@ def test_the_first_cell_after_the_warm_up_imports_nothing_of_brute_nbs(tmp_path:
     assert json.loads(_fresh(FIRST_CELL_AFTER_WARM_UP, tmp_path).splitlines()[-1]) == []  # after the reply
 
 
-RUN_ALL_FIRST_CELL = """
-import json, os, sys, tempfile, threading, time
-from brute_nb.testing import FakeProvider
-fake = FakeProvider(keep_alive=True).__enter__()
-fake.add("Hello!")
-os.environ.update(ANTHROPIC_API_KEY=fake.api_key, ANTHROPIC_BASE_URL=fake.base_url)
-os.chdir(tempfile.mkdtemp())
-import IPython
-ip = IPython.InteractiveShell.instance()
-ip.run_line_magic('load_ext', 'brute_nb')
+RUN_ALL_FIRST_CELL = LOADED_BEFORE_A_FAKE + """
+import time
 started = time.monotonic()
 ip.run_cell_magic('brute', '', 'hello')
 took = time.monotonic() - started
