@@ -5,7 +5,7 @@ reader (``sessions.lines``) checks the JSON types column-wise a block at a time,
 frame keeps (a byte a row for the role, the content strings, one meta dict a row, the rows that have tool calls or a
 call id); ``brute_nb.frames`` assembles the columns exactly as for a log. Anything irregular (a torn last line, a
 damaged line, a field of the wrong type) is read by ``read_session`` itself, so its warnings and file:line errors are
-that reader's. Peak memory stays near 2.5x the file (see ``brute_nb.frames``).
+that reader's. Peak memory stays near 2.5x the file (see ``brute_nb.frames.messages``).
 """
 
 from __future__ import annotations
