@@ -16,25 +16,8 @@ Each imports pandas and numpy inside its functions, so ``import brute_nb`` stays
 
 from __future__ import annotations
 
-# The helpers imported with `as` keep the address they had when this package was one module: sessions.columns builds
-# read_frame from them, and the tests check them against oracles.
-from brute_nb.frames.arrays import _masked as _masked
-from brute_nb.frames.arrays import _number_or_none as _number_or_none
-from brute_nb.frames.arrays import _objects as _objects
-from brute_nb.frames.arrays import _scatter as _scatter
-from brute_nb.frames.arrays import _strings as _strings
-from brute_nb.frames.messages import _ROLE_CODE as _ROLE_CODE
 from brute_nb.frames.messages import COLUMNS, KIND, frame
-from brute_nb.frames.messages import _assemble as _assemble
-from brute_nb.frames.messages import _frame_of as _frame_of
-from brute_nb.frames.messages import _present as _present
-from brute_nb.frames.messages import _rows as _rows
-from brute_nb.frames.messages import _texts as _texts
-from brute_nb.frames.meta_columns import _INT64_MAX as _INT64_MAX
-from brute_nb.frames.meta_columns import _INT64_MIN as _INT64_MIN
 from brute_nb.frames.meta_columns import META_COLUMNS
-from brute_nb.frames.meta_columns import _meta_columns as _meta_columns
-from brute_nb.frames.meta_columns import _timestamps as _timestamps
 from brute_nb.frames.to_log import log_from_frame
 from brute_nb.frames.tool_calls import TOOL_CALL_COLUMNS, tool_calls_frame
 

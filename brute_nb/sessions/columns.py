@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from brute_nb.confine import open_named
-from brute_nb.frames import _ROLE_CODE, META_COLUMNS, _assemble, _frame_of, _objects, _present, _rows, _texts, frame
+from brute_nb.frames.arrays import _objects
+from brute_nb.frames.messages import _ROLE_CODE, _assemble, _frame_of, _present, _rows, _texts, frame
+from brute_nb.frames.meta_columns import META_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -234,7 +234,8 @@ def meta_columns_value_by_value(n: int, full: list[dict[str, Any]], rows: Any) -
     """``frames._meta_columns`` as it was written before it read a key's values at once: the oracle."""
     import numpy as np
 
-    from brute_nb.frames import _INT64_MAX, _INT64_MIN, _masked, _number_or_none, _scatter, _strings, _timestamps
+    from brute_nb.frames.arrays import _masked, _number_or_none, _scatter, _strings
+    from brute_nb.frames.meta_columns import _INT64_MAX, _INT64_MIN, _timestamps
 
     out = {"model": _strings(_scatter(n, rows, [v if type(v := m.get("model")) is str else np.nan for m in full],
                                       np.nan), text_only=True)}
@@ -263,7 +264,7 @@ column_metas = st.dictionaries(st.sampled_from(["model", "input_tokens", "output
 def test_meta_columns_by_key_are_the_value_by_value_ones(metas: list[dict[str, Any]], data: st.DataObject) -> None:
     import numpy as np
 
-    from brute_nb.frames import _meta_columns
+    from brute_nb.frames.meta_columns import _meta_columns
 
     stamps = st.sampled_from(["2026-01-02T03:04:05+00:00", "2026-01-02T03:04:05.123+00:00", "not a time"])
     for m in metas:
