@@ -110,6 +110,9 @@ def raw_loop(kind: str, client: Any, tools: list[Any] | None = None, run: Callab
 class Side:
     """One library's way to do each measured thing (a fresh chat each time: a new conversation)."""
 
+    turn_note = ""
+    """Said with the turn's ratio when the side differs from the streaming baseline in kind."""
+
     def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
         """One prompt, one reply; the callable returns the reply's text (checked: a side that got none is not fast)."""
         raise NotImplementedError
@@ -172,6 +175,8 @@ class Chatlas(Side):
 
 
 class Claudette(Side):
+    turn_note = "no streaming"
+
     def _chat(self, kind: str, base: str, key: str, tools: list[Any]) -> Any:
         if kind != "anthropic":
             raise NotImplementedError("claudette speaks only the Anthropic API")
@@ -221,6 +226,7 @@ class JupyterAI(Side):
     requires in the environment. It calls the model's ``generate``: no streaming."""
 
     ip: Any = None
+    turn_note = "no streaming"
 
     def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
         import os
@@ -285,8 +291,9 @@ def measure(side_name: str, what: str, kind: str, base: str, key: str, reps: int
     side = SIDES[side_name](tmp)
     client = raw_client(kind, base, key)
     if what == "turn":
-        return interleaved(lambda: side.turn(kind, base, key), lambda: raw_turn(kind, client), reps,
-                           reply=TURN_REPLY)
+        result = interleaved(lambda: side.turn(kind, base, key), lambda: raw_turn(kind, client), reps,
+                             reply=TURN_REPLY)
+        return {**result, "note": side.turn_note} if side.turn_note else result
     if what == "toolloop":
         return interleaved(lambda: side.loop(kind, base, key, [lookup], "look up every key"),
                            lambda: raw_loop(kind, client), reps, calls=LOOP_CALLS)

@@ -1154,7 +1154,8 @@ def _cell(what: str, result: dict[str, Any]) -> str:
         return f"+{result['added_ms']:.0f} ms"
     if what == "tools8":
         return f"{result['ratio']:.2f} ({result['ours_ms']:.0f} ms)"
-    return f"{result['ratio']:.2f}x ({result['ours_ms']:.1f} vs {result['raw_ms']:.1f} ms)"
+    note = f"; {result['note']}" if result.get("note") else ""
+    return f"{result['ratio']:.2f}x ({result['ours_ms']:.1f} vs {result['raw_ms']:.1f} ms{note})"
 
 
 def peers(quick: bool) -> tuple[str, dict[tuple[str, str], dict[str, Any]]]:
