@@ -1,11 +1,13 @@
 """Peers side by side (issue 21 item 6): one measurement of one side in this process, printed as one JSON line.
 
 ``bench/run.py --peers`` runs this file once per (side, measurement), with the project's Python for ``brute_nb``
-and with ``bench/.peers-venv``'s for the peers (claudette, chatlas, llm, jupyter-ai-magics: never dependencies of
-the project), every side against the same kind of fake server, started by ``run.py`` in its own process. Each
-measurement interleaves the side with the baseline a user would write by hand, in the same process and SDK
-versions: the sync SDK, streaming (every side here streams but claudette), a hand-written payload; the result is
-the ratio of medians. A side that cannot run reports its error instead of a time.
+and with ``bench/.peers-venv``'s for the peers (claudette, chatlas, llm with llm-anthropic, jupyter-ai-magics with
+langchain-anthropic and langchain-openai: never dependencies of the project), every side against the same kind of
+fake server, started by ``run.py`` in its own process. Each measurement interleaves the side with the baseline a
+user would write by hand, in the same process and SDK versions: the sync SDK, streaming (every side here streams
+but claudette and jupyter-ai-magics' ``%%ai``), a hand-written payload; the result is the ratio of medians. Each
+run is checked: a turn must return the fake server's reply, a loop make every tool call. A side that cannot run
+reports its error instead of a time, one that cannot do a measurement says why.
 
 Usage: ``python bench/peers.py SIDE MEASURE KIND BASE_URL API_KEY REPS [TMP]``; MEASURE is ``turn``, ``toolloop``
 or ``tools8``; KIND is ``anthropic`` or ``openai``.
@@ -24,6 +26,7 @@ from typing import Any
 from handwritten import LOOKUP_ANTHROPIC, LOOKUP_OPENAI, OpenAIStreamed  # bench/ is this script's folder
 
 LOOP_CALLS = 20
+TURN_REPLY = "ok, done"  # what run.py's fake server answers each turn
 NAP = 0.25
 
 
@@ -63,15 +66,17 @@ def raw_client(kind: str, base: str, key: str) -> Any:
     return openai.OpenAI(base_url=base + "/v1", api_key=key, max_retries=0)
 
 
-def raw_turn(kind: str, client: Any, prompt: str = "hello") -> None:
+def raw_turn(kind: str, client: Any, prompt: str = "hello") -> str:
     messages = [{"role": "user", "content": prompt}]
     if kind == "anthropic":
         with client.messages.stream(model="claude-fake", max_tokens=1024, messages=messages) as s:
-            s.get_final_message()
-        return
+            return "".join(b.text for b in s.get_final_message().content if b.type == "text")
+    text = []
     with client.chat.completions.create(model="gpt-fake", messages=messages, stream=True) as stream:
-        for _ in stream:
-            pass
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                text.append(chunk.choices[0].delta.content)
+    return "".join(text)
 
 
 def raw_loop(kind: str, client: Any, tools: list[Any] | None = None, run: Callable[..., str] = lookup) -> int:
@@ -105,7 +110,11 @@ def raw_loop(kind: str, client: Any, tools: list[Any] | None = None, run: Callab
 class Side:
     """One library's way to do each measured thing (a fresh chat each time: a new conversation)."""
 
-    def turn(self, kind: str, base: str, key: str) -> Callable[[], None]:
+    turn_note = ""
+    """Said with the turn's ratio when the side differs from the streaming baseline in kind."""
+
+    def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
+        """One prompt, one reply; the callable returns the reply's text (checked: a side that got none is not fast)."""
         raise NotImplementedError
 
     def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
@@ -135,9 +144,9 @@ class BruteNB(Side):
         return (agent().use(SessionLog, path=f"{self.tmp}/brute-{self.n}.jsonl").use(ToolResultLoop)
                 .use(DefaultToolPipeline, tools=[tool(t) for t in tools]).run(self.provider))
 
-    def turn(self, kind: str, base: str, key: str) -> Callable[[], None]:
+    def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
         a = self._agent(kind, base, key, [])
-        return lambda: a.start("hello")
+        return lambda: a.start("hello")["messages"][-1].content
 
     def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
         a = self._agent(kind, base, key, tools)
@@ -154,9 +163,9 @@ class Chatlas(Side):
 
         return ChatOpenAI(model="gpt-fake", api_key=key, base_url=base + "/v1", kwargs={"max_retries": 0})
 
-    def turn(self, kind: str, base: str, key: str) -> Callable[[], None]:
+    def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
         chat = self._chat(kind, base, key)
-        return lambda: chat.chat("hello", echo="none")
+        return lambda: chat.chat("hello", echo="none").get_content()
 
     def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
         chat = self._chat(kind, base, key)
@@ -166,6 +175,8 @@ class Chatlas(Side):
 
 
 class Claudette(Side):
+    turn_note = "no streaming"
+
     def _chat(self, kind: str, base: str, key: str, tools: list[Any]) -> Any:
         if kind != "anthropic":
             raise NotImplementedError("claudette speaks only the Anthropic API")
@@ -175,9 +186,11 @@ class Claudette(Side):
         return Chat(cli=Client("claude-fake", cli=anthropic.Anthropic(base_url=base, api_key=key, max_retries=0)),
                     tools=tools or None)
 
-    def turn(self, kind: str, base: str, key: str) -> Callable[[], None]:
+    def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
+        from claudette import contents
+
         chat = self._chat(kind, base, key, [])
-        return lambda: chat("hello")
+        return lambda: contents(chat("hello"))
 
     def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
         chat = self._chat(kind, base, key, tools)
@@ -186,15 +199,19 @@ class Claudette(Side):
 
 class LLM(Side):
     def _model(self, kind: str, base: str, key: str) -> Any:
-        if kind != "openai":
-            raise NotImplementedError("llm reaches Anthropic only through the llm-anthropic plugin (not installed)")
+        if kind == "anthropic":  # the llm-anthropic plugin's model class, as its register_models builds it
+            from llm_anthropic import ClaudeMessages
+
+            model = ClaudeMessages("claude-fake", base_url=base)
+            model.key = key
+            return model
         from llm.default_plugins.openai_models import Chat
 
         return Chat("gpt-fake", key=key, api_base=base + "/v1", supports_tools=True)
 
-    def turn(self, kind: str, base: str, key: str) -> Callable[[], None]:
+    def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
         model = self._model(kind, base, key)
-        return lambda: model.prompt("hello").text() and None
+        return lambda: model.prompt("hello").text()
 
     def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
         model = self._model(kind, base, key)
@@ -202,12 +219,34 @@ class LLM(Side):
 
 
 class JupyterAI(Side):
-    def turn(self, kind: str, base: str, key: str) -> Callable[[], None]:
-        raise NotImplementedError("jupyter-ai-magics calls models through LangChain provider packages "
-                                  "(langchain-anthropic / langchain-openai), which it does not install")
+    """The ``%%ai`` cell magic in a real IPython shell. Its providers are LangChain chat models (``anthropic-chat``
+    langchain-anthropic's ChatAnthropic, ``openai-chat`` langchain-openai's ChatOpenAI; a provider-prefixed model id
+    is taken as it is), pointed at the fake server by the environment variables they read: ANTHROPIC_BASE_URL
+    (ChatAnthropic's ``anthropic_api_url``), OPENAI_BASE_URL (the openai SDK's base URL), and the keys the magic
+    requires in the environment. It calls the model's ``generate``: no streaming."""
+
+    ip: Any = None
+    turn_note = "no streaming"
+
+    def turn(self, kind: str, base: str, key: str) -> Callable[[], str]:
+        import os
+
+        if JupyterAI.ip is None:
+            from IPython.core.interactiveshell import InteractiveShell
+
+            os.environ.update({"ANTHROPIC_BASE_URL": base, "ANTHROPIC_API_KEY": key,
+                               "OPENAI_BASE_URL": base + "/v1", "OPENAI_API_KEY": key})
+            JupyterAI.ip = InteractiveShell.instance()
+            JupyterAI.ip.run_line_magic("load_ext", "jupyter_ai_magics")
+        ip = JupyterAI.ip
+        ip.run_line_magic("ai", "reset")  # a new conversation: %%ai sends its transcript with each prompt
+        model = "anthropic-chat:claude-fake" if kind == "anthropic" else "openai-chat:gpt-fake"
+        # the default format, markdown: the reply comes back as an IPython Markdown display (run_cell_magic returns
+        # what a cell would show), its text in .data
+        return lambda: str(getattr(ip.run_cell_magic("ai", model, "hello"), "data", None))
 
     def loop(self, kind: str, base: str, key: str, tools: list[Callable[..., str]], prompt: str) -> Callable[[], None]:
-        return self.turn(kind, base, key)
+        raise NotImplementedError("%%ai has no tools: one prompt, one reply")
 
 
 SIDES: dict[str, Callable[[str], Side]] = {"brute_nb": BruteNB, "chatlas": lambda tmp: Chatlas(),
@@ -217,26 +256,29 @@ SIDES: dict[str, Callable[[str], Side]] = {"brute_nb": BruteNB, "chatlas": lambd
 
 # --- the measurements -----------------------------------------------------------------------------------------------
 
-def checked(fn: Callable[[], Any], calls: int) -> Callable[[], Any]:
-    """``fn``, raising unless it made exactly ``calls`` tool calls (a side that stops early is not fast)."""
+def checked(fn: Callable[[], Any], calls: int, reply: str | None = None) -> Callable[[], Any]:
+    """``fn``, raising unless it made exactly ``calls`` tool calls (a side that stops early is not fast) and, given
+    ``reply``, returned that text (a side that got no answer is not fast either)."""
     def run() -> Any:
         CALLS.clear()
         out = fn()
         if len(CALLS) != calls:
             raise RuntimeError(f"made {len(CALLS)} tool calls, not {calls}")
+        if reply is not None and (not isinstance(out, str) or reply not in out):
+            raise RuntimeError(f"the reply was {out!r:.80}, not {reply!r}")
         return out
     return run
 
 
 def interleaved(make_ours: Callable[[], Callable[[], Any]], raw: Callable[[], Any], reps: int,
-                calls: int = 0) -> dict[str, Any]:
+                calls: int = 0, reply: str | None = None) -> dict[str, Any]:
     """``reps`` pairs, order alternating; each of ours on a fresh chat built outside the timed region."""
-    raw = checked(raw, calls)
-    checked(make_ours(), calls)()  # warm-up: connections, imports
+    raw = checked(raw, calls, reply)
+    checked(make_ours(), calls, reply)()  # warm-up: connections, imports
     raw()
     ours_t, raw_t = [], []
     for i in range(reps):
-        call = checked(make_ours(), calls)
+        call = checked(make_ours(), calls, reply)
         for side in (("ours", "raw") if i % 2 else ("raw", "ours")):
             t0 = time.perf_counter()
             call() if side == "ours" else raw()
@@ -249,7 +291,9 @@ def measure(side_name: str, what: str, kind: str, base: str, key: str, reps: int
     side = SIDES[side_name](tmp)
     client = raw_client(kind, base, key)
     if what == "turn":
-        return interleaved(lambda: side.turn(kind, base, key), lambda: raw_turn(kind, client), reps)
+        result = interleaved(lambda: side.turn(kind, base, key), lambda: raw_turn(kind, client), reps,
+                             reply=TURN_REPLY)
+        return {**result, "note": side.turn_note} if side.turn_note else result
     if what == "toolloop":
         return interleaved(lambda: side.loop(kind, base, key, [lookup], "look up every key"),
                            lambda: raw_loop(kind, client), reps, calls=LOOP_CALLS)

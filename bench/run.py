@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -1039,6 +1040,13 @@ def memory(tmp: Path) -> list[Row]:
 PEERS_VENV = ROOT / "bench" / ".peers-venv"
 PEER_PACKAGES = ("claudette", "chatlas", "llm", "jupyter-ai-magics")
 """Installed from the registry into PEERS_VENV (never a dependency of the project, never in its venv)."""
+PEER_PLUGINS = ("llm-anthropic", "langchain-anthropic<1", "langchain-openai<1")
+"""What two peers need to reach a model, installed after PEER_PACKAGES with ``--no-deps``: llm reaches Anthropic
+only through llm-anthropic, jupyter-ai-magics' providers are LangChain's chat models (<1: jupyter-ai-magics 2.x needs
+langchain-core 0.3). Their declared SDK pins (llm-anthropic 0.30: anthropic<2, langchain-anthropic 0.3: anthropic<1,
+langchain-openai 0.3: openai<3) would have pip downgrade the SDKs every side shares; without deps they run on the
+shared ones (their own other requirements are already there, or in PEER_PLUGIN_DEPS)."""
+PEER_PLUGIN_DEPS = ("tiktoken",)  # langchain-openai's, not brought by PEER_PACKAGES
 SIDES = ("brute_nb", "chatlas", "claudette", "llm", "jupyter_ai")
 SIDE_NAMES = {"brute_nb": "brute_nb", "chatlas": "chatlas", "claudette": "claudette", "llm": "llm",
               "jupyter_ai": "jupyter-ai-magics"}
@@ -1063,17 +1071,24 @@ with FakeProvider(script) as fake:
 
 
 def peers_python() -> Path:
-    """The peers' venv's Python, made and filled on first use (``python -m venv``, pip from the registry)."""
+    """The peers' venv's Python, made and filled on first use (``python -m venv``, pip from the registry), and
+    filled again when the package lists change (a stamp in the venv holds what it was filled with)."""
     python = PEERS_VENV / "bin" / "python"
+    stamp, wanted = PEERS_VENV / "peer-packages.txt", "\n".join([*PEER_PACKAGES, *PEER_PLUGINS, *PEER_PLUGIN_DEPS])
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(PEERS_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=True)
+    if not stamp.exists() or stamp.read_text() != wanted:
+        pip = [str(python), "-m", "pip", "install", "-q"]
+        subprocess.run([*pip, *PEER_PACKAGES, *PEER_PLUGIN_DEPS], check=True)
+        subprocess.run([*pip, "--no-deps", *PEER_PLUGINS], check=True)
+        stamp.write_text(wanted)
     return python
 
 
 def peer_versions(python: Path) -> str:
+    names = [*PEER_PACKAGES, *(re.split("[<>=]", p)[0] for p in PEER_PLUGINS), "anthropic", "openai"]
     code = ("import importlib.metadata as m, json\n"
-            f"print(json.dumps({{p: m.version(p) for p in {[*PEER_PACKAGES, 'anthropic', 'openai']!r}}}))")
+            f"print(json.dumps({{p: m.version(p) for p in {names!r}}}))")
     got = json.loads(subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout)
     return ", ".join(f"{k} {v}" for k, v in got.items())
 
@@ -1139,7 +1154,8 @@ def _cell(what: str, result: dict[str, Any]) -> str:
         return f"+{result['added_ms']:.0f} ms"
     if what == "tools8":
         return f"{result['ratio']:.2f} ({result['ours_ms']:.0f} ms)"
-    return f"{result['ratio']:.2f}x ({result['ours_ms']:.1f} vs {result['raw_ms']:.1f} ms)"
+    note = f"; {result['note']}" if result.get("note") else ""
+    return f"{result['ratio']:.2f}x ({result['ours_ms']:.1f} vs {result['raw_ms']:.1f} ms{note})"
 
 
 def peers(quick: bool) -> tuple[str, dict[tuple[str, str], dict[str, Any]]]:
@@ -1161,7 +1177,8 @@ def peers(quick: bool) -> tuple[str, dict[tuple[str, str], dict[str, Any]]]:
     for label, what, _ in PEER_ROWS:
         cells = [_cell(what, results[(label, side)]).replace("|", "/") for side in SIDES]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + f"\n\nPeers: {peer_versions(python)} (in bench/.peers-venv)."
+    text = "\n".join(lines) + (f"\n\nPeers: {peer_versions(python)} (in bench/.peers-venv; "
+                                f"{', '.join(PEER_PLUGINS)} without their SDK pins, on the shared SDKs).")
     return text, results
 
 
