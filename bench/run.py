@@ -522,9 +522,19 @@ def _growth(kind: str, reps: int, sizes: tuple[int, int], messages: Callable[[in
         per_call[n] = times
     short, long = sizes
     ratio = statistics.median(per_call[long]) / statistics.median(per_call[short])
+    extra = (statistics.median(per_call[long]) - statistics.median(per_call[short])) * 1e6
+    items = list(range(long))
+    copies = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        list(items)
+        copies.append(time.perf_counter() - t0)
     return Row(f"{name}, {kind}, {long:,} vs {short:,} msgs", "<= 1.1x (flat)",
                f"{median_ms(per_call[long]):.3f} ms vs {median_ms(per_call[short]):.3f} ms", ratio, ratio <= 1.1,
-               note)
+               f"{note}. +{extra:.0f} us at {long:,}, of which one copy of a {long:,}-item list is "
+               f"{statistics.median(copies) * 1e6:.0f} us here (the kept turns copied for each request's cache "
+               "marks; cProfile puts the rest in the larger log's cache misses, spread over the calls); the SDK "
+               "then copies and encodes the same payload, O(history) for every caller (the history loop rows)")
 
 
 def sync_start_overhead(kind: str, rounds: int, pairs: int, tmp: Path) -> Row:
@@ -898,6 +908,47 @@ print(f"RESULT 0 {time.perf_counter() - t2}", file=sys.stderr)
 """
 
 
+REPLY_SIDE = """
+import time
+import anthropic
+from anthropic._models import construct_type
+from anthropic.types import Message
+reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-fake", "stop_reason": "end_turn",
+         "content": [{"type": "text", "text": "hi"}], "stop_sequence": None,
+         "usage": {"input_tokens": 1, "output_tokens": 1}}
+t0 = time.perf_counter()
+construct_type(type_=Message, value=reply)
+t1 = time.perf_counter()
+from brute_nb.providers import anthropic_stream
+anthropic_stream.build_schemas()
+t2 = time.perf_counter()
+import genai_prices.data
+t3 = time.perf_counter()
+import brute_nb.notebook.views.render, mistune, nh3
+t4 = time.perf_counter()
+print("PARTS", t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+"""
+"""What a first reply needs once it has come back, in a fresh process with the SDK imported: raw's parse of its one
+``Message``, then brute_nb's stream schemas, pricing tables and Markdown renderer (the warm-up's second phase)."""
+
+
+def reply_side(env: dict[str, str], cwd: str, reps: int = 3) -> str:
+    """The instant row's why, measured: the reply-side work a 0 ms first token leaves on the path."""
+    parts: list[list[float]] = [[], [], [], []]
+    for _ in range(reps):
+        done = subprocess.run([sys.executable, "-c", REPLY_SIDE], env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=120)
+        line = next((x for x in done.stdout.splitlines() if x.startswith("PARTS")), None)
+        if line is None:
+            return f"reply-side parts not measured: {done.stderr[-300:]}"
+        for kept, value in zip(parts, line.split()[1:], strict=True):
+            kept.append(float(value))
+    raw, schemas, prices, render = (median_ms(p) for p in parts)
+    return (f"; after the reply, with no first-token time to hide them: stream schemas {schemas:.0f} ms, pricing "
+            f"tables {prices:.0f} ms, renderer {render:.0f} ms (raw parses its one Message: {raw:.0f} ms); with a "
+            "model's first token they run while it thinks (the 0.5 s row)")
+
+
 def byte_compiled() -> None:
     """Byte-compile brute_nb as ``pip install`` does, before the rows that time a fresh process's imports.
 
@@ -957,11 +1008,12 @@ def _cold_rows(reps: int, first_token: float, pauses: tuple[float, ...]) -> list
             if first_token:
                 when += f", the model's first token after {first_token:.1f} s"
             target = 1.05 if pause else 1.1  # issue 29 §2: Run All, the cell right after %load_ext
+            why = reply_side(env, cwd) if not first_token and not pause and ratio > target else ""
             rows.append(Row(f"cold first reply, anthropic, {when}", f"<= {target}x raw",
                             f"{median_ms(ours):.0f} ms vs raw {median_ms(raw):.0f} ms", ratio, ratio <= target,
                             f"fresh processes, median of {reps}; raw: import anthropic + messages.create; "
                             f"%load_ext itself {median_ms(loads):.0f} ms in-process; brute_nb byte-compiled as an "
-                            "install is (`byte_compiled`)"))
+                            f"install is (`byte_compiled`){why}"))
     return rows
 
 
