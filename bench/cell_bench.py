@@ -15,7 +15,8 @@ One kernel, one loopback ``FakeProvider`` (keep-alive) answering every request w
 of each side (imports, the first connection, the first widget), the cells take turns, each side first as often
 (the chat and ``%%brute`` conversations grow by one exchange a turn, alike). A second subscriber on the
 kernel's IOPub socket counts each cell's messages by type. Wall time is execute request -> the cell's ``idle``
-status on IOPub; CPU is the kernel process's user+system time. Nothing asserts: it prints rows (median ratios).
+status on IOPub; CPU is the kernel process's user+system time; the request row is the body each cell sent the
+model (what the fake recorded), the measured why of most of the gap. Nothing asserts: it prints rows (median ratios).
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ def measure(cells: int, project: bool = False) -> dict[str, Any]:
             write_project(Path(tmp))
         km, kc = start_new_kernel(kernel_name="python3", cwd=tmp, env=kernel_env(fake))
         tap = IOPubTap(km)
-        sides: dict[str, dict[str, list[float]]] = {s: {"wall": [], "cpu": [], "messages": [], "bytes": []}
-                                                    for s in SIDES}
+        sides: dict[str, dict[str, list[float]]] = {
+            s: {"wall": [], "cpu": [], "messages": [], "bytes": [], "request": []} for s in SIDES}
         types: dict[str, collections.Counter[str]] = {}
         try:
             proc = psutil.Process(km.provisioner.pid)
@@ -102,7 +103,7 @@ def measure(cells: int, project: bool = False) -> dict[str, Any]:
                 run_cell(kc, tap, RAW_CELL.format(base=fake.base_url, key=fake.api_key), 60)
                 fake.add(REPLY)
                 run_cell(kc, tap, BRUTE_CELL, 60)
-            sent = fake.requests[-1]  # the %%brute cell's request: its system prompt and tools, as on the wire
+            sent = fake.requests[-1]["json"]  # the %%brute cell's request: its system prompt and tools, as on the wire
             run_cell(kc, tap, CHAT_SETUP.format(system=json.dumps(sent.get("system", "")),
                                                 tools=json.dumps(sent.get("tools", []))), 60)
             for _ in range(2):  # as many exchanges as the %%brute session holds by now
@@ -123,6 +124,7 @@ def measure(cells: int, project: bool = False) -> dict[str, Any]:
                 s["cpu"].append(kernel_cpu(proc) - cpu0)
                 s["messages"].append(tap.count[msg_id])
                 s["bytes"].append(tap.bytes[msg_id])
+                s["request"].append(len(json.dumps(fake.requests[-1]["json"], separators=(",", ":"))))
                 types[side] = collections.Counter(
                     _kind(content) for _, parent, content in tap.seen if parent == msg_id)
         finally:
@@ -176,7 +178,8 @@ def report(result: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for key, label, fmt, target in (("wall", "wall time (ms), median", ".1f", 1.3),
                                     ("cpu", f"kernel CPU (ms), {CPU_NOTE}", ".1f", 1.3),
-                                    ("messages", "IOPub messages", ".0f", 2.0), ("bytes", "IOPub bytes", ",.0f", None)):
+                                    ("messages", "IOPub messages", ".0f", 2.0), ("bytes", "IOPub bytes", ",.0f", None),
+                                    ("request", "request body sent to the model (bytes, compact JSON)", ",.0f", None)):
         scale = 1000 if key in ("wall", "cpu") else 1
         pick = statistics.mean if key == "cpu" and not PRECISE else statistics.median
         a, c, b = (pick(sides[side][key]) * scale for side in SIDES)
