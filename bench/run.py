@@ -1017,6 +1017,52 @@ def _cold_rows(reps: int, first_token: float, pauses: tuple[float, ...]) -> list
     return rows
 
 
+READ_AHEAD_TURN = """
+import os, sys, tempfile, time
+from bench.sessions import realistic
+from brute_nb.testing import FakeProvider
+fake = FakeProvider(keep_alive=True).__enter__()
+fake.add("Hello!")
+os.environ.update(ANTHROPIC_API_KEY=fake.api_key, ANTHROPIC_BASE_URL=fake.base_url)
+os.chdir(tempfile.mkdtemp())
+os.mkdir("notebook.brute")
+with open("notebook.brute/default.jsonl", "wb") as f:
+    f.write(realistic(50_000))
+if sys.argv[1] == "off":
+    import brute_nb.notebook.preload
+    brute_nb.notebook.preload.current_session = lambda: False
+import IPython
+ip = IPython.InteractiveShell.instance()
+ip.run_line_magic('load_ext', 'brute_nb')
+time.sleep(3)  # the user typing the first cell
+t0 = time.perf_counter()
+ip.run_cell_magic('brute', '', 'hello')
+print(f"RESULT {time.perf_counter() - t0}", file=sys.stderr)
+"""
+
+
+def read_ahead_turn(reps: int) -> Row:
+    """The first ``%%brute`` turn of a kernel on a realistic 50,000-message session, 3 s after ``%load_ext``: with
+    the warm-up's read ahead of the session (``notebook/preload.py``) and without it, fresh processes interleaved."""
+    byte_compiled()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env.pop("BRUTE_MODEL", None)
+    times: dict[str, list[float]] = {"on": [], "off": []}
+    for i in range(reps):
+        for mode in (("on", "off") if i % 2 else ("off", "on")):
+            done = subprocess.run([sys.executable, "-c", READ_AHEAD_TURN, mode], env=env, cwd=ROOT,
+                                  capture_output=True, text=True, timeout=300)
+            line = next((x for x in done.stderr.splitlines() if x.startswith("RESULT")), None)
+            if line is None:
+                raise RuntimeError(f"the read-ahead script failed: {done.stderr[-1500:]}")
+            times[mode].append(float(line.split()[1]))
+    on, off = statistics.median(times["on"]), statistics.median(times["off"])
+    return Row("first %%brute turn of a kernel, realistic 50,000 msgs, 3 s after %load_ext", "comparison only",
+               f"{on * 1000:.0f} ms with the session read ahead vs {off * 1000:.0f} ms without", on / off, None,
+               f"fresh processes, median of {reps}; the difference is the parse the warm-up did while the user "
+               "typed; the rest is the turn, most of it the request carrying the history")
+
+
 def load_time(reps: int) -> list[Row]:
     byte_compiled()
     peer = importlib.util.find_spec("jupyter_ai_magics") is not None  # a peer, not a dependency
@@ -1281,6 +1327,7 @@ def run_all(quick: bool, only: list[str] | None = None) -> tuple[list[Row], list
         attempt("streaming", aio(lambda: streaming(max(3, reps // 3))))
         attempt("load time", lambda: load_time(max(5, reps // 2)))
         attempt("cold first reply", lambda: cold_first_reply(max(3, reps // 3)))
+        attempt("read ahead", lambda: read_ahead_turn(3))
         attempt("memory", lambda: memory(tmp))
         attempt("prompt cache", prompt_cache)
     return rows, failures

@@ -274,6 +274,11 @@ class ReadCheck:
         """The messages were made another way (the strict reader): answer nothing from what was fed."""
         self.paired = False
 
+    def adopt(self, other: ReadCheck) -> None:
+        """Take over ``other``'s walk of the same messages (a file read ahead: ``sessions.file.preload``)."""
+        for name in self.__slots__:
+            setattr(self, name, getattr(other, name))
+
     @property
     def open(self) -> bool | None:
         """Whether a call is left without its result (``bool(unanswered_calls(...))``); None: unknown, ask it."""

@@ -28,7 +28,8 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
 7. session        ``session``: ``NotebookAgent``, one session beside a notebook: settings, stack, log, forks
 8. ``commands/``  ``cell_turn`` (a cell's turn: context, ``Err``, ``--code``), ``model_commands`` (alias, models),
                   ``export`` (a session as Markdown, HTML or a notebook), ``provenance`` (``%brute why NAME``)
-9. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``)
+9. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``);
+                  ``preload`` (the current session's file read ahead by the warm-up, handed down at load)
 10. ``front/``    ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
                   failing cell's error); and this package's hooks
 
@@ -59,9 +60,9 @@ def load_ipython_extension(ipython: Any) -> None:
     frame_view.register(ipython)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
-    from brute_nb.notebook import warm
+    from brute_nb.notebook import preload, warm
 
-    warm.start()  # the model SDK's imports, while the user types the first %%brute cell
+    warm.start(ahead=preload.current_session)  # the SDK's imports and the session's file, while the user types
 
 
 def _offer_fix(ipython: Any, error: Any, cell_id: str | None) -> None:

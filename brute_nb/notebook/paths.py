@@ -169,6 +169,12 @@ def session_dir(location: NotebookLocation) -> Path:
     return location.folder / f"{location.stem}.brute"
 
 
+def session_root(session_file: Path) -> Path:
+    """The root a session file's attachments and links are confined to: the notebook's folder, the parent of
+    ``<stem>.brute/`` (the stack's ``SessionLog`` and the warm-up's read ahead use the same)."""
+    return session_file.parent.parent
+
+
 def check_session_name(name: str) -> str:
     """Return ``name`` if it can be a session file name, else raise ``SessionNameError`` saying what is allowed."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or name.endswith(".archive"):

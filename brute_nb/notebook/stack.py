@@ -159,6 +159,7 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import default_asker
+    from brute_nb.notebook.paths import session_root
 
     tools = select_tools(s.tools, notebook=True) + mcp_tools(name, s) + list(s.server_tools)
     skills = any(t.name == "skill" for t in tools)  # listing skills the model cannot load would mislead it
@@ -168,7 +169,7 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
 
     agent = (
         Agent()
-        .use(SessionLog, path=session_path, root=session_path.parent.parent)  # <notebook folder>/<stem>.brute/
+        .use(SessionLog, path=session_path, root=session_root(session_path))
         .use(SystemPrompt, text=system)
         .use(Approvals, policy=s.approve, fallback=default_asker)
     )

@@ -10,9 +10,11 @@ The thread works in two phases. First what a cell needs to send its request (the
 it builds); then what only a reply needs (the SDK's pydantic schemas for the stream's events, pricing's data
 tables, the Markdown renderer and sanitiser), which it builds and imports while that request is in flight: on a Run
 All, where the first ``%%brute`` cell runs right after ``%load_ext``, the model's time to first token pays for them
-instead of the cell (issue 29 §2). When a cell is already waiting as the first phase ends, the second waits until
-that cell's request is on its way (the ``model_call`` event, ``request_out``): under the GIL the two would share the
-CPU, and the thread's ~80 ms of schemas and imports went before the request (measured: it went out ~100 ms later).
+instead of the cell (issue 29 §2). The first phase ends by reading the notebook's current session ahead
+(``preload.py``), which a first turn would otherwise parse itself (issue 29 §5). When a cell is already waiting
+as the first phase ends, the second waits until that cell's request is on its way (the ``model_call`` event,
+``request_out``): under the GIL the two would share the CPU, and the thread's ~80 ms of schemas and imports went
+before the request (measured: it went out ~100 ms later).
 
 The invariant: no deadlock and no half-imported module. A cell waits for the first phase (``settled``) before it
 imports anything itself, ``%%brute`` and the runner both, since the SDKs' own lazy submodules are not safe to
@@ -31,7 +33,7 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 ANTHROPIC = ("anthropic",)
@@ -96,8 +98,9 @@ def schemas_module(environ: Mapping[str, str] = os.environ) -> str | None:
 
 
 def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: threading.Event | None = None,
-         schemas: str | None = None) -> None:
-    """Import ``modules``, take ``schemas``' build lock, set ``sendable``, build its schemas, then import ``later``.
+         schemas: str | None = None, ahead: Callable[[], object] | None = None) -> None:
+    """Import ``modules``, run ``ahead`` (the session read ahead), take ``schemas``' build lock, set ``sendable``,
+    build its schemas, then import ``later``.
 
     The lock is taken before ``sendable`` is set: from then on a cell may send its request, and its turn must find
     the build either done or in progress (it waits), never not yet begun (it would build the same models itself)."""
@@ -107,6 +110,9 @@ def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: thread
         for name in modules:
             with contextlib.suppress(Exception):  # the cell imports it again and shows the real error
                 importlib.import_module(name)
+        if ahead is not None:
+            with contextlib.suppress(Exception):
+                ahead()
         if schemas is not None:
             with contextlib.suppress(Exception):
                 builder = importlib.import_module(schemas)
@@ -139,15 +145,17 @@ REQUEST_WAIT = 30.0
 unanswered) must not keep its work, and the schema build lock a reply waits on, from every later cell."""
 
 
-def start(environ: Mapping[str, str] = os.environ) -> threading.Thread | None:
+def start(environ: Mapping[str, str] = os.environ, ahead: Callable[[], object] | None = None
+          ) -> threading.Thread | None:
     """Start warming the configured SDK's and the stack's imports on a daemon thread (None when no model is
-    configured: the first cell will fail or be a ``%brute config``, and the stack is not worth importing for it)."""
+    configured: the first cell will fail or be a ``%brute config``, and the stack is not worth importing for it).
+    ``ahead`` ends the first phase: the front end hands down its read ahead of the current session."""
     global _thread, _sendable, _cell_waiting, _request_out
     modules = sdk_modules(environ)
     if not modules:
         return None
     _sendable, _cell_waiting, _request_out = threading.Event(), threading.Event(), threading.Event()
-    _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable, schemas_module(environ)),
+    _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable, schemas_module(environ), ahead),
                                name="brute-warm-sdk", daemon=True)
     _thread.start()
     return _thread

@@ -27,6 +27,7 @@ import errno
 import json
 import os
 import stat
+import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -283,6 +284,45 @@ def replace_atomically(path: Path, messages: list[Any], *, root: Path | None = N
 
 signature = confine.signature
 
+_preloaded: tuple[Path, Signature, list[Message], ReadCheck] | None = None
+"""One file read ahead (``preload``): its path, its signature before the read, its messages and the reader's walk."""
+_preload_lock = threading.Lock()
+
+
+def preload(file: SessionFile, check: ReadCheck) -> bool:
+    """Read and parse ``file`` ahead of its first turn, for its next ``load``: the notebook's warm-up does it while
+    the user types, so the first turn of a kernel on a long session does not parse it (issue 29 §5).
+
+    The invariant: a ``load`` answered from here returns exactly what reading the file would. The file must still
+    have the signature it had before this read, and nothing is kept for a file with a torn last line (the turn
+    moves that aside under the lock). One file is kept, until the next ``load`` of any file. A link out of the
+    session's root raises, as ``resolve`` does for a turn. Returns whether the file was kept.
+    """
+    global _preloaded
+    file.resolve()
+    path = file.real
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    data = confine.read_file(path, root=file.real_root)
+    if _torn_tail(data):
+        return False
+    messages = _parse(path, data, file.real_root, check)
+    with _preload_lock:
+        _preloaded = (path, signature(st), messages, check)
+    return True
+
+
+def _take_preloaded(path: Path, found: Signature) -> tuple[list[Message], ReadCheck] | None:
+    """What ``preload`` read of ``path`` if the file is still as it was then; whatever it holds goes either way."""
+    global _preloaded
+    with _preload_lock:
+        kept, _preloaded = _preloaded, None
+    if kept is None or kept[0] != path or kept[1] != found:
+        return None
+    return kept[2], kept[3]
+
 
 class SessionFile:
     """A session file, its archive and its lock; ``resolve`` once a turn, then ``load``/``append``/``rewrite``."""
@@ -354,6 +394,11 @@ class SessionFile:
             st = file.stat()
         except FileNotFoundError:
             return [], None
+        ahead = _take_preloaded(file, signature(st)) if _preloaded is not None else None
+        if ahead is not None:
+            if check is not None:
+                check.adopt(ahead[1])
+            return ahead[0], signature(st)
         if not self.lock.held:
             return _read_session(file, self.real_root, check), signature(st)
         data = confine.read_file(file, root=self.real_root)

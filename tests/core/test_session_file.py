@@ -178,3 +178,56 @@ def test_resolve_sees_a_folder_swapped_for_a_link_out_on_its_next_call(tmp_path:
     g = SessionFile(linked_root / "s.brute" / "s.jsonl", root=linked_root)
     g.resolve()
     assert g.real == root / "s.brute" / "s.jsonl" and g.real_root == root
+
+
+def _walk(check: object) -> dict[str, object]:
+    return {name: getattr(check, name) for name in check.__slots__}  # type: ignore[attr-defined]
+
+
+def test_a_file_read_ahead_is_loaded_without_a_parse_while_it_is_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29 §5: the notebook's warm-up reads the session ahead; its first turn's ``load`` then takes what was
+    read, the reader's walk included, exactly as reading the file would have made it."""
+    from brute_nb.message import ToolCall
+    from brute_nb.sendable import ReadCheck
+
+    path = tmp_path / "nb.brute" / "s.jsonl"
+    path.parent.mkdir()
+    SessionFile(path).append([msg("a"), Message(Role.ASSISTANT, "", tool_calls=[ToolCall("c1", "read", {})]),
+                              Message(Role.TOOL, "r", tool_call_id="c1"), msg("b")])
+    fresh_check = ReadCheck()
+    fresh = SessionFile(path, root=tmp_path).load(fresh_check)
+    assert session_file.preload(SessionFile(path, root=tmp_path), ReadCheck())
+    monkeypatch.setattr(session_file, "_parse", lambda *a, **k: pytest.fail("parsed again"))
+    check = ReadCheck()
+    assert SessionFile(path, root=tmp_path).load(check) == fresh
+    assert _walk(check) == _walk(fresh_check) and check.open is False and check.count == 4
+    monkeypatch.undo()
+    assert SessionFile(path, root=tmp_path).load() == fresh  # taken once: the next load reads the file
+
+
+def test_a_file_changed_after_its_read_ahead_is_read_again(tmp_path: Path) -> None:
+    from brute_nb.sendable import ReadCheck
+
+    path = tmp_path / "s.jsonl"
+    SessionFile(path).append([msg("a")])
+    assert session_file.preload(SessionFile(path), ReadCheck())
+    SessionFile(path).append([msg("b")])  # another writer, after the read ahead
+    messages, _ = SessionFile(path).load()
+    assert [m.content for m in messages] == ["a", "b"]
+
+
+def test_a_read_ahead_keeps_nothing_for_a_torn_file_and_goes_at_the_next_load_of_any_file(tmp_path: Path) -> None:
+    """A torn last line is the turn's to set aside under the lock, with its warning: nothing read ahead for it.
+    One file is kept, until any load."""
+    from brute_nb.sendable import ReadCheck
+
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(msg("a").to_json() + "\n" + '{"role": "user", "cont')
+    assert not session_file.preload(SessionFile(torn), ReadCheck())
+    other, mine = tmp_path / "other.jsonl", tmp_path / "mine.jsonl"
+    SessionFile(other).append([msg("o")])
+    SessionFile(mine).append([msg("m")])
+    assert session_file.preload(SessionFile(mine), ReadCheck())
+    SessionFile(other).load()
+    assert session_file._preloaded is None  # a load of another file let it go: it is not kept for ever

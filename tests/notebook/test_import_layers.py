@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("turn", frozenset({"runner"})),
     ("session", frozenset({"session"})),
     ("cell commands", frozenset({"commands"})),
-    ("registry", frozenset({"registry"})),
+    ("registry", frozenset({"registry", "preload"})),
     ("front ends", frozenset({"front", "__init__"})),
 )
 LEVEL = {name: level for level, (_, names) in enumerate(LAYERS) for name in names}

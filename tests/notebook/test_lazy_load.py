@@ -57,6 +57,7 @@ ALLOWED_OURS = {
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
     "brute_nb.confine",  # stdlib only; the overflow cleanup at load opens only what confinement allows
     "brute_nb.notebook.warm",
+    "brute_nb.notebook.preload",  # stdlib only; what it reads ahead it imports in the warm-up thread
     "brute_nb.tools",
     "brute_nb.tools.context",
     "brute_nb.tools.truncation",
@@ -396,3 +397,39 @@ def test_a_run_all_first_cell_lets_the_warm_up_finish_after_its_request(tmp_path
     seen = json.loads(_fresh(RUN_ALL_FIRST_CELL, tmp_path).splitlines()[-1])
     assert seen["requests"] == 1 and seen["took"] < 20
     assert not seen["warm_alive"] and not seen["waiting"]
+
+
+READ_AHEAD = """
+import json, os, sys, tempfile, threading
+from brute_nb.message import Message, Role
+from brute_nb.sessions import file as session_file
+from brute_nb.testing import FakeProvider
+fake = FakeProvider(keep_alive=True).__enter__()
+fake.add("Hello again!")
+os.environ.update(ANTHROPIC_API_KEY=fake.api_key, ANTHROPIC_BASE_URL=fake.base_url)
+os.chdir(tempfile.mkdtemp())
+os.mkdir("notebook.brute")
+session_file.SessionFile("notebook.brute/default.jsonl").append(
+    [Message(Role.USER, f"question {i}") if i % 2 == 0 else Message(Role.ASSISTANT, f"answer {i}") for i in range(40)])
+import IPython
+ip = IPython.InteractiveShell.instance()
+ip.run_line_magic('load_ext', 'brute_nb')
+for t in threading.enumerate():
+    if t.name == 'brute-warm-sdk':
+        t.join(60)
+parsed = []
+real_parse = session_file._parse
+session_file._parse = lambda *a, **k: parsed.append(1) or real_parse(*a, **k)
+ip.run_cell_magic('brute', '', 'hello')
+sent = fake.requests[-1]["json"]["messages"]
+print(json.dumps({"parsed": len(parsed), "sent": len(sent), "first": sent[0]["content"],
+                  "kept": session_file._preloaded is not None}))
+"""
+
+
+def test_the_warm_up_reads_the_notebooks_session_ahead_of_its_first_turn(tmp_path: Path) -> None:
+    """Issue 29 §5: while the user types, the warm-up parses the current session's file, so the first turn of a
+    kernel sends its history without parsing it again."""
+    seen = json.loads(_fresh(READ_AHEAD, tmp_path).splitlines()[-1])
+    assert seen["parsed"] == 0 and not seen["kept"]
+    assert seen["sent"] == 41 and seen["first"] == "question 0"  # the history, then the prompt

@@ -78,6 +78,14 @@ def _session_load(root: Path, where: Path) -> str:
     return repr(_session(root).load()[0])
 
 
+def _session_preload(root: Path, where: Path) -> str:
+    from brute_nb.sendable import ReadCheck
+    from brute_nb.sessions.file import preload
+
+    kept = preload(SessionFile(root / "nb.brute" / "chat.jsonl", root=root), ReadCheck())
+    return f"{kept} {_session_load(root, where)}"
+
+
 def _session_append(root: Path, where: Path) -> str:
     _session(root).append([Message("user", "a new line")])
     return ""
@@ -189,6 +197,8 @@ ENTRIES: tuple[Entry, ...] = (
     # linked file by design of an append; git never carries hard links, so a clone cannot plant one.
     Entry("session-load", "nb.brute/chat.jsonl", ESCAPE | SPECIAL, ESCAPE | SPECIAL, _session_load),
     Entry("session-append", "nb.brute/chat.jsonl", ESCAPE | SPECIAL, ESCAPE | SPECIAL, _session_append),
+    # Issue 29: the warm-up reads the notebook's session ahead of its first turn, through the same confinement.
+    Entry("session-preload", "nb.brute/chat.jsonl", ESCAPE | SPECIAL, ESCAPE | SPECIAL, _session_preload),
     # A link or a huge file under a hash name is replaced by the right bytes (never written through); a folder
     # on the way that leads out, or a special file in the way, stops the write.
     Entry("attachments-store", f"nb.brute/attachments/{PNG_SHA}.png",
