@@ -291,24 +291,15 @@ def _new_figures(before: set[int]) -> list[bytes]:
 
 def result_for(label: str, ran: Ran) -> ToolOutput:
     """What the model reads of a run: as the ``python`` tool says it, the figures and displayed images attached."""
-    from brute_nb.notebook.kernel_tools.python_tool import bounded, displays_for_model
+    from brute_nb.notebook.kernel_tools.python_tool import displays_for_model, result_text
 
-    parts = []
+    error = None
     if ran.error is not None:
         ename, evalue, tb = ran.error
-        parts.append(f"Error: {ename}: {evalue}" + ("\n\n" + "\n".join(tb) if tb else ""))
-    if ran.stdout:
-        parts.append("stdout:\n" + bounded(ran.stdout).rstrip("\n"))
-    if ran.stderr:
-        parts.append("stderr:\n" + bounded(ran.stderr).rstrip("\n"))
+        error = f"Error: {ename}: {evalue}" + ("\n\n" + "\n".join(tb) if tb else "")
     shown, displayed = displays_for_model(ran.displays)
-    if shown:
-        parts.append(shown)
-    if ran.result is not None:
-        parts.append("Out: " + bounded(ran.result))
-    if ran.images:
-        parts.append(f"[{len(ran.images)} figure{'s' if len(ran.images) > 1 else ''} attached]")
-    text = f"Ran cell {label}.\n\n" + ("\n\n".join(parts) if parts else "(no output)")
+    figures = f"[{len(ran.images)} figure{'s' if len(ran.images) > 1 else ''} attached]" if ran.images else ""
+    text = f"Ran cell {label}.\n\n" + result_text(ran.stdout, ran.stderr, ran.result, error, shown, figures)
     pictures = tuple(from_bytes(png, "image/png", f"figure-{i + 1}.png") for i, png in enumerate(ran.images))
     return ToolOutput(text, is_error=ran.error is not None, attachments=pictures + displayed)
 

@@ -104,7 +104,8 @@ def run_code(code: str, namespace: Namespace) -> str | ToolOutput:
     the images it displayed attached (then a ``ToolOutput``)."""
     ran = execute(code, namespace)
     shown, pictures = displays_for_model(ran.displays)
-    text = _result(ran.out, ran.err, ran.value, ran.traceback, shown)
+    value = show_value(ran.value) if ran.traceback is None and ran.value is not None else None
+    text = result_text(ran.out, ran.err, value, ran.traceback, shown)
     if not pictures:
         return text
     return ToolOutput(text, is_error=ran.error is not None, attachments=pictures)
@@ -142,7 +143,9 @@ def _traceback(exc: BaseException, filename: str) -> str:
     return f"Error: {type(exc).__name__}: {exc}\n\n" + "".join(lines).rstrip()
 
 
-def _result(out: str, err: str, value: Any, error: str | None, shown: str = "") -> str:
+def result_text(out: str, err: str, value: str | None, error: str | None, shown: str = "", *more: str) -> str:
+    """What the model reads of code it ran, the ``python`` tool's and ``run_cell``'s alike: the error, the streams,
+    the displays (``shown``), the value as shown, then ``more`` (run_cell's figures line)."""
     parts = []
     if error is not None:
         parts.append(error)
@@ -153,7 +156,8 @@ def _result(out: str, err: str, value: Any, error: str | None, shown: str = "") 
     if shown:
         parts.append(shown)
     if error is None and value is not None:
-        parts.append("Out: " + bounded(show_value(value)))
+        parts.append("Out: " + bounded(value))
+    parts += [part for part in more if part]
     return "\n\n".join(parts) if parts else "(no output)"
 
 
