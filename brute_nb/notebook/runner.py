@@ -66,13 +66,16 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
     __tracebackhide__ = True  # IPython leaves this frame out of an interrupted cell's traceback
     from brute_nb.notebook import warm
 
-    warm.settled()  # building the agent imports the SDK: not while the warm-up thread is still importing it
-    tell_warm = warm.waiting_for_request()
-    try:
-        agent = nb.agent
-    except BaseException:
-        warm.request_out()  # no request will come: the warm-up's second phase goes on
-        raise
+    # Building the agent imports the SDK: not while the warm-up thread is still importing it.
+    with warm.turn() as tell_warm:
+        return _run_turn(nb, prompt, tell_warm, display=display, quiet=quiet, **extra)
+
+
+def _run_turn(nb: Session, prompt: str, tell_warm: bool, *, display: bool, quiet: bool, **extra: Any) -> Env:
+    __tracebackhide__ = True
+    from brute_nb.notebook import warm
+
+    agent = nb.agent
     if tell_warm:  # the first cell: the warm-up's second phase starts once this request is out (warm.py)
         agent.on("model_call", warm.request_out)
     view: TurnView | None = None
@@ -114,7 +117,6 @@ def run_turn(nb: Session, prompt: str, *, display: bool = True, quiet: bool = Fa
             view.detach(agent)
         if tell_warm:
             agent.off("model_call", warm.request_out)
-            warm.request_out()  # a turn that ended before its request (an error, a refusal) frees it too
     if view is not None:
         view.finish(env=env)
     return env

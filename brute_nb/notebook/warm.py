@@ -33,7 +33,7 @@ import contextlib
 import importlib
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 ANTHROPIC = ("anthropic",)
@@ -137,7 +137,7 @@ _thread: threading.Thread | None = None
 _sendable = threading.Event()
 """Set when the warm-up's first phase is over: a cell may import the SDK and build its request."""
 _cell_waiting = threading.Event()
-"""Set when a cell waits for the first phase (``settled``): the second phase then waits for ``_request_out``."""
+"""Set when a turn waits for the first phase (``turn``): the second phase then waits for ``_request_out``."""
 _request_out = threading.Event()
 """Set when the first cell's request is about to go out, or its turn ended without one."""
 REQUEST_WAIT = 30.0
@@ -161,22 +161,38 @@ def start(environ: Mapping[str, str] = os.environ, ahead: Callable[[], object] |
     return _thread
 
 
-def settled(timeout: float = 60.0) -> None:
+def settled(timeout: float = 60.0, *, turn: bool = False) -> None:
     """Wait for the warm-up's first phase before a cell imports the SDK itself.
 
     Two threads importing one large package at once is not safe in practice: the openai SDK's lazy submodules,
     imported by a cell while the warm-up is still inside ``import openai``, failed with ``KeyError: 'openai'``.
     Waiting costs nothing the cell would not pay anyway (it needs the same modules), and after the first cell the
     thread is long done. The second phase (``REPLY``) is not waited for: the request goes out meanwhile.
+
+    ``turn``: the caller is about to run a turn and tells the second phase when its request is out, or when it is
+    over (``turn()`` does both); only such a caller makes the second phase wait, so that no other (a ``%brute``
+    line, the chat widget) can leave it, and the schema build lock a reply waits on, held for ``REQUEST_WAIT``.
     """
     thread = _thread
     if thread is not None and thread.is_alive() and thread is not threading.current_thread():
-        _cell_waiting.set()
+        if turn:
+            _cell_waiting.set()
         _sendable.wait(timeout)
 
 
+@contextlib.contextmanager
+def turn(timeout: float = 60.0) -> Iterator[bool]:
+    """``settled`` for a turn about to be run: yields whether the second phase waits for its request (then subscribe
+    ``request_out`` to its ``model_call``), and lets the second phase go on when the turn is over, however it ends."""
+    settled(timeout, turn=True)
+    try:
+        yield waiting_for_request()
+    finally:
+        request_out()
+
+
 def waiting_for_request() -> bool:
-    """Whether the warm-up's second phase waits for a cell's request (``request_out``): the cell then tells it."""
+    """Whether the warm-up's second phase waits for a turn's request (``request_out``): the turn then tells it."""
     return _cell_waiting.is_set() and not _request_out.is_set()
 
 

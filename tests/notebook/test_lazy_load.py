@@ -287,7 +287,7 @@ def test_with_a_cell_waiting_the_reply_side_waits_for_its_request(monkeypatch: p
     monkeypatch.setattr(warm, "_thread", None)
     thread = warm.start()
     assert thread is not None
-    cell = threading.Thread(target=warm.settled, kwargs={"timeout": 60}, daemon=True)
+    cell = threading.Thread(target=warm.settled, kwargs={"timeout": 60, "turn": True}, daemon=True)
     cell.start()
     while not warm.waiting_for_request():  # the cell waits on the first phase
         time.sleep(0.005)
@@ -302,6 +302,20 @@ def test_with_a_cell_waiting_the_reply_side_waits_for_its_request(monkeypatch: p
     imported.clear()  # no cell: the second phase follows the first at once
     thread = warm.start()
     assert thread is not None
+    thread.join(10)
+    assert imported == ["sdk.module", "reply.module"] and not warm.waiting_for_request()
+
+    # A %brute line or the chat widget waits for the first phase but runs no cell's turn, which would tell the
+    # second phase its request is out: it must not make that phase (and the schema lock a reply waits on) wait.
+    imported.clear()
+    release.clear()
+    thread = warm.start()
+    assert thread is not None
+    other = threading.Thread(target=warm.settled, kwargs={"timeout": 60}, daemon=True)
+    other.start()
+    time.sleep(0.05)
+    release.set()
+    other.join(10)
     thread.join(10)
     assert imported == ["sdk.module", "reply.module"] and not warm.waiting_for_request()
 
@@ -433,3 +447,22 @@ def test_the_warm_up_reads_the_notebooks_session_ahead_of_its_first_turn(tmp_pat
     seen = json.loads(_fresh(READ_AHEAD, tmp_path).splitlines()[-1])
     assert seen["parsed"] == 0 and not seen["kept"]
     assert seen["sent"] == 41 and seen["first"] == "question 0"  # the history, then the prompt
+
+
+REFUSED_FIRST_CELL = LOADED_BEFORE_A_FAKE + """
+try:
+    ip.run_cell_magic('brute', '', '   ')  # no prompt: refused before any turn
+except Exception as exc:
+    refused = type(exc).__name__
+from brute_nb.notebook import warm
+warm._thread.join(20)
+print(json.dumps({"refused": refused, "warm_alive": warm._thread.is_alive(), "waiting": warm.waiting_for_request()}))
+"""
+
+
+def test_a_first_cell_refused_before_its_turn_lets_the_warm_up_finish(tmp_path: Path) -> None:
+    """A %%brute cell holds the warm-up's second phase until its request is out; one refused before any turn (no
+    prompt) must let it go at once, or a chat turn after it would wait ``REQUEST_WAIT`` for the schema lock."""
+    seen = json.loads(_fresh(REFUSED_FIRST_CELL, tmp_path).splitlines()[-1])
+    assert seen["refused"] == "UsageError"
+    assert not seen["warm_alive"] and not seen["waiting"]

@@ -111,9 +111,14 @@ class BruteMagics(Magics):
         __tracebackhide__ = True  # an interrupted turn's traceback is the user's cell, not brute_nb's frames
         from brute_nb.notebook import warm
 
-        warm.settled()  # the SDK may still be importing on the warm-up thread: one importer at a time
         if cell is None:
+            warm.settled()  # the SDK may still be importing on the warm-up thread: one importer at a time
             return self._line(line)
+        with warm.turn():  # the same, and the warm-up's reply-side work waits for this cell's request
+            return self._cell(line, cell)
+
+    def _cell(self, line: str, cell: str) -> Any:
+        __tracebackhide__ = True
         args = parse_options(line)
         if args.subcommand:
             raise UsageError(f"%%brute takes options only, not {' '.join(args.subcommand)!r}; see %%brute?")
