@@ -184,8 +184,8 @@ def settled(timeout: float = 60.0, *, turn: bool = False) -> None:
 def turn(timeout: float = 60.0) -> Iterator[bool]:
     """``settled`` for a turn about to be run: yields whether the second phase waits for its request (then subscribe
     ``request_out`` to its ``model_call``), and lets the second phase go on when the turn is over, however it ends."""
-    settled(timeout, turn=True)
     try:
+        settled(timeout, turn=True)  # inside: an interrupt while waiting must let the second phase go on too
         yield waiting_for_request()
     finally:
         request_out()

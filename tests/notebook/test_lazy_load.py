@@ -466,3 +466,31 @@ def test_a_first_cell_refused_before_its_turn_lets_the_warm_up_finish(tmp_path: 
     seen = json.loads(_fresh(REFUSED_FIRST_CELL, tmp_path).splitlines()[-1])
     assert seen["refused"] == "UsageError"
     assert not seen["warm_alive"] and not seen["waiting"]
+
+
+def test_an_interrupt_while_a_turn_waits_for_the_warm_up_lets_its_second_phase_go_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user who stops the first cell while it waits for the SDK's imports: that turn will send nothing, so the
+    second phase must not wait for it."""
+    import threading
+
+    from brute_nb.notebook import warm
+
+    release = threading.Event()
+    monkeypatch.setattr(warm, "importlib", type("I", (), {"import_module": staticmethod(lambda n: release.wait(60))}))
+    monkeypatch.setattr(warm, "sdk_modules", lambda environ=None: ("sdk.module",))
+    monkeypatch.setattr(warm, "REPLY", ())
+    monkeypatch.setattr(warm, "_thread", None)
+    thread = warm.start()
+    assert thread is not None
+
+    def interrupted(timeout: float | None = None) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(warm._sendable, "wait", interrupted)
+    with pytest.raises(KeyboardInterrupt), warm.turn():
+        pytest.fail("the turn ran")
+    assert not warm.waiting_for_request()
+    release.set()
+    thread.join(10)
+    assert not thread.is_alive()
