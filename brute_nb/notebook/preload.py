@@ -16,6 +16,10 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+READ_AHEAD_MAX = 256 * 2**20
+"""Bytes of session file read ahead at most (a realistic 50,000-message session is ~26 MiB, parsed ~2.6x that in
+memory): a larger one is read by its turn, if one comes, not on a guess at ``%load_ext``."""
+
 
 def current_session() -> bool:
     """Read the registry's current session file ahead; whether it was kept."""
@@ -28,5 +32,5 @@ def current_session() -> bool:
         warnings.simplefilter("ignore")  # a warning is the turn's to show, in its cell
         reg = registry()
         path = session_path(reg.location, reg.current_name)
-        return preload(SessionFile(path, root=session_root(path)), ReadCheck())
+        return preload(SessionFile(path, root=session_root(path)), ReadCheck(), max_bytes=READ_AHEAD_MAX)
     return False

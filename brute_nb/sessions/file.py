@@ -289,14 +289,16 @@ _preloaded: tuple[Path, Signature, list[Message], ReadCheck] | None = None
 _preload_lock = threading.Lock()
 
 
-def preload(file: SessionFile, check: ReadCheck) -> bool:
+def preload(file: SessionFile, check: ReadCheck, *, max_bytes: int | None = None) -> bool:
     """Read and parse ``file`` ahead of its first turn, for its next ``load``: the notebook's warm-up does it while
     the user types, so the first turn of a kernel on a long session does not parse it (issue 29 §5).
 
     The invariant: a ``load`` answered from here returns exactly what reading the file would. The file must still
     have the signature it had before this read, and nothing is kept for a file with a torn last line (the turn
     moves that aside under the lock). One file is kept, until the next ``load`` of any file. A link out of the
-    session's root raises, as ``resolve`` does for a turn. Returns whether the file was kept.
+    session's root raises, as ``resolve`` does for a turn. A file over ``max_bytes`` is left to its turn: reading
+    ahead is a guess that a turn will come, and a session file may be one nobody asked to load (a cloned folder's).
+    Returns whether the file was kept.
     """
     global _preloaded
     file.resolve()
@@ -304,6 +306,8 @@ def preload(file: SessionFile, check: ReadCheck) -> bool:
     try:
         st = path.stat()
     except FileNotFoundError:
+        return False
+    if max_bytes is not None and st.st_size > max_bytes:
         return False
     data = confine.read_file(path, root=file.real_root)
     if _torn_tail(data):

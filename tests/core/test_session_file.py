@@ -218,13 +218,17 @@ def test_a_file_changed_after_its_read_ahead_is_read_again(tmp_path: Path) -> No
 
 
 def test_a_read_ahead_keeps_nothing_for_a_torn_file_and_goes_at_the_next_load_of_any_file(tmp_path: Path) -> None:
-    """A torn last line is the turn's to set aside under the lock, with its warning: nothing read ahead for it.
-    One file is kept, until any load."""
+    """A torn last line is the turn's to set aside under the lock, with its warning: nothing read ahead for it, nor
+    for a file over the bound. One file is kept, until any load."""
     from brute_nb.sendable import ReadCheck
 
     torn = tmp_path / "torn.jsonl"
     torn.write_text(msg("a").to_json() + "\n" + '{"role": "user", "cont')
     assert not session_file.preload(SessionFile(torn), ReadCheck())
+    big = tmp_path / "big.jsonl"
+    SessionFile(big).append([msg("x" * 100)])
+    assert not session_file.preload(SessionFile(big), ReadCheck(), max_bytes=100)  # left to its turn
+    assert session_file._preloaded is None
     other, mine = tmp_path / "other.jsonl", tmp_path / "mine.jsonl"
     SessionFile(other).append([msg("o")])
     SessionFile(mine).append([msg("m")])
