@@ -138,3 +138,20 @@ def test_a_reply_bound_given_as_an_option_bounds_the_output(server: FakeProvider
                                   base_url=server.openai_base_url, api_key=server.api_key))
     assert unbounded.output_tokens == (0, None) and unbounded.high is None
     assert "no upper bound" in repr(unbounded)
+
+
+@pytest.mark.parametrize("flag", ["--estimate", "--batch", "--concurrency 4"])
+def test_a_map_only_option_without_over_is_refused_and_nothing_is_sent(server: FakeProvider, notebook: Path,
+                                                                        flag: str) -> None:
+    from IPython.core.error import UsageError
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell()
+    try:
+        shell.extension_manager.load_extension("brute_nb")
+        with pytest.raises(UsageError, match=f"{flag.split()[0]} works with --over") as refused:
+            shell.run_cell_magic("brute", f"--model {PRICED} {flag}", "Say hello\n")
+    finally:
+        InteractiveShell.clear_instance()
+    assert ("--budget cost=" in str(refused.value)) == (flag == "--estimate")  # what to do instead of a price
+    assert paid(server) == [] and server.counted == []

@@ -126,6 +126,7 @@ class BruteMagics(Magics):
             raise UsageError("%%brute needs a prompt in the cell body")
         if args.over:
             return self._over(args, cell.strip("\n").rstrip())
+        _refuse_map_options(args)
         nb = self._session(args)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
         files: list[Any] = []
@@ -397,6 +398,20 @@ def _parse_context(value: str) -> int:
         return int(st.parse_settings({"context": value})["context"])
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _refuse_map_options(args: Any) -> None:
+    """A map's option on a plain turn is refused before anything is sent: ignored, ``--estimate`` would pay for
+    the very prompt the user asked to price. A single turn is not estimated: what it sends is this session's whole
+    history, and how many calls it makes depends on the replies, so the cap it can have is a budget."""
+    given = [flag for flag, value in (("--estimate", args.estimate), ("--batch", args.batch),
+                                      ("--concurrency", args.concurrency)) if value]
+    if not given:
+        return
+    hint = ("; a single turn cannot be priced beforehand (it sends the session's history, and the replies decide "
+            "how many calls it makes): cap it with --budget cost=0.50" if "--estimate" in given else "")
+    raise UsageError(f"{given[0]} works with --over DF (a map over a DataFrame's rows), and this cell has no "
+                     f"--over, so nothing was sent{hint}")
 
 
 def _check_name(name: str) -> None:
