@@ -104,7 +104,7 @@ async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: An
         state = {"kind": kind, "id": await _submit(kind, provider, spec, jobs), "rows": sorted(by_id),
                  "done": False}
         confine.write_atomic(state_path, dumps(state).encode(), root=root)
-    ended = await _wait(kind, provider, str(state["id"]), status)
+    ended = await _resumed(kind, provider, state_path, str(state["id"]), status)
     answered: set[str] = set()
     if not isinstance(ended, str):
         async for custom_id, message, error in ended:
@@ -116,6 +116,23 @@ async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: An
     for key in sorted(set(by_id) - answered):
         done(by_id[key], _record(spec, provider, by_id[key], None, left))
     confine.write_atomic(state_path, dumps({**state, "done": True}).encode(), root=root)
+
+
+async def _resumed(kind: str, provider: Any, record: Path, batch_id: str, status: Status
+                   ) -> AsyncIterator[Result] | str:
+    """``_wait`` on the batch the record names; a provider that does not know it (made with another key or account,
+    or deleted) is the record's problem, said with its path and what to do. Nothing is submitted in its place: the
+    batch may well exist where the user can still reach it, and submitting again pays for the rows again."""
+    try:
+        return await _wait(kind, provider, batch_id, status)
+    except Exception as exc:
+        if getattr(exc, "status_code", None) != 404 or type(exc).__module__.partition(".")[0] not in SDK_MODULES:
+            raise
+        raise BatchError(
+            f"{record}: this batch record names batch {batch_id!r}, which the provider does not know (it was made "
+            "with another key or account, or it was deleted), so nothing was submitted. If it was made with another "
+            "key, set that key and run the cell again; otherwise move the record aside (or delete it) and run the "
+            "cell again to submit the rows still missing (they are paid for again)") from None
 
 
 def _load(path: Path, root: Path) -> dict[str, Any] | None:

@@ -107,3 +107,23 @@ def test_the_magic_sends_a_frame_as_a_batch(server: FakeProvider, notebook: Path
     finally:
         shell.run_line_magic("unload_ext", "brute_nb")
         InteractiveShell.clear_instance()
+
+
+@pytest.mark.parametrize("model", [PRICED, "openai"])
+def test_a_record_naming_a_batch_the_provider_does_not_know_says_which_record_and_what_to_do(
+        server: FakeProvider, notebook: Path, model: str) -> None:
+    chosen: Any = model if model != "openai" else OpenAIChat("gpt-4.1", base_url=server.openai_base_url,
+                                                             api_key=server.api_key, max_retries=0)
+    df = reviews("one")
+    brute_nb.map("Say {review}", df, model=chosen, batch=True, progress=False)
+    (record,) = notebook.with_suffix(".brute").joinpath("map").glob("*.batch.json")
+    stored = json.loads(record.read_text())
+    record.write_text(json.dumps({**stored, "id": "batch_from_another_account", "done": False}))
+    before = server.batches.created
+    with pytest.raises(batches.BatchError) as failed:
+        brute_nb.map("Say {review}", reviews("one", "two"), model=chosen, batch=True, progress=False)
+    message = str(failed.value)
+    assert str(record) in message and "batch_from_another_account" in message
+    assert "move" in message and "run the cell again" in message
+    assert server.batches.created == before  # nothing was submitted in its place
+    assert json.loads(record.read_text())["id"] == "batch_from_another_account"  # the record is the user's to move
