@@ -32,7 +32,8 @@ def test_terminal_shell_is_recognised() -> None:
 def test_brute_in_terminal_ipython(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello\n")
     with FakeProvider() as fake:
-        fake.add(reply("Looking first.", call("read", {"file_path": "notes.txt"})), REPLY)
+        fake.add(reply("Looking first.", call("read", {"file_path": "notes.txt"}),
+                       call("shell", {"command": "exit 1"})), REPLY)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p),
                "ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": fake.base_url, "OPENAI_API_KEY": "",
                "BRUTE_MODEL": "", "OLLAMA_HOST": "", "BRUTE_NB_NOTEBOOK": "demo.ipynb", "TERM": "xterm-256color",
@@ -44,7 +45,8 @@ def test_brute_in_terminal_ipython(tmp_path: Path) -> None:
             ipython.expect(r"In \[1\]: ")
             ipython.sendline("%load_ext brute_nb")
             ipython.expect(r"In \[2\]: ")
-            ipython.sendline("get_ipython().run_cell_magic('brute', '', 'plan it'); print('END' 'MARK')")
+            ipython.sendline("get_ipython().run_cell_magic('brute', '--approve shell=allow', 'plan it'); "
+                             "print('END' 'MARK')")
             ipython.expect("ENDMARK")
             shown = ESCAPES.sub("", ipython.before or "").split("'END' 'MARK')", 1)[-1]
             ipython.expect(r"In \[3\]: ")
@@ -60,4 +62,7 @@ def test_brute_in_terminal_ipython(tmp_path: Path) -> None:
     assert "https://example.com" in shown  # a link is shown as text, not as a terminal hyperlink
     tool_lines = [line for line in lines if line.lstrip().startswith("[read]")]
     assert len(tool_lines) == 1 and "ok" in tool_lines[0], shown  # one line per tool call
+    # A command that ran but failed says so, as the cell's tool block does (issue 39): not "ok".
+    shell_lines = [line for line in lines if line.lstrip().startswith("[shell]")]
+    assert len(shell_lines) == 1 and "exit 1" in shell_lines[0] and " ok" not in shell_lines[0], shown
     assert "Looking first." in shown and "tool call" in shown  # the text before the call and the footer

@@ -75,9 +75,12 @@ class TerminalView:
             with self._print_lock:
                 self._end_region()
         elif event == "tool_result" and not self.quiet:
-            status = "denied" if item.denied else item.status
+            # One line, so no result text; the status is the one a person reads (``exit 1`` for a command that
+            # ran and failed), as the cell's tool block says it.
+            status = "denied" if item.denied else item.shown_status
+            style = TOOL_STYLE.get("error" if status.startswith("exit ") else status, "")
             self._line(render.tool_plain(ToolView(item.call_id, item.name, item.arguments, status,
-                                                  None, item.duration_ms)), TOOL_STYLE.get(status, ""))
+                                                  None, item.duration_ms)), style)
         elif event == "compacted" and not self.quiet:
             with self._print_lock:
                 self._end_region()
