@@ -32,7 +32,7 @@ from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, Pr
 from brute_nb.event_loop import loop_local
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message
-from brute_nb.providers.credentials import client_key, is_key, strip_keys_off_origin
+from brute_nb.providers.credentials import client_key, is_key, key_source, strip_keys_off_origin
 from brute_nb.redact import redact, redact_exception, redact_value, remember
 from brute_nb.retry_after import seconds as retry_seconds
 from brute_nb.sendable import redacted
@@ -322,7 +322,15 @@ class Provider:
                 "log; run the cell again, or wait longer with %brute config stall_timeout=180 (stall_timeout=... from "
                 "Python, or %env BRUTE_STALL_TIMEOUT=...)",
                 provider=self.provider)
-        return translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
+        error = translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
+        if isinstance(error, ProviderError) and error.status == 401 and not self.replay:
+            # A refused key is the user's to fix, not a model's: say which variable or setting it came from.
+            source = key_source(api_key=self.api_key, key_variables=self.key_variables())
+            if self._given_client is not None:
+                source = "the client passed as client=..."
+            return type(error)(f"{error} The key came from {source}: check it, or set another and run the cell "
+                               "again.", status=error.status, provider=error.provider)
+        return error
 
     def _url(self) -> str | None:
         client: Any = next(iter(self._clients.values()), None)

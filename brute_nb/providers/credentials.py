@@ -92,6 +92,19 @@ def client_key(*, provider: str, key_variables: tuple[str, ...], homes: tuple[st
         f"or api_key=none for a local server that takes no key); from Python, pass api_key=...")
 
 
+def key_source(*, api_key: str | None, key_variables: tuple[str, ...]) -> str:
+    """Where the key a client was built with came from (``client_key``'s order), in words a 401 can end with: the
+    variable or setting to change. Never the key."""
+    if api_key and api_key.startswith(ENV_PREFIX):
+        return f"the variable {api_key[len(ENV_PREFIX):].strip()} (api_key={api_key.strip()})"
+    if api_key:
+        return "the api_key setting (%brute config api_key=..., or api_key=... from Python)"
+    found = [name for name in key_variables if os.environ.get(name)]
+    if found:
+        return f"the environment variable {found[0]}"
+    return "the SDK's own configuration (none of " + (", ".join(key_variables) or "its key variables") + " is set)"
+
+
 def strip_keys_off_origin(home: str) -> Callable[[Any], Awaitable[None]]:
     """An httpx2 request hook: a request to another origin than ``home`` (a redirect) carries no key header."""
     allowed = origin(home)

@@ -71,3 +71,27 @@ def test_where_someone_can_click_the_button_follows_the_hint(shell: Any, monkeyp
     fix_button.offer(shell, cells.CellError(1, "x", "NameError", "x"), "id")
     assert shown[0] == fix_button.hint_bundle()
     assert "application/vnd.jupyter.widget-view+json" in shown[1] and shown[1]["text/plain"] == ""
+
+
+@pytest.mark.parametrize("cell", [
+    "%%brute\nhello",  # no provider configured
+    "%%brute -o no-equals-sign\nhello",  # a bad -o: IPython's UsageError
+    "from brute_nb.errors import ProviderError\nraise ProviderError('anthropic returned HTTP 401: invalid x-api-key', "
+    "status=401)",  # brute_nb's own error raised from a Python cell (chat().ask, map, a replay that ran out)
+    "from brute_nb.map.confirm import CostNotConfirmedError\nraise CostNotConfirmedError('not confirmed')",
+])
+def test_brute_nbs_own_errors_are_offered_no_fix(cell: str, shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 §2 item 10: a fix is offered for the user's code only. Under brute_nb's own error the button would
+    post brute_nb's traceback to a model that is not there (or that refused the key) and fail again; ``%brute
+    fix`` passes over such an error to the user's last one."""
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "BRUTE_MODEL", "OLLAMA_HOST", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    offered: list[Any] = []
+    monkeypatch.setattr(fix_button, "offer", lambda ip, error, cell_id: offered.append(error))
+    shell.run_cell("values = [1]\nvalues[3]", store_history=True, cell_id="mine")
+    result = shell.run_cell(cell, store_history=True, cell_id="brute")
+    assert result.error_in_exec is not None or result.error_before_exec is not None
+    assert [e.ename for e in offered] == ["IndexError"]
+    assert max(cells.errors(shell.user_ns)) == result.execution_count  # still kept in Err, as every error is
+    prompt = fix_prompt(shell.user_ns)
+    assert prompt is not None and "values[3]" in prompt and "IndexError" in prompt

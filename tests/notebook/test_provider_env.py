@@ -45,3 +45,27 @@ def test_a_set_provider_or_a_replay_is_kept_whatever_the_environment(nb: Noteboo
     agent = nb.agent
     monkeypatch.setenv("OPENAI_API_KEY", "sk-changed")
     assert nb.agent is agent
+
+
+@pytest.mark.parametrize(("api_key", "named"), [
+    (None, "OPENAI_API_KEY"),  # the SDK's own variable, at the provider's host (here: OPENAI_BASE_URL's)
+    ("env:TEAM_PROXY_KEY", "TEAM_PROXY_KEY"),  # a variable the user named
+    ("sk-typed-wrong", "api_key setting"),  # typed into %brute config api_key=... (or api_key= from Python)
+])
+def test_a_401_names_where_the_key_came_from(api_key: str | None, named: str, tmp_path: Path, fake: FakeProvider,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 §2 item 10: a refused key is the user's to fix, not a model's; the error says which variable or
+    setting to change."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    monkeypatch.setenv("TEAM_PROXY_KEY", "sk-wrong-too")
+    settings = Settings(model="openai:gpt-fake", root=tmp_path)
+    if api_key is not None:
+        settings = settings.updated(api_key=api_key, base_url=fake.openai_base_url)
+    nb = NotebookAgent("chat", tmp_path / "chat.jsonl", settings=settings)
+    fake.add("hello")
+    with pytest.raises(ProviderError) as err:
+        run_sync(lambda: nb.aask("hi"))
+    assert err.value.status == 401
+    assert named in str(err.value), str(err.value)
+    assert "sk-wrong" not in str(err.value) and "sk-typed" not in str(err.value)

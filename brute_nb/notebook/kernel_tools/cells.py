@@ -24,7 +24,7 @@ import sysconfig
 import traceback
 import types
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,10 @@ class CellError:
     names: dict[str, str] = field(default_factory=dict)
     kind: str = "exception"
     """``exception`` (the cell raised) or ``tool`` (a ``%%brute`` cell's agent had failing tool calls)."""
+    own: bool = False
+    """brute_nb's own error (no provider, a bad option, a refused key, a replay that ran out, a cost not
+    confirmed), not the user's code: no model can fix it (often none is there), so no fix is offered for it and
+    ``%brute fix`` passes over it; its message says what to do."""
 
     @property
     def headline(self) -> str:
@@ -231,11 +235,24 @@ def errors(namespace: dict[str, Any]) -> dict[int, CellError]:
 
 
 def last_error(namespace: dict[str, Any]) -> CellError | None:
+    """The newest error of the user's code (brute_nb's own are passed over: see ``CellError.own``)."""
     err = namespace.get(ERR)
     if not isinstance(err, dict) or not err:
         return None
     value = err[max(err)]
+    if isinstance(value, CellError) and value.own:
+        return next((e for _, e in sorted(err.items(), reverse=True) if isinstance(e, CellError) and not e.own),
+                    None)
     return value if isinstance(value, CellError) else None
+
+
+def is_own(exc: BaseException, source: str) -> bool:
+    """Whether a cell's error is brute_nb's rather than the user's code: a ``BruteError`` wherever it was raised,
+    or anything a ``%%brute``/``%brute`` cell raised (IPython's ``UsageError`` for a bad option included)."""
+    from brute_nb.errors import BruteError
+
+    usage = type(exc).__name__ == "UsageError" and type(exc).__module__.startswith("IPython")
+    return isinstance(exc, BruteError) or usage or is_brute_cell(source)
 
 
 class ErrorRecorder:
@@ -295,8 +312,10 @@ class ErrorRecorder:
         except Exception as problem:  # a hook that raises would print a traceback under every cell
             entry = CellError(count, source, type(exc).__name__, str(exc)[:1000],
                               f"(brute_nb could not summarise this error: {problem!r})")
+        if is_own(exc, source):
+            entry = replace(entry, own=True)
         errors(self.shell.user_ns)[count] = entry
-        if self.on_error is not None:
+        if self.on_error is not None and not entry.own:
             self.on_error(entry, self.cell_id)
 
 
