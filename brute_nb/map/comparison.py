@@ -58,7 +58,7 @@ def _check(models: Any, tools: str) -> list[str]:
     items = list(models) if isinstance(models, list | tuple) else []
     if not items:
         problems.append("models= takes a list of 'provider:model' names or providers, e.g. "
-                        "['anthropic:claude-haiku-4-5', 'openai:gpt-4.1']")
+                        "['anthropic:claude-haiku-4-5', 'openai:gpt-5.5']")
     if any(not isinstance(m, str) and not hasattr(m, "label") for m in items):
         problems.append("each model is a 'provider:model' name or a provider (brute_nb.providers.auto(...))")
     if tools not in READ_ONLY_SPECS:

@@ -187,7 +187,7 @@ def parse_model(spec: str) -> str:
 
     if not sep or not is_provider(provider) or not model:
         raise SettingsError(
-            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-4.1 or llm:MODEL (any "
+            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5 or llm:MODEL (any "
             f"model an installed llm plugin offers); providers: {', '.join(plugins.names(plugins.PROVIDERS))}; "
             f"got {spec!r}"
         )

@@ -25,7 +25,7 @@ CONSTRUCTOR = frozenset({"client", "base_url", "api_key", "stream", "record", "r
 
 NOT_CONFIGURED = (
     "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-5-5' or "
-    "'openai:gpt-4.1'), ANTHROPIC_API_KEY, OPENAI_API_KEY (plus OPENAI_BASE_URL for an OpenAI-compatible "
+    "'openai:gpt-5.5'), ANTHROPIC_API_KEY, OPENAI_API_KEY (plus OPENAI_BASE_URL for an OpenAI-compatible "
     "server), GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, DEEPSEEK_API_KEY, MISTRAL_API_KEY, or "
     "OLLAMA_HOST (in a notebook: os.environ['ANTHROPIC_API_KEY'] = '...', then run the cell again); or pick one "
     "with %%brute -m PROVIDER:MODEL, or give a local OpenAI-compatible server with --base-url URL. To run offline, "

@@ -14,7 +14,7 @@ from brute_nb.providers.base import Provider
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-5-5",
-    "openai": "gpt-4.1",
+    "openai": "gpt-5.5",
     "ollama": "qwen3:latest",
 }
 """The default model per provider; ``OLLAMA_MODEL`` overrides Ollama's.
@@ -22,7 +22,9 @@ DEFAULT_MODELS: dict[str, str] = {
 Brute's defaults (llm.rb's) but for Anthropic: its ``claude-sonnet-4-20250514`` is retired (anthropic 2.0.0, our
 declared minimum, no longer lists it and warns that ``claude-sonnet-4-5`` ended on 2026-11-30), so a user with a key
 would get a 404 on the first cell. The newest Sonnet in every anthropic release we support, and priced by
-genai-prices, takes its place."""
+genai-prices, takes its place; OpenAI's ``gpt-4.1`` is marked deprecated in openai 3.x's ``ChatModel``, so
+``gpt-5.5`` (listed, not deprecated, priced) replaced it. ``tests/providers/test_model_tables.py`` fails when a
+default leaves the installed SDKs' tables or is marked deprecated there."""
 
 
 def anthropic(model: str | None, **options: Any) -> Provider:

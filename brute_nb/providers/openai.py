@@ -54,7 +54,7 @@ class _OpenAIProvider(Provider):
 
 
 class OpenAIChat(_OpenAIProvider):
-    """``agent.run(OpenAIChat("gpt-4.1"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
+    """``agent.run(OpenAIChat("gpt-5.5"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
 
     provider = "openai"
     url_api = "openai"
@@ -155,7 +155,7 @@ class _ChatAccumulator:
 
 
 class OpenAIResponses(_OpenAIProvider):
-    """``agent.run(OpenAIResponses("gpt-4.1"))``: the same agent over the Responses API."""
+    """``agent.run(OpenAIResponses("gpt-5.5"))``: the same agent over the Responses API."""
 
     provider = "openai"
     url_api = "openai-responses"

@@ -63,7 +63,7 @@ class BruteMagics(Magics):
     @magic_arguments()
     @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
     @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
-    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-4.1, "
+    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, "
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
     @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
