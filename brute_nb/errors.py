@@ -27,12 +27,15 @@ class SessionLockedError(BruteError):
 
 
 class ProviderError(BruteError):
-    """The model provider refused or failed a request; carries the HTTP status when there is one."""
+    """The model provider refused or failed a request; carries the HTTP status when there is one, and the request
+    field the API named as the one at fault (``param``: ``max_tokens``, ``messages.0.content``) when it named one."""
 
-    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None, provider: str | None = None,
+                 param: str | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.provider = provider
+        self.param = param
 
 
 class RefusedInputError(ProviderError):

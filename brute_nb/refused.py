@@ -6,7 +6,9 @@ the API has not seen yet: the messages after the last assistant message (this tu
 or tool results the model has not read). They stay in the log, since the user made them, with
 ``meta["refused"] = {"status", "reason"}``; ``brute_nb.sendable`` leaves them out of every later request (a refused
 tool result is replaced by an error saying so). A 400 about anything else (a parameter, a tool schema) marks
-nothing: the input may be fine, and the next turn sends it again once the setting is fixed.
+nothing: the input may be fine, and the next turn sends it again once the setting is fixed. When the API names the
+field at fault (``ProviderError.param``) that decides it, not the message's words: OpenAI's "max_tokens is too
+large" is about ``max_tokens``, not about the tool results sent with it.
 """
 
 from __future__ import annotations
@@ -31,12 +33,22 @@ def unseen(log: list[Any]) -> list[int]:
     return [i for i in range(last + 1, len(log)) if role_of(log[i]) in ("user", "tool")]
 
 
+INPUT_FIELDS = ("messages", "input")
+"""The request fields that hold the conversation (Chat Completions' and Anthropic's ``messages``, Responses'
+``input``): an error naming another field (``max_tokens``, ``temperature``, ``tools``) is about a parameter."""
+
+
 def about_input(exc: ProviderError, inputs: list[Any]) -> bool:
-    """Whether ``exc`` refused the request for its input: a 413, or a 400 naming content or sent with files."""
+    """Whether ``exc`` refused the request for its input: a 413, or a 400 about the conversation (the field it
+    names, else its words or files sent with it). A 400 naming another field is about a parameter, whatever its
+    words ("max_tokens is too large")."""
     if exc.status == 413:
         return True
     if exc.status != 400:
         return False
+    param = getattr(exc, "param", None)
+    if param:
+        return re.split(r"[.\[]", param, maxsplit=1)[0] in INPUT_FIELDS
     return any(getattr(m, "attachments", None) for m in inputs) or bool(ABOUT_INPUT.search(str(exc)))
 
 

@@ -19,6 +19,7 @@ so, instead of waiting out the SDK's ten-minute read timeout.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -386,15 +387,16 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
             message = _api_message(getattr(exc, "body", None)) or str(exc)
             status = STREAM_ERROR_STATUS[kind]
             return ProviderError(redact(f"{provider} stopped the reply with {kind} (as HTTP {status}): {message}"),
-                                 status=status, provider=provider)
+                                 status=status, provider=provider, param=api_param(getattr(exc, "body", None), message))
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
+        param = api_param(getattr(exc, "body", None), message)
         response = getattr(exc, "response", None)
         retry = retry_seconds(response.headers) if response is not None else None
         if status == 429 and retry is not None:
             message += f" (the provider asks to retry after {retry:g} s; raise max_retries to let the SDK wait)"
         return ProviderError(redact(f"{provider} returned HTTP {status}: {message}"), status=status,
-                             provider=provider)
+                             provider=provider, param=param)
     name = type(exc).__name__
     if _cut_off(exc):
         return incomplete(provider)
@@ -515,6 +517,22 @@ def _api_error_type(body: Any) -> str | None:
     error = body.get("error") if isinstance(body, Mapping) else None
     kind = error.get("type") if isinstance(error, Mapping) else None
     return kind if isinstance(kind, str) else None
+
+
+FIELD_AT_HEAD = re.compile(r"^([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*): ")
+"""Anthropic names the request field at fault at the head of its message (``max_tokens: 100000 > 64000, ...``,
+``messages.0.content.0.image.source.base64.data: Could not process image``); OpenAI's body has ``error.param``."""
+
+
+def api_param(body: Any, message: str) -> str | None:
+    """The request field an error names as the one at fault, or None when it names none. (The OpenAI SDK hands
+    over the body's ``error`` object as the body.)"""
+    error = body.get("error", body) if isinstance(body, Mapping) else None
+    param = error.get("param") if isinstance(error, Mapping) else None
+    if isinstance(param, str) and param:
+        return param
+    head = FIELD_AT_HEAD.match(message)
+    return head.group(1) if head else None
 
 
 def _api_message(body: Any) -> str | None:

@@ -280,7 +280,7 @@ def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
             headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
-        return _json(fault.status, error_body(api, fault.status, fault.message), headers)
+        return _json(fault.status, error_body(api, fault.status, fault.message, fault.param), headers)
     answer = _answer(api, body, Reply(text="This reply never arrives whole.", calls=(
         ToolCall(f"{ID_PREFIX[api]}{n}_0", "never_finished", {"x": 1}),)), n)
     if fault.kind == "malformed_json":

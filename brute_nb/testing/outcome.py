@@ -27,12 +27,14 @@ class Outcome:
     """The content-length announced when it is not the chunks' (a cut body announces the whole)."""
 
 
-def error_body(api: str, status: int, message: str) -> dict[str, Any]:
+def error_body(api: str, status: int, message: str, param: str | None = None) -> dict[str, Any]:
+    """The API's own error body; OpenAI's names the request field at fault in ``param`` (Anthropic's names it at
+    the head of the message: ``max_tokens: 100000 > 64000, ...``)."""
     kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
             413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
     if api == "anthropic":
         return {"type": "error", "error": {"type": kind, "message": message}}
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
 
 
 def json_outcome(status: int, payload: Any, headers: dict[str, str] | None = None) -> Outcome:

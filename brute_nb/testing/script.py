@@ -54,6 +54,8 @@ class Fault:
     message: str = ""
     after: int = 2
     headers: dict[str, str] = field(default_factory=dict)
+    param: str | None = None
+    """The request field an OpenAI error body names in ``error.param`` (``max_tokens``, ``messages``)."""
 
 
 def reply(text: str = "", *calls: ToolCall, thinking: str = "", cached_tokens: int = 0) -> Reply:
@@ -105,10 +107,11 @@ def overloaded_mid_stream(after: int = 2, message: str = "Overloaded") -> Fault:
     return Fault("stream_error", status=529, after=after, message=message)
 
 
-def refused(message: str, status: int = 400) -> Fault:
-    """The API refusing the request for its content, with its own error body (``invalid_request_error`` for a 400,
-    ``request_too_large`` for Anthropic's 413): an image it cannot read, a prompt longer than the model takes."""
-    return Fault("server_error", status=status, message=message)
+def refused(message: str, status: int = 400, param: str | None = None) -> Fault:
+    """The API refusing the request, with its own error body (``invalid_request_error`` for a 400,
+    ``request_too_large`` for Anthropic's 413): for its content (an image it cannot read, a prompt longer than the
+    model takes) or for a parameter (OpenAI's body names it in ``param``: ``max_tokens is too large``)."""
+    return Fault("server_error", status=status, message=message, param=param)
 
 
 def redirect(location: str, status: int = 307) -> Fault:

@@ -190,3 +190,31 @@ def test_a_damaged_server_tool_call_in_a_session_line_shows_nothing_live() -> No
     damaged = Message("assistant", "done", meta={"server_tool_calls": [MARKUP, 5, None, {
         "id": MARKUP, "name": MARKUP, "arguments": MARKUP, "result": [MARKUP]}]})
     _inert_everywhere([Message("user", "hi"), damaged])
+
+
+PARAMETER_REFUSALS = {
+    # The APIs' own words and body shapes for a parameter the model does not take (OpenAI names it in ``param``,
+    # Anthropic at the head of the message), sent after a tool ran: the tool's result is not what was refused.
+    "openai_chat": refused("max_tokens is too large: 100000. This model supports at most 16384 completion tokens, "
+                           "whereas you provided 100000.", param="max_tokens"),
+    "openai_responses": refused("max_output_tokens is too large: 200000. This model supports at most 128000 "
+                                "output tokens, whereas you provided 200000.", param="max_output_tokens"),
+    "anthropic": refused("max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for "
+                         "claude-fake"),
+}
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_400_about_a_parameter_leaves_the_tool_results_to_be_sent_again(api: str, tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with FakeProvider([reply("", call("read", {"file_path": "notes.txt"})), PARAMETER_REFUSALS[api],
+                       "Read it: all fine."]) as fake:
+        session = bot(path, FACTORIES[api](fake))
+        with pytest.raises(ProviderError) as info:
+            session.start("read notes.txt")
+        assert not isinstance(info.value, RefusedInputError) and "never sent again" not in str(info.value)
+        assert session.start("go on")["messages"][-1].content == "Read it: all fine."
+        last = json.dumps(fake.requests[-1]["json"])
+    result = next(m for m in read_session(path) if m.role.value == "tool")
+    assert "refused" not in result.meta  # the result is fine: only the setting was refused
+    assert "notes.txt" in last and "refused this tool's result" not in last  # the model reads the result
