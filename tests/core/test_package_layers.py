@@ -3,7 +3,7 @@
 Read from the source by ``tests.import_graph``, so every import counts: module-level, inside a function (the usual
 hiding place of a cycle), under ``TYPE_CHECKING``, relative, and attribute access through the package
 (``brute_nb.frames.frame`` after ``import brute_nb``, which is how ``message.py`` once reached up to ``frames``).
-The layers are the ones the README's architecture section draws; a new module must be placed in one.
+The layers are the ones docs/architecture.md draws; a new module must be placed in one.
 ``tests/notebook/test_import_layers.py`` checks the finer layers inside ``notebook/``.
 """
 
@@ -55,7 +55,7 @@ def layer_of(module: str) -> int | None:
 
 def test_every_module_has_a_layer() -> None:
     missing = sorted(m for m in read_modules(ROOT) if layer_of(m) is None)
-    assert not missing, f"place {', '.join(missing)} in a layer (here and in README's architecture section)"
+    assert not missing, f"place {', '.join(missing)} in a layer (here and in docs/architecture.md)"
 
 
 def test_no_module_imports_a_higher_layer() -> None:
