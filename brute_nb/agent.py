@@ -25,6 +25,8 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 ``schema``         None, or a pydantic model / JSON-schema dict: the reply is structured output (``start(text,
                    schema=Person)``), validated by the provider, ``message.parsed``
 ``context``        optional text TurnContext sends with each model request of the turn, never logged
+``tool_choice``    None, or ``"none"``: the model may not call a tool on this request (FinalAnswer's answer at a
+                   limit; the tools stay advertised, each provider disables them as its API documents)
 ``session``        the session's name, ``<folder>/<stem>`` of its file (SessionLog sets it; traces carry it)
 ``map_row``        the row of ``brute_nb.map`` this turn answers (traces carry it)
 =================  ==========================================================================================

@@ -6,8 +6,11 @@ Brute's ``MaxSteps`` reminder, made a step: it sits outside ``ToolResultLoop`` a
 reminder appended and no tool allowed to run. The reminder goes only on that request (like a system reminder,
 it is never written to the session); the answer is appended to the log, so SessionLog saves it and Budget counts
 its tokens. Tools stay advertised on the request, since Anthropic refuses a history holding ``tool_use`` blocks
-without them, but a call in the answer is never run: it is dropped and the text kept, so every call in the log
-still has its result. The answer streams to the turn's views like any reply.
+without them, and are disabled the way each API documents it: the call's env says ``tool_choice="none"``, which
+the providers send as Anthropic's ``{"type": "none"}`` and the OpenAI APIs' ``"none"``. Without it a model that
+keeps calling tools called one here too, and the turn ended without a word. A call in the answer anyway (a
+provider that cannot disable tools, such as ``llm``'s) is never run: it is dropped and the text kept, so every
+call in the log still has its result. The answer streams to the turn's views like any reply.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class FinalAnswer:
         sent, _ = sendable(list(messages))
         note = self.reminder.format(reason=stop.get("message") or stop.get("reason"))
         view = Log([*sent, Message(Role.USER, note)])
-        await call_maybe_async(self.model, {**env, "messages": view, "schema": None})
+        await call_maybe_async(self.model, {**env, "messages": view, "schema": None, "tool_choice": "none"})
         replies = [m for m in view[len(sent) + 1:] if role_of(m) == "assistant"]
         if not replies:
             return

@@ -58,6 +58,8 @@ class AnthropicMessages(Provider):
                  for s in tool_specs(env.get("tools"))] + server_tool_entries("anthropic", env.get("tools"))
         if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
+        if env.get("tool_choice") == "none" and kwargs.get("tools"):
+            kwargs["tool_choice"] = {"type": "none"}  # ToolChoiceNoneParam: tools stay listed, none may be called
         if env.get("schema") is not None:
             kwargs["output_config"] = structured.anthropic_format(env["schema"])
         if self.cache is not False:

@@ -42,6 +42,13 @@ def cache_key(env: dict[str, Any]) -> str:
     return session_key(getattr(first, "content", ""))
 
 
+def tools_off(env: dict[str, Any], kwargs: dict[str, Any]) -> None:
+    """``env["tool_choice"] == "none"`` (FinalAnswer's last call) as both OpenAI APIs take it: ``tool_choice="none"``,
+    sent only with tools (Chat Completions refuses a tool_choice without them)."""
+    if env.get("tool_choice") == "none" and kwargs.get("tools"):
+        kwargs["tool_choice"] = "none"
+
+
 class _OpenAIProvider(Provider):
     native_schema = True
     base_url_variable: ClassVar[str | None] = "OPENAI_BASE_URL"
@@ -72,6 +79,7 @@ class OpenAIChat(_OpenAIProvider):
         server_tool_entries(self.label.partition(":")[0], env.get("tools"))  # Chat runs none: refused by name
         if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
+        tools_off(env, kwargs)
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
@@ -177,6 +185,7 @@ class OpenAIResponses(_OpenAIProvider):
         tools += server_tool_entries("openai-responses", env.get("tools"))
         if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
+        tools_off(env, kwargs)
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:

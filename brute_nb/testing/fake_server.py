@@ -34,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from brute_nb.message import ToolCall
-from brute_nb.testing import fake_count_tokens, rules, wire, wire_responses
+from brute_nb.testing import fake_count_tokens, rules, rules_tools, wire, wire_responses
 from brute_nb.testing.cache_model import Bill, PromptCache
 from brute_nb.testing.fake_batches import Batches
 from brute_nb.testing.outcome import Outcome, error_body
@@ -167,6 +167,8 @@ class FakeProvider:
                                                    "add one with FakeProvider.add(...)"))
         if isinstance(item, Fault):
             return _fault(api, body, item, n)
+        if item.calls and rules_tools.tools_off(api, body):  # asked for no tool, a real model calls none
+            item = dataclasses.replace(item, calls=())
         return dataclasses.replace(_answer(api, body, _with_ids(api, item, n), n), wait=self.first_token)
 
     def _unauthorized(self, api: str, headers: dict[str, str]) -> Outcome | None:

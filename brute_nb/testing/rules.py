@@ -150,7 +150,7 @@ def request_problems(api: str, body: Mapping[str, Any]) -> list[str]:
     """The problems the fake server would refuse ``body`` for on ``api`` (one of ``CHECKS``), empty when valid."""
     if api not in CHECKS:
         raise ValueError(f"unknown API {api!r}; expected one of {', '.join(CHECKS)}")
-    return CHECKS[api](body) + rules_content.problems(api, body)
+    return CHECKS[api](body) + rules_tools.tool_choice(api, body) + rules_content.problems(api, body)
 
 
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")

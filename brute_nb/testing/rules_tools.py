@@ -72,3 +72,36 @@ def responses_item(i: int, item: Mapping[str, Any]) -> list[str]:
     if kind not in RESPONSES_ITEMS:
         return [f"input[{i}].type: Invalid value: {kind!r}."]
     return []
+
+
+ANTHROPIC_TOOL_CHOICES = ("auto", "any", "tool", "none")
+"""The ``type`` tags of anthropic's ``ToolChoiceParam`` union (auto, any, tool, none)."""
+OPENAI_TOOL_CHOICES = ("none", "auto", "required")
+"""The string literals of Chat Completions' ``ChatCompletionToolChoiceOptionParam`` and Responses'
+``ToolChoiceOptions``; an object names a tool instead."""
+
+
+def tool_choice(api: str, body: Mapping[str, Any]) -> list[str]:
+    """``tool_choice`` as the API takes it: Anthropic an object tagged by ``type``, the OpenAI APIs one of their
+    strings or an object; Chat Completions only with tools."""
+    choice = body.get("tool_choice")
+    if choice is None:
+        return []
+    if api == "anthropic":
+        if not isinstance(choice, Mapping):
+            return ["tool_choice: Input should be a valid dictionary or object to extract fields from"]
+        if choice.get("type") not in ANTHROPIC_TOOL_CHOICES:
+            return [f"tool_choice.type: Input tag {choice.get('type')!r} found using 'type' does not match any of "
+                    f"the expected tags: {', '.join(map(repr, ANTHROPIC_TOOL_CHOICES))}"]
+        return []
+    if isinstance(choice, str) and choice not in OPENAI_TOOL_CHOICES:
+        return [f"Invalid value: {choice!r}. Supported values are: 'none', 'auto', and 'required'."]
+    if api == "openai_chat" and not body.get("tools"):
+        return ["Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."]
+    return []
+
+
+def tools_off(api: str, body: Mapping[str, Any]) -> bool:
+    """Whether the request lets the model call no tool: a model so asked answers in text only."""
+    choice = body.get("tool_choice")
+    return (choice.get("type") if isinstance(choice, Mapping) and api == "anthropic" else choice) == "none"

@@ -95,3 +95,47 @@ def test_no_extra_call_when_the_turn_answered_or_ended_for_another_reason() -> N
 def test_bad_model_is_refused_when_the_stack_is_built() -> None:
     with pytest.raises(MiddlewareError, match="FinalAnswer"):
         brute_nb.agent().use(FinalAnswer, model="claude").run(Scripted([])).start("x")
+
+
+TOOLS_OFF = {"anthropic": {"type": "none"}, "openai_chat": "none", "openai_responses": "none"}
+"""How each API is asked for an answer without tools (the installed SDKs' ``ToolChoiceNoneParam`` and the
+``"none"`` literal of Chat Completions' and Responses' ``tool_choice``)."""
+
+
+@pytest.mark.parametrize("api", sorted(TOOLS_OFF))
+def test_the_answer_at_a_limit_is_asked_with_tools_disabled(api: str) -> None:
+    """A model that keeps calling tools calls one whenever it may; asked with tools disabled, it answers."""
+
+    def model(body: dict[str, Any]) -> Any:
+        if body.get("tool_choice") == TOOLS_OFF[api]:
+            return "Limit hit: I read f0; the rest remains."
+        return reply("", call("read", {"file_path": "again.txt"}))
+
+    from tests.providers.helpers import FACTORIES
+
+    with FakeProvider(responder=model) as fake:
+        provider = FACTORIES[api](fake)
+        agent = (brute_nb.agent().use(FinalAnswer, model=provider).use(ToolResultLoop).use(MaxIterations, limit=1)
+                 .use(AnswerCalls, tools=TOOLS).run(provider))
+        env = agent.start("read everything")
+        bodies = [r["json"] for r in fake.requests]
+    assert len(bodies) == 2 and "tool_choice" not in bodies[0]  # only the answer's request turns tools off
+    assert bodies[1]["tools"]  # still advertised: Anthropic refuses tool_use history without them
+    answer = env["messages"][-1]
+    assert answer.content == "Limit hit: I read f0; the rest remains." and answer.meta["final_answer"] is True
+    assert not unanswered_calls(env["messages"])
+
+
+def test_the_fake_refuses_a_tool_choice_the_api_would_refuse() -> None:
+    from brute_nb.testing.rules import request_problems
+
+    said = {"role": "user", "content": "hi"}
+    tool = {"name": "read", "input_schema": {"type": "object"}}
+    assert "valid dictionary" in " ".join(request_problems("anthropic", {
+        "model": "m", "max_tokens": 9, "messages": [said], "tools": [tool], "tool_choice": "none"}))
+    assert not request_problems("anthropic", {"model": "m", "max_tokens": 9, "messages": [said], "tools": [tool],
+                                              "tool_choice": {"type": "none"}})
+    assert "only allowed when 'tools'" in " ".join(request_problems("openai_chat", {
+        "model": "m", "messages": [said], "tool_choice": "none"}))
+    assert "Supported values" in " ".join(request_problems("openai_responses", {
+        "model": "m", "input": "hi", "tool_choice": "never"}))
