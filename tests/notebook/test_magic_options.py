@@ -3,6 +3,7 @@ agent, what ``%%brute?`` and ``%brute help`` say, and the ``summarize`` setting 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,37 @@ def test_the_cell_magics_help_opens_with_its_usage() -> None:
     from brute_nb.notebook.front.magics import BruteMagics
 
     doc = BruteMagics.brute.__doc__ or ""
-    assert doc.startswith("usage: %%brute [-s SESSION]"), doc[:80]
+    assert doc.startswith("usage: %%brute [-m MODEL]"), doc[:80]
     assert "::" not in doc.split("\n\n")[0]
+
+
+GROUPS = ("model", "tools", "context", "output", "cost", "map")
+
+
+def _documented_groups() -> dict[str, list[str]]:
+    """docs/options.md: each ``## Group`` heading and the long options its table lists, in order."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "options.md").read_text()
+    groups: dict[str, list[str]] = {}
+    for section in re.split(r"^## ", page, flags=re.M)[1:]:
+        title, _, body = section.partition("\n")
+        groups[title.strip().lower()] = re.findall(r"^\| (?:`-\w`, )?`(--[\w-]+)", body, flags=re.M)
+    return groups
+
+
+def test_the_help_groups_the_options_as_the_docs_do() -> None:
+    """Thirty options in one list are hard to read (issue 41 item 3): ``%%brute?`` groups them, and the options page
+    shows the same groups with the same options, so neither can drift from the parser."""
+    from brute_nb.notebook.front.magics import BruteMagics
+
+    parser = BruteMagics.brute.parser
+    grouped = {g.title: [next(s for s in a.option_strings if s.startswith("--")) for a in g._group_actions]
+               for g in parser._action_groups if g.title in GROUPS}
+    assert list(grouped) == list(GROUPS)
+    assert grouped == _documented_groups()
+    every = {s for a in parser._actions for s in a.option_strings if s.startswith("--")} - {"--help"}
+    assert every == {option for options in grouped.values() for option in options}  # none left out of a group
+    doc = BruteMagics.brute.__doc__ or ""
+    assert all(f"\n{group}:\n" in doc for group in GROUPS), doc
 
 
 def test_help_lists_every_config_key(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import MagicHelpFormatter, argument, magic_arguments
+from IPython.core.magic_arguments import MagicHelpFormatter, argument, argument_group, magic_arguments
 
 from brute_nb.errors import BruteError, SettingsError
 from brute_nb.notebook import settings as st
@@ -61,31 +61,46 @@ class BruteMagics(Magics):
         self.registry = registry
 
     @magic_arguments()
-    @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
-    @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
+    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, why, fix, "
+                                            "usage, system, config, widget, help")
+    @argument_group("model", "which model answers, and how it is reached")
     @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, "
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
-    @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
-    @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
-    @argument("--server-tools", help="tools the provider runs itself: web_search,web_fetch,code_execution | none")
-    @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
-    @argument("--root", help="workspace root for file tools (default: the notebook's folder)")
-    @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
-    @argument("--record", help="record the model traffic of live runs to this cassette")
-    @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
-                                "network, python, mcp, notebook; modes: allow, ask, deny)")
-    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
-    @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
-                               "structured output, validated (brute_nb.current().last.parsed)")
-    @argument("--attach", help="files or URLs to send with the prompt, comma-separated: report.pdf,https://x/p.png")
     @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
                                                         "-o temperature=0.2; checked against the SDK")
     @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
                                  "http://localhost:8000/v1")
+    @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
+    @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
+    @argument("--record", help="record the model traffic of live runs to this cassette")
+    @argument_group("tools", "what the agent may do, and where")
+    @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
+    @argument("--server-tools", help="tools the provider runs itself: web_search,web_fetch,code_execution | none")
     @argument("--mcp", help='MCP servers: a JSON file {"mcpServers": {...}} (tools named <server>_<tool>), or none')
+    @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
+                                "network, python, mcp, notebook; modes: allow, ask, deny)")
+    @argument("--root", help="workspace root for file tools (default: the notebook's folder)")
+    @argument_group("context", "which conversation the prompt joins, and what goes with it")
+    @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
+    @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
+    @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
+                                "(default: %%brute config context=N, else 0)")
+    @argument("--attach", help="files or URLs to send with the prompt, comma-separated: report.pdf,https://x/p.png")
+    @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
+    @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
+    @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
+                                                  "(default: names, attributes and literal subscripts only)")
+    @argument_group("output", "what the cell shows, and what the reply is")
     @argument("--quiet", action="store_true", help="show only the reply (no tool blocks, no footer; with --over, no "
                                                    "progress bar)")
-    @argument("--raw", action="store_true", help="do not fill {expr} from the namespace")
+    @argument("--code", action="store_true", help="ask for code: the reply's code block goes into a new cell "
+                                                  "below, unrun")
+    @argument("--schema", help="NAME of a pydantic model or JSON-schema dict in the namespace: the reply is "
+                               "structured output, validated (brute_nb.current().last.parsed)")
+    @argument_group("cost", "ceilings that end a turn cleanly")
+    @argument("--budget", help="ceilings per cell, e.g. tokens=50000,cost=0.50,tools=30,time=300")
+    @argument("--max-iterations", help="model calls allowed in one cell (default: 50)")
+    @argument_group("map", "the cell once per row of a DataFrame")
     @argument("--over", help="a DataFrame's name: run the cell once per row, {column} filled from the row "
                              "(brute_nb.map); the result is shown and bound to _")
     @argument("--concurrency", help="with --over: rows at once (default: 8)")
@@ -93,15 +108,6 @@ class BruteMagics(Magics):
                                                      "results when it ends; re-running resumes it)")
     @argument("--estimate", action="store_true", help="with --over: show the rows, tokens and cost range the run "
                                                       "would have, sending nothing (brute_nb.estimate)")
-    @argument("--eval", action="store_true", help="fill {expr} with any Python expression, calls included "
-                                                  "(default: names, attributes and literal subscripts only)")
-    @argument("--fix", action="store_true", help="send the last error to the agent; the body is extra instructions")
-    @argument("--code", action="store_true", help="ask for code: the reply's code block goes into a new cell "
-                                                  "below, unrun")
-    @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
-                                "(default: %%brute config context=N, else 0)")
-    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, why, fix, "
-                                            "usage, system, config, widget, help")
     @line_cell_magic
     def brute(self, line: str, cell: str | None = None) -> Any:
         """Talk to the agent that lives in this kernel. The cell body is the prompt; ``{expr}`` is filled in.
