@@ -7,7 +7,9 @@ never sent on the chance that it was fine. The chat panel's buttons cannot answe
 cell that is running receives no widget clicks until it ends.
 
 An estimate whose upper end is unknown (a model the price table does not know, or replies with no ``max_tokens``
-and no answered rows to bound them) counts as above any ceiling: a ceiling is a promise that cannot be kept blind.
+and no context window known to bound them) counts as above any ceiling: a ceiling is a promise that cannot be kept
+blind. The upper end never comes from the rows already answered (``map.cost_estimate``): a short reply on three
+rows promises nothing of the rest.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def needs_asking(estimate: Estimate, limit: float, *, batch: bool) -> str | None
     high = None if cost is None else cost[1]
     if high is None:
         why = ("the price table does not know the model" if cost is None else
-               "nothing bounds the replies: pass max_tokens= to estimate, or run a few rows first")
+               "nothing bounds the replies: give the provider a max_tokens (or -o max_completion_tokens=...)")
         return f"its cost cannot be bounded ({why}), and confirm_above is {format_usd(limit)}"
     if high > limit:
         return f"it may cost up to {format_usd(high)}, above confirm_above={format_usd(limit)}"
@@ -46,7 +48,7 @@ def confirm(estimate: Estimate, limit: float, *, batch: bool = False, ask: Ask |
     if reason is None:
         return
     asker = ask if ask is not None else _default_asker()
-    nothing = ("Nothing was sent. Run a smaller slice (df.head(10)) first, which also tightens the estimate, or "
+    nothing = ("Nothing was sent. Run a smaller slice (df.head(10)), bound the replies with a lower max_tokens, or "
                "raise the ceiling: confirm_above=... in the call or %brute config confirm_above=...")
     if asker is None:
         raise CostNotConfirmedError(f"this map was not run: {reason}, and no one can answer a question here (no "

@@ -6,10 +6,13 @@ No model is called. The rows a re-run would answer from the cache are free and c
 send has its first request built exactly as its turn would build it (``batch.request``: the same system prompt,
 schema and tools) and its input tokens counted (``providers.token_count``: the provider's token-count endpoint,
 else tiktoken, else four characters a token, and the estimate says which). Output tokens cannot be counted before
-the model writes them, so they are a range: from the rows of this run already answered when there are some (run a
-few rows first for a tight estimate), else up to ``max_tokens`` a row. The price comes from the same table as every
-other cost in brute_nb (``cost.price_usage``), per request (prices can step up with a request's length), at the
-standard rate, at the batch discount and with the prompt cache reading the prefix every row shares.
+the model writes them, so they are a range whose top, the ceiling ``confirm_above`` compares, is what bounds a reply:
+``max_tokens`` a row, else the model's context window (genai-prices') less each prompt, since a reply can never be
+longer. Rows of this run already answered only tighten the estimate (its low end, and ``likely``: the cost if every
+row writes as they did); they never lower the ceiling, since three short replies say nothing certain of the next
+thousand. The price comes from the same table as every other cost in brute_nb (``cost.price_usage``), per request
+(prices can step up with a request's length), at the standard rate, at the batch discount and with the prompt
+cache reading the prefix every row shares.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ COUNT_CONCURRENCY = 8
 """Token-count requests in flight at once (the endpoint is free but rate limited like any other)."""
 
 Range = tuple[float, float | None]
-"""Low and high; high is None when nothing bounds it (no ``max_tokens`` and no answered rows)."""
+"""Low and high; high is None when nothing bounds it (no ``max_tokens`` and no context window known)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class Estimate:
     shared_prefix: int
     """Tokens every request starts with (system prompt, tools, the template's opening text)."""
     note: str = ""
+    likely: Range | None = None
+    """USD at the standard price if every row writes as the rows of this run already answered did (None: no row
+    answered yet, or the model is not priced); a guess to plan by, never the ceiling."""
 
     @property
     def exact(self) -> bool:
@@ -76,8 +82,10 @@ class Estimate:
                  f"rows: {self.rows:,} ({self.cached:,} cached, {self.requests:,} requests to send)",
                  f"input tokens: {self.input_tokens:,} ({'exact' if self.exact else 'estimated'}: {self.method})",
                  f"output tokens: {_span(self.output_tokens, '{:,}')} ({self.output_basis})",
-                 f"cost: {_money(self.cost)}",
-                 f"  as a batch (batch=True): {_money(self.batch_cost)}"]
+                 f"cost: {_money(self.cost)}"]
+        if self.likely is not None:
+            lines.append(f"  likely, if every row writes as the rows answered did: {_money(self.likely)}")
+        lines.append(f"  as a batch (batch=True): {_money(self.batch_cost)}")
         if self.cached_cost is not None and self.shared_prefix >= CACHE_MINIMUM and self.requests > 1:
             lines.append(f"  with prompt caching ({self.shared_prefix:,} shared tokens): {_money(self.cached_cost)}")
         else:
@@ -101,7 +109,7 @@ def _money(value: Range | None) -> str:
         return "unknown (the price table does not know this model)"
     low, high = value
     if high is None:
-        return f"at least {format_usd(low)} (no upper bound: pass max_tokens= or run a few rows first)"
+        return f"at least {format_usd(low)} (no upper bound: pass max_tokens=)"
     return format_usd(low) if low == high else f"{format_usd(low)} to {format_usd(high)}"
 
 
@@ -123,16 +131,25 @@ async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: 
         note = "; ".join(filter(None, [note, "with tools each row makes one model call per step, and each later "
                                              "call reads more; this counts the first call of each row"]))
     n = len(jobs)
-    outputs, basis = _outputs(records, n, max_tokens if max_tokens is not None else reply_bound(provider))
-    prefix = _shared_prefix(spec, jobs, tools)
     kind, model = _priced_as(spec, provider)
+    bound = max_tokens if max_tokens is not None else reply_bound(provider)
+    outputs, basis = _ceiling(n, input_tokens, bound, None if bound else context_window(kind, model))
+    answered = _answered(records)
+    likely = None
+    if answered and n:
+        low, high = min(answered), max(answered)
+        outputs = (min(low * n, outputs[1]) if outputs[1] is not None else low * n, outputs[1])
+        each = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+        basis += f"; the {len(answered)} rows of this run already answered wrote {each} tokens a row"
+        likely = _cost(kind, model, n, input_tokens, (low * n, high * n))
+    prefix = _shared_prefix(spec, jobs, tools)
     cost = _cost(kind, model, n, input_tokens, outputs)
     cached_cost = _cost(kind, model, n, input_tokens, outputs, prefix=prefix)
     batch = None if cost is None else (cost[0] * BATCH_DISCOUNT,
                                        None if cost[1] is None else cost[1] * BATCH_DISCOUNT)
     return Estimate(model=f"{kind}:{model}" if kind else model, rows=rows, cached=cached, requests=n,
                     input_tokens=input_tokens, method=method, output_tokens=outputs, output_basis=basis, cost=cost,
-                    batch_cost=batch, cached_cost=cached_cost, shared_prefix=prefix, note=note)
+                    batch_cost=batch, cached_cost=cached_cost, shared_prefix=prefix, note=note, likely=likely)
 
 
 BOUNDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
@@ -175,17 +192,32 @@ async def _count_all(spec: MapSpec, provider: Any, jobs: list[Job], tools: list[
     return [c for c in counts if c is not None]
 
 
-def _outputs(records: dict[str, Record], n: int, max_tokens: Any) -> tuple[tuple[int, int | None], str]:
-    answered = [r["output_tokens"] for r in records.values()
-                if r.get("error") is None and isinstance(r.get("output_tokens"), int) and r["output_tokens"] > 0]
-    if answered:
-        low, high = min(answered), max(answered)
-        each = f"{low:,}" if low == high else f"{low:,} to {high:,}"
-        return (low * n, high * n), f"from the {len(answered)} rows of this run already answered, {each} tokens a row"
+def context_window(kind: str, model: str) -> int | None:
+    """The model's context window as genai-prices knows it (None when it does not): input and output share it, so
+    no reply is longer than the window less its prompt. The SDKs keep no table of output limits (Anthropic's
+    ``max_tokens`` is always set; OpenAI's model objects carry none), so this is the bound that is really known."""
+    from brute_nb.cost import model_info
+
+    window = (model_info({"provider": kind, "model": model}) or {}).get("context_window")
+    return window if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+
+
+def _answered(records: dict[str, Record]) -> list[int]:
+    """The output tokens of each row of this run already answered (an error or an empty reply says nothing)."""
+    return [r["output_tokens"] for r in records.values()
+            if r.get("error") is None and isinstance(r.get("output_tokens"), int) and r["output_tokens"] > 0]
+
+
+def _ceiling(n: int, input_tokens: int, max_tokens: int | None, window: int | None
+             ) -> tuple[tuple[int, int | None], str]:
+    """The output range of ``n`` requests before any answer: 0 up to what bounds a reply (None: nothing does)."""
     if isinstance(max_tokens, int) and max_tokens > 0:
-        return (0, max_tokens * n), (f"up to max_tokens={max_tokens:,} a row; run a few rows first for a tighter "
-                                     "range")
-    return (0, None), "no max_tokens to bound a reply; pass max_tokens= or run a few rows first"
+        return (0, max_tokens * n), f"up to max_tokens={max_tokens:,} a row"
+    if window is not None:
+        return (0, max(window * n - input_tokens, 0)), (
+            f"no max_tokens, so up to the model's context window ({window:,} tokens) less the prompt, a row; pass "
+            "max_tokens= for a lower ceiling")
+    return (0, None), "no max_tokens to bound a reply and no context window known for the model; pass max_tokens="
 
 
 def _shared_prefix(spec: MapSpec, jobs: list[Job], tools: list[Any]) -> int:

@@ -93,3 +93,32 @@ def test_config_shows_the_ceiling_once_set(server: FakeProvider, notebook: Path,
         assert "confirm_above:  $0.2500" in capsys.readouterr().out
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_rows_answered_with_short_replies_never_lower_the_ceiling(server: FakeProvider, notebook: Path) -> None:
+    from brute_nb.providers.anthropic import DEFAULT_MAX_TOKENS
+
+    df = reviews(20)
+    brute_nb.map("Say {review}", df.head(3), model=PRICED, progress=False)  # short replies: a few tokens each
+    est = brute_nb.estimate("Say {review}", df, model=PRICED)
+    assert est.output_tokens[1] == DEFAULT_MAX_TOKENS * 17  # the ceiling is max_tokens a row, whatever was answered
+    assert est.likely is not None and est.high is not None and est.likely[1] < 0.5 < est.high
+    assert "3 rows of this run already answered" in repr(est)
+    with pytest.raises(CostNotConfirmedError, match="may cost up to"):
+        brute_nb.map("Say {review}", df, model=PRICED, confirm_above=0.5, progress=False)
+    assert len(paid(server)) == 3  # only the three rows answered first
+
+
+def test_without_max_tokens_the_models_context_window_bounds_a_reply(server: FakeProvider, notebook: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.cost import model_info
+    from brute_nb.providers.openai import OpenAIChat
+
+    monkeypatch.setattr(confirm_module, "_default_asker", lambda: pytest.fail("asked"))
+    provider = OpenAIChat("gpt-4.1", base_url=server.openai_base_url, api_key=server.api_key, max_retries=0)
+    window = (model_info({"provider": "openai", "model": "gpt-4.1"}) or {})["context_window"]
+    est = brute_nb.estimate("Say {review}", reviews(3), model=provider)
+    assert est.output_tokens[1] == 3 * window - est.input_tokens and "context window" in est.output_basis
+    assert est.high is not None and est.high < 100
+    out = brute_nb.map("Say {review}", reviews(3), model=provider, confirm_above=100, progress=False)
+    assert out["error"].isna().all() and len(paid(server)) == 3

@@ -33,15 +33,20 @@ def test_nothing_is_sent_and_the_input_is_what_the_map_then_pays(server: FakePro
     assert int(out["input_tokens"].sum()) == est.input_tokens
 
 
-def test_answered_rows_are_free_and_bound_the_output(server: FakeProvider, notebook: Path) -> None:
+def test_answered_rows_are_free_and_tighten_the_output(server: FakeProvider, notebook: Path) -> None:
+    from brute_nb.providers.anthropic import DEFAULT_MAX_TOKENS
+
     df = reviews(5)
     brute_nb.map("Say {review}", df.head(2), model=PRICED, progress=False)
     est = brute_nb.estimate("Say {review}", df, model=PRICED)
     assert (est.rows, est.cached, est.requests) == (5, 2, 3)
     answered = brute_nb.map("Say {review}", df.head(2), model=PRICED, progress=False)["output_tokens"]
     low, high = int(answered.min()), int(answered.max())
-    assert est.output_tokens == (low * 3, high * 3) and "2 rows of this run already answered" in est.output_basis
-    assert est.cost is not None and est.cost[1] is not None
+    assert est.output_tokens == (low * 3, DEFAULT_MAX_TOKENS * 3)  # the answers tighten the low end, not the top
+    each = f"{low:,}" if low == high else f"{low:,} to {high:,}"
+    assert f"2 rows of this run already answered wrote {each} tokens a row" in est.output_basis
+    assert est.cost is not None and est.cost[1] is not None and est.likely is not None
+    assert est.cost[0] == est.likely[0] and est.likely[1] is not None and est.likely[1] < est.cost[1]
     assert "3 requests to send" in repr(est) and "exact: count_tokens endpoint" in repr(est)
 
 
@@ -127,15 +132,18 @@ def test_the_accessor_estimates_like_the_function(server: FakeProvider, notebook
     assert paid(server) == []
 
 
-def test_a_reply_bound_given_as_an_option_bounds_the_output(server: FakeProvider, notebook: Path) -> None:
+def test_a_reply_bound_given_as_an_option_bounds_the_output(server: FakeProvider, notebook: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.map import cost_estimate
     from brute_nb.providers import auto
 
     provider = auto("openai:gpt-4.1", base_url=server.openai_base_url, api_key=server.api_key,
                     max_completion_tokens=100)
     est = brute_nb.estimate("Say {review}", reviews(3), model=provider)
     assert est.output_tokens == (0, 300) and "max_tokens=100" in est.output_basis
-    unbounded = brute_nb.estimate("Say {review}", reviews(3), model=auto("openai:gpt-4.1",
-                                  base_url=server.openai_base_url, api_key=server.api_key))
+    unknown = auto("openai:gpt-4.1", base_url=server.openai_base_url, api_key=server.api_key)
+    monkeypatch.setattr(cost_estimate, "context_window", lambda kind, model: None)  # a model with no known window
+    unbounded = brute_nb.estimate("Say {review}", reviews(3), model=unknown)
     assert unbounded.output_tokens == (0, None) and unbounded.high is None
     assert "no upper bound" in repr(unbounded)
 
