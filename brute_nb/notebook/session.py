@@ -115,9 +115,11 @@ class NotebookAgent:
         """Apply parsed settings (``settings.parse_settings``), checking now what needs the stack or the SDK (tool
         names, provider parameters); a value refused leaves the settings as they were."""
         before = self.settings
-        if ("model" in changes and not {"base_url", "api_key"} & set(changes)
-                and provider_of(changes["model"]) != provider_of(before.model)):
-            changes = {**changes, "base_url": "", "api_key": ""}  # they were given for the other provider
+        if "model" in changes and provider_of(changes["model"]) != provider_of(before.model):
+            # They were given for the other provider: its server, its key, its SDK call's parameters (an option
+            # kept would refuse every later switch, as anthropic's create takes no temperature).
+            left = {"base_url": "", "api_key": "", "options": {}}
+            changes = {**{k: v for k, v in left.items() if k not in changes}, **changes}
         self.settings = self.settings.updated(**changes)
         try:
             self._check(set(changes))

@@ -57,7 +57,9 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)
     """A key given for ``base_url`` (or ``env:NAME``, or ``none``); never shown (``providers.credentials``)."""
     options: dict[str, Any] = field(default_factory=dict)
-    """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built."""
+    """Provider parameters (``-o temperature=0.2``), checked against the SDK when the provider is built. Like
+    ``base_url`` they belong to the provider they were given with (a later ``--model`` of another provider clears
+    them); ``none`` clears them."""
     stall_timeout: float | None = None
     """Seconds a streamed reply may send nothing before the call fails; None: ``BRUTE_STALL_TIMEOUT`` or 90 s."""
     server_tools: tuple[Any, ...] = ()
@@ -240,12 +242,15 @@ def parse_mcp(spec: Any) -> MCPSetting:
 
 
 def parse_options(spec: Any) -> dict[str, Any]:
-    """``-o`` pairs (a list of ``KEY=VALUE``, a ``;``-separated string, or a dict) as provider parameters."""
+    """``-o`` pairs (a list of ``KEY=VALUE``, a ``;``-separated string, or a dict) as provider parameters; ``none``
+    (``-o none``, ``options=none``) clears them."""
     from brute_nb.providers.options import parse_pairs
 
     if isinstance(spec, dict):
         return dict(spec)
     pairs = spec.split(";") if isinstance(spec, str) else list(spec)
+    if [p.strip().lower() for p in pairs] in (["none"], ["off"]):
+        return {}
     return parse_pairs(p for p in pairs if p.strip())
 
 

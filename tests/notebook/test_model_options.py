@@ -168,3 +168,26 @@ def test_a_base_url_belongs_to_its_provider_and_can_be_cleared(shell: Any, monke
     assert "\nbase_url:" not in capsys.readouterr().out
     with pytest.raises(UsageError, match="not an http"):
         shell.run_line_magic("brute", "config base_url=ftp://example.com")
+
+
+def test_options_belong_to_their_provider_and_can_be_cleared(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from brute_nb.notebook.registry import registry
+
+    with FakeProvider(["openai answer", "anthropic answer", "plain answer"]) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", fake.api_key)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        shell.run_cell_magic("brute", "-m openai:gpt-x -o temperature=0.2", "hi")
+        assert fake.requests[-1]["json"]["temperature"] == 0.2
+        # anthropic's messages.create takes no temperature: the option stays with openai, the switch goes through
+        shell.run_cell_magic("brute", "-m anthropic:claude-x", "and now?")
+        assert fake.requests[-1]["path"].endswith("/messages") and "temperature" not in fake.requests[-1]["json"]
+        assert registry().current().settings.options == {}
+        shell.run_line_magic("brute", "config model=openai:gpt-x options=temperature=0.3")
+        assert registry().current().settings.options == {"temperature": 0.3}
+        shell.run_line_magic("brute", "config options=none")  # cleared, as base_url=none clears a base URL
+        assert registry().current().settings.options == {}
+        shell.run_line_magic("brute", "config options=temperature=0.3")
+        shell.run_cell_magic("brute", "-o none", "plain")
+        assert "temperature" not in fake.requests[-1]["json"]

@@ -67,7 +67,8 @@ class BruteMagics(Magics):
     @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, "
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
-                                                        "-o temperature=0.2; checked against the SDK")
+                                                        "-o temperature=0.2; checked against the SDK; -o none "
+                                                        "clears them (another provider's -m does too)")
     @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
                                  "http://localhost:8000/v1")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
