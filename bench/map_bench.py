@@ -6,8 +6,9 @@
 Rows: throughput against the fake server's requests-per-minute limit (429 with retry-after past it), as a ratio
 of what the limit allows over the run (its one-second burst included, so 1.0 is the ceiling); failed rows must
 be zero. An unchanged re-run of cached rows (every row answered from the cache, no request). Peak traced memory
-of a run per row at two sizes (flat means the per-row figure does not grow). The table is appended to
-bench/RESULTS.md. Nothing asserts on time: a missed target is reported.
+of a run per row at two sizes (flat means the per-row figure does not grow). The table is the latest
+map_bench run on bench/RESULTS.md and is appended to bench/HISTORY.md. Nothing asserts on time: a missed target
+is reported.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 import brute_nb  # noqa: E402
+from bench.results import record  # noqa: E402
 from brute_nb.map.api import plan, settle  # noqa: E402
 from brute_nb.map.cache import MapCache  # noqa: E402
 from brute_nb.notebook import registry  # noqa: E402
@@ -35,7 +37,6 @@ from brute_nb.testing import FakeProvider  # noqa: E402
 from brute_nb.testing.fake_server import RateLimit  # noqa: E402
 
 MODEL = "anthropic:claude-bench"
-RESULTS = ROOT / "bench" / "RESULTS.md"
 
 
 def echo(body: dict[str, Any]) -> str:
@@ -122,9 +123,8 @@ def main() -> None:
               for name, result, target, ratio, met in table]
     print("\n".join(lines))
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    with RESULTS.open("a", encoding="utf-8") as f:
-        f.write(f"\n## {stamp} map_bench{' (quick)' if quick else ''}\n\nMachine: {platform.platform()}, "
-                f"{os.cpu_count()} CPUs, Python {platform.python_version()}\n\n" + "\n".join(lines) + "\n")
+    record("map_bench", f"## {stamp} map_bench{' (quick)' if quick else ''}\n\nMachine: {platform.platform()}, "
+                        f"{os.cpu_count()} CPUs, Python {platform.python_version()}\n\n" + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

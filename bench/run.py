@@ -2,9 +2,10 @@
 
 Run from the repository root: ``.venv/bin/python bench/run.py`` or ``.venv/bin/python -m bench.run`` (any Python with
 the project's dependencies; ``--quick`` for fewer repetitions).
-It prints a table (benchmark, target, result, ratio, met?) and appends it, with the date and the machine, to
-``bench/RESULTS.md``. Nothing here asserts on time: a missed target is reported, and the exit status is non-zero
-only when a benchmark could not run at all. The machine is shared and noisy, so every comparison interleaves
+It prints a table (benchmark, target, result, ratio, met?) and writes it, with the date and the machine, as the
+latest run on ``bench/RESULTS.md`` and appended to ``bench/HISTORY.md`` (``bench/results.py``). Nothing here
+asserts on time: a missed target is reported, and the exit status is non-zero only when a benchmark could not run
+at all. The machine is shared and noisy, so every comparison interleaves
 its two sides and reports the ratio of medians (the per-turn overhead: the median of several rounds' ratios).
 """
 
@@ -35,12 +36,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.handwritten import LOOKUP_ANTHROPIC, LOOKUP_OPENAI, OpenAIStreamed  # noqa: E402
 from bench.pacing import pace  # noqa: E402
+from bench.results import record  # noqa: E402
 from brute_nb import agent  # noqa: E402
 from brute_nb.message import Message, Role, ToolCall  # noqa: E402
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop  # noqa: E402
 from brute_nb.sessions.file import append_lines, replace_atomically  # noqa: E402
-
-RESULTS = ROOT / "bench" / "RESULTS.md"
 
 
 @dataclass
@@ -1368,7 +1368,8 @@ def arguments(argv: list[str] | None = None) -> Any:
     parser.add_argument("--peers", action="store_true",
                         help="also measure claudette, chatlas, llm and jupyter-ai-magics (installed into "
                              "bench/.peers-venv on first use)")
-    parser.add_argument("--no-save", action="store_true", help="print the table without appending it to RESULTS.md")
+    parser.add_argument("--no-save", action="store_true",
+                        help="print the table without writing it to RESULTS.md and HISTORY.md")
     return parser.parse_args(argv)
 
 
@@ -1388,10 +1389,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"COULD NOT RUN: {f}", file=sys.stderr)
     if not args.no_save:
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        with RESULTS.open("a", encoding="utf-8") as out:
-            out.write(f"\n## {stamp}{' (quick)' if quick else ''}\n\nMachine: {machine()}\n\n{text}\n")
-            for f in failures:
-                out.write(f"\nCould not run: {f.splitlines()[0]}\n")
+        section = f"## {stamp}{' (quick)' if quick else ''}\n\nMachine: {machine()}\n\n{text}\n"
+        section += "".join(f"\nCould not run: {f.splitlines()[0]}\n" for f in failures)
+        record("run", section)
     return 1 if failures else 0
 
 
