@@ -250,21 +250,25 @@ class NotebookAgent:
         one report of what could not be put back; or the last change to ``path``."""
         from brute_nb.event_loop import run_sync
         from brute_nb.notebook.kernel_tools.cell_bridge import front, undo_last
+        from brute_nb.notebook.kernel_tools.cell_tools import DocumentUndo
         from brute_nb.notebook.kernel_tools.turn_undo import undo_turn
-        from brute_nb.tools import FSUndo, use_env
+        from brute_nb.tools import use_env
         from brute_nb.tools.results import render
         from brute_nb.tools.stores import snapshots
 
         if path is None:
-            done = undo_turn(self._state, self.root, front()) or undo_last(self._state, front())
+            bridge = front()
+            done = undo_turn(self._state, self.root, bridge, notebook=self.notebook) or undo_last(self._state, bridge)
             if done is not None:
                 return done
 
-        with use_env({"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {}}):
+        env = {"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {},
+               "notebook": self.notebook}
+        with use_env(env):
             target = path or snapshots().last()
             if target is None:
                 return NOTHING_TO_UNDO
-            result = run_sync(lambda: FSUndo().execute(path=target))
+            result = run_sync(lambda: DocumentUndo().execute(path=target))  # the user's notebook is put back too
         return render(result).text
 
     def load(self, df: Any, name: str | None = None) -> NotebookAgent:

@@ -322,3 +322,49 @@ def test_in_a_real_kernel_what_the_cell_displays_reaches_the_model_not_the_brute
     saved = nbformat.read(path, as_version=4).cells[1].outputs
     assert [o.output_type for o in saved] == ["display_data", "display_data"]
     assert "price item" in saved[0].data["text/plain"] and base64.b64decode(saved[1].data["image/png"]) == PNG
+
+
+def test_the_users_own_notebook_is_edited_where_it_is_when_the_root_is_a_subfolder(ws: Path) -> None:
+    """Issue 39 §2 item 2: every demo with tools sets a workspace root below the notebook's folder; the notebook
+    being edited is the user's document, not a workspace file, so it is opened in its own folder (no link out of
+    it, a regular file, bounded), and the turn's undo puts it back. A workspace notebook still goes through the
+    root, and a result names the document by its file name, never the user's folders."""
+    from brute_nb.notebook.kernel_tools.kernel_journal import journal
+    from brute_nb.notebook.kernel_tools.turn_undo import undo_turn
+
+    root = ws / "scratch"
+    root.mkdir()
+    path = ws / "mine.ipynb"
+    make_notebook(path, "x = 1\nprint(x / 0)")
+    before = path.read_bytes()
+    state: dict[str, Any] = {}
+    env = {"state": state, "root": str(root), "ask": None, "events": None, "metadata": {}, "notebook": str(path)}
+    journal(state).begin(state, "fix it")
+
+    edited = call(env, EditCell(), cell="1", source="x = 1\nprint(x / 1)")
+    assert edited["notebook"] == "mine.ipynb" and "+print(x / 1)" in edited["diff"]
+    inserted = call(env, InsertCell(), source="y = 2", after="1")
+    ran = call(env, RunCell(lambda: {}), cell="1")
+    assert "1.0" in ran.text and str(ws) not in repr((edited, inserted, ran.text))
+    assert cells(path) == ["# Demo", "x = 1\nprint(x / 1)", "y = 2"]
+    assert call(env, EditCell(), cell="1", source="z", notebook=str(path))["notebook"] == "mine.ipynb"
+
+    report = undo_turn(state, root, None, notebook=path)
+    assert report is not None and "mine.ipynb" in report and "Could not restore" not in report, report
+    assert path.read_bytes() == before
+    with pytest.raises(PathOutsideRootError):  # another notebook outside the root is still a workspace path
+        call(env, EditCell(), cell="1", source="x", notebook="../mine.ipynb")
+
+
+def test_the_users_own_notebook_linked_out_of_its_folder_is_refused(ws: Path, tmp_path: Path) -> None:
+    away = tmp_path / "away"
+    away.mkdir()
+    make_notebook(away / "real.ipynb", "secret = 1")
+    before = (away / "real.ipynb").read_bytes()
+    (ws / "mine.ipynb").symlink_to(away / "real.ipynb")
+    env = {"state": {}, "root": str(ws / "sub"), "ask": None, "events": None, "metadata": {},
+           "notebook": str(ws / "mine.ipynb")}
+    (ws / "sub").mkdir()
+    with pytest.raises(PathOutsideRootError):
+        call(env, EditCell(), cell="1", source="x")
+    assert (away / "real.ipynb").read_bytes() == before

@@ -153,6 +153,19 @@ def _cell_edit(root: Path, where: Path) -> str:
     return call(root, EditCell, cell="0", source="x", notebook=str(where.relative_to(root)))
 
 
+def _cell_edit_document(root: Path, where: Path) -> str:
+    """The user's own notebook, open beside a workspace root that is a subfolder (issue 39): confined to its own
+    folder instead."""
+    from brute_nb.notebook.kernel_tools.cell_tools import EditCell
+
+    async def go() -> Any:
+        with use_env({**tool_env(root / "work"), "notebook": str(where)}):
+            return await Adapter.wrap(EditCell).call({"cell": "0", "source": "x"})
+
+    (root / "work").mkdir(exist_ok=True)
+    return str(anyio.run(go))
+
+
 def _instructions(root: Path, where: Path) -> str:
     from brute_nb.notebook.kernel_tools.environment import instructions_section
 
@@ -218,6 +231,10 @@ ENTRIES: tuple[Entry, ...] = (
     # left out of the prompt when they are anything but a regular file inside the root; an export is a write; the
     # sessions index lists what it can read and names the rest.
     Entry("cell-edit", "work/nb.ipynb", ESCAPE | SPECIAL | {"huge"}, EVERY, _cell_edit),
+    # The user's own notebook, outside the workspace root: a folder on its way that is a link is where the user
+    # keeps it (Jupyter opened it there), but the file itself never links out of its folder.
+    Entry("cell-edit-document", "nb.ipynb", SPECIAL | {"huge", "link-out", "link-chain-out", "dangling-link-out"},
+          EVERY, _cell_edit_document),
     Entry("instructions", "work/AGENTS.md", frozenset(), EVERY - {"write"}, _instructions, arm=_valid_skills),
     Entry("export", "nb.brute/chat.md", ESCAPE | SPECIAL, ESCAPE | SPECIAL | {"write"}, _export),
     Entry("sessions-index", "nb.brute/chat.jsonl", frozenset(), EVERY - {"write"}, _sessions_index),

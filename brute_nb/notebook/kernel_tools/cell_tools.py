@@ -4,30 +4,34 @@ default: ``run_cell`` runs code, and an edit changes what the user made).
 Where a person has the notebook open (JupyterLab, Notebook 7: the kernel's client allows stdin) they act on the
 live document through the front end (``cell_bridge``), so the user sees the change at once and can undo it with
 the editor's own undo. Without a front end (nbclient, nbval, a script) they change the saved ``.ipynb`` file:
-nbformat reads and writes it (``ipynb_cells``), the path goes through the workspace confinement (inside the root,
-no link out, a regular file), the write is the file tools' atomic replace under the file's lock, and the old bytes
-go on the agent's undo stack, so ``%brute undo`` reverts the edit as it reverts a file tool's. ``run_cell`` runs
-the cell's source in this kernel, like the ``python`` tool (a stop interrupts it), and returns what it showed,
-printed text, displays (``display(df)``, an ``Image``) and figures, to the model; its outputs are written under
-the cell. What the cell does to the
-namespace is journaled per turn (``kernel_journal``), for ``%brute undo`` and ``%brute why``.
+nbformat reads and writes it (``ipynb_cells``), the path goes through the confinement (a workspace notebook inside
+the root; the user's own notebook, wherever Jupyter opened it, inside its own folder: ``DocumentPaths``; either
+way no link out, a regular file, bounded), the write is the file tools' atomic replace under the file's lock, and
+the old bytes go on the agent's undo stack, so ``%brute undo`` reverts the edit as it reverts a file tool's.
+``run_cell`` runs the cell's source in this kernel, like the ``python`` tool (a stop interrupts it), and returns
+what it showed, printed text, displays (``display(df)``, an ``Image``) and figures, to the model; its outputs are
+written under the cell. What the cell does to the namespace is journaled per turn (``kernel_journal``), for
+``%brute undo`` and ``%brute why``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from brute_nb import confine
 from brute_nb.attachments import from_bytes
 from brute_nb.confine import Place, read_all, replace
 from brute_nb.notebook.kernel_tools import cell_bridge, ipynb_cells
 from brute_nb.notebook.kernel_tools.cell_bridge import CellBridge
 from brute_nb.notebook.kernel_tools.ipynb_cells import NotebookFileError, Ran
 from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
-from brute_nb.tools.builtin.fs_edit import held
+from brute_nb.tools.builtin.fs_edit import FSUndo, held
 from brute_nb.tools.context import current_env, shown_path, state
 from brute_nb.tools.stores import snapshots
 from brute_nb.tools.truncation import ToolOutput
@@ -42,26 +46,65 @@ CELL_PARAM = {"type": "string", "desc": "the cell: its index as the notebook too
               "required": True}
 
 
-class CellTool(WorkspaceTool, abstract=True):
+def document() -> Path | None:
+    """The user's own notebook, the one the session belongs to (the turn's env says which), as an absolute path."""
+    value = current_env().get("notebook")
+    return Path(os.path.abspath(os.path.expanduser(os.fspath(value)))) if value else None
+
+
+class DocumentPaths(WorkspaceTool, abstract=True):
+    """Where a tool opens the user's own notebook: in its own folder, not under the workspace root.
+
+    The notebook a person has open is their document, not a workspace file: the demos set a root below its folder
+    (``root="scratch"``), and a notebook may sit anywhere Jupyter opened it. So that one path (named by the
+    session, never chosen by the model) is walked from its own folder: still no link out of that folder, a regular
+    file, bounded (``confine.place``, ``read_all``). Every other path, another notebook included, is a workspace
+    path, confined to the root.
+    """
+
+    def path(self, value: str | os.PathLike[str]) -> Path:
+        own = document()
+        if own is not None and os.path.isabs(os.path.expanduser(os.fspath(value))) and \
+                Path(os.path.abspath(os.path.expanduser(os.fspath(value)))) == own:
+            return own
+        return super().path(value)
+
+    def place(self, path: Path, *, create_parents: bool = False, follow_last: bool = True,
+              missing: str = "File not found") -> contextlib.AbstractContextManager[Place]:
+        if path == document():
+            return confine.place(path, confine.real(path.parent), follow_last=follow_last, missing=missing)
+        return super().place(path, create_parents=create_parents, follow_last=follow_last, missing=missing)
+
+    def shown(self, path: Path) -> str:
+        """The path as a result says it: the document by its file name (a result is sent, and a recording must
+        replay from any checkout), a workspace file relative to the root."""
+        return path.name if path == document() else shown_path(path)
+
+
+class DocumentUndo(DocumentPaths, FSUndo):
+    """``FSUndo`` that can also put the user's own notebook back (``%brute undo`` of a turn that edited it)."""
+
+
+class CellTool(DocumentPaths, abstract=True):
     """What the three tools share: which notebook file, and a locked, atomic, undoable change to it."""
 
     risk = "notebook"
 
     def notebook_file(self, notebook: str | None) -> Path:
-        value = notebook or current_env().get("notebook")
+        value = notebook or document()
         if not value:
             raise NotebookFileError("no notebook file is known here; pass notebook='name.ipynb', or set it with "
                                     "%brute config notebook=PATH")
-        path = self.path(str(value))  # confined to the workspace root like every file tool's path
+        path = self.path(value)
         if path.suffix != ".ipynb":
-            raise NotebookFileError(f"{shown_path(path)} is not a notebook (.ipynb) file")
+            raise NotebookFileError(f"{self.shown(path)} is not a notebook (.ipynb) file")
         return path
 
     async def change(self, path: Path, work: Callable[[Any], T]) -> T:
         """``work(notebook)`` on the file's cells, written back atomically if it changed, the old bytes kept for
         undo; a file that nbformat does not accept is refused untouched."""
         store = snapshots()
-        where_name = shown_path(path)
+        where_name = self.shown(path)
 
         def run(where: Place) -> T:
             old, like = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
@@ -77,7 +120,7 @@ class CellTool(WorkspaceTool, abstract=True):
 
     async def look(self, path: Path, work: Callable[[Any], T]) -> T:
         """``work(notebook)`` reading the file only."""
-        where_name = shown_path(path)
+        where_name = self.shown(path)
 
         def run(where: Place) -> T:
             data, _ = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
@@ -102,7 +145,7 @@ class CellTool(WorkspaceTool, abstract=True):
         if path is not None and path.is_file():
             def locate(nb: Any) -> tuple[str, str, str] | None:
                 try:
-                    c = nb.cells[ipynb_cells.find(nb, label, shown_path(path))]
+                    c = nb.cells[ipynb_cells.find(nb, label, self.shown(path))]
                 except NotebookFileError:
                     return None
                 return str(c.id), str(c.source), str(c.cell_type)
@@ -141,11 +184,11 @@ class EditCell(CellTool):
         path = self.notebook_file(notebook)
 
         def edit(nb: Any) -> tuple[int, str, str]:
-            index = ipynb_cells.find(nb, cell, shown_path(path))
+            index = ipynb_cells.find(nb, cell, self.shown(path))
             return index, str(nb.cells[index].get("id", "")), ipynb_cells.replace_source(nb, index, source)
 
         index, cell_id, before = await self.change(path, edit)
-        return {"success": True, "notebook": shown_path(path), "cell": f"[{index}]", "id": cell_id,
+        return {"success": True, "notebook": self.shown(path), "cell": f"[{index}]", "id": cell_id,
                 "diff": cell_diff(before, source)}
 
 
@@ -177,7 +220,7 @@ class InsertCell(CellTool):
         path = self.notebook_file(notebook)
 
         def insert(nb: Any) -> tuple[int, str]:
-            where = shown_path(path)
+            where = self.shown(path)
             if after is not None:
                 index = ipynb_cells.find(nb, after, where) + 1
             else:
@@ -187,7 +230,7 @@ class InsertCell(CellTool):
             return index, str(new.id)
 
         index, cell_id = await self.change(path, insert)
-        return {"success": True, "notebook": shown_path(path), "cell": f"[{index}]", "id": cell_id,
+        return {"success": True, "notebook": self.shown(path), "cell": f"[{index}]", "id": cell_id,
                 "note": "inserted, not run"}
 
 
@@ -227,7 +270,7 @@ class RunCell(CellTool):
         path = self.notebook_file(notebook)
 
         def locate(nb: Any) -> tuple[int, str, str, str]:
-            index = ipynb_cells.find(nb, cell, shown_path(path))
+            index = ipynb_cells.find(nb, cell, self.shown(path))
             c = nb.cells[index]
             return index, str(c.get("id", "")), str(c.cell_type), str(c.source)
 
@@ -239,7 +282,7 @@ class RunCell(CellTool):
         ran = await run_interruptibly(work, stopped)
 
         def save(nb: Any) -> None:
-            at = ipynb_cells.find(nb, cell_id or str(index), shown_path(path))
+            at = ipynb_cells.find(nb, cell_id or str(index), self.shown(path))
             if ipynb_cells.source_of(nb, at) == source:  # the cell changed meanwhile: its new source keeps no output
                 ipynb_cells.set_outputs(nb, at, ran)
 

@@ -18,8 +18,8 @@ from typing import Any
 from brute_nb.event_loop import run_sync
 from brute_nb.notebook.kernel_tools import namespace_watch as watch
 from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY, CellBridge
+from brute_nb.notebook.kernel_tools.cell_tools import DocumentUndo
 from brute_nb.notebook.kernel_tools.kernel_journal import Turn, journal
-from brute_nb.tools.builtin.fs_edit import FSUndo
 from brute_nb.tools.context import shown_path, use_env
 from brute_nb.tools.stores import SnapshotStore, snapshots
 
@@ -27,8 +27,10 @@ CHANGED_SINCE = "changed since the agent's turn (the value now is not the one it
 PROMPT_SHOWN = 60
 
 
-def undo_turn(agent_state: dict[str, Any], root: Path, bridge: CellBridge | None) -> str | None:
-    """Undo the session's last turn that has something left to undo; the report, or None when there is none."""
+def undo_turn(agent_state: dict[str, Any], root: Path, bridge: CellBridge | None, *,
+              notebook: Path | None = None) -> str | None:
+    """Undo the session's last turn that has something left to undo; the report, or None when there is none.
+    ``notebook`` is the session's own notebook, which the cell tools may have changed outside the root."""
     book = journal(agent_state)
     store = snapshots({"state": agent_state})
     edits: list[tuple[dict[str, Any], Any]] = agent_state.get(EDITS_KEY) or []
@@ -43,7 +45,7 @@ def undo_turn(agent_state: dict[str, Any], root: Path, bridge: CellBridge | None
     done: list[str] = []
     failed = dict(turn.unrestorable)
     done += _undo_cells(cells, bridge, failed)
-    done += _undo_files(agent_state, root, store, turn.files_mark, failed)
+    done += _undo_files(agent_state, root, store, turn.files_mark, failed, notebook)
     done += _undo_variables(turn, changes, failed)
     return report(turn, done, failed)
 
@@ -72,14 +74,15 @@ def _undo_cells(cells: list[tuple[dict[str, Any], Any]], bridge: CellBridge | No
 
 
 def _undo_files(agent_state: dict[str, Any], root: Path, store: SnapshotStore, mark: int,
-                failed: dict[str, str]) -> list[str]:
+                failed: dict[str, str], notebook: Path | None = None) -> list[str]:
     """Every file change since ``mark``, newest first; one line a file (a file changed twice in the turn, as
     ``run_cell`` saving outputs after ``edit_cell``, is put back to what it was before the turn)."""
     undone: dict[str, list[dict[str, Any]]] = {}
-    with use_env({"state": agent_state, "root": root, "ask": None, "events": None, "metadata": {}}):
+    env = {"state": agent_state, "root": root, "ask": None, "events": None, "metadata": {}, "notebook": notebook}
+    with use_env(env):
         while (last := store.last()) is not None and (change := store.peek(last)) is not None and change.seq > mark:
             try:
-                result = run_sync(lambda: FSUndo().execute(path=last))
+                result = run_sync(lambda: DocumentUndo().execute(path=last))
             except Exception as exc:  # a file that cannot be written back: say so, and go on with the rest
                 failed[shown_path(Path(last))] = f"{type(exc).__name__}: {exc}"
                 store.pop(last)
