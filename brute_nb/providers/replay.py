@@ -307,6 +307,24 @@ def without_env(request: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
+CELL_NUMBER = re.compile(r"\b(In|Out|Error in) ?\[\d+\]")
+"""A kernel's cell label (``In [3]``, ``In[7]``, ``Out [3]``, ``Error in [3]``): the number is the execution count,
+which grows with every cell the kernel runs, so a notebook run again in the same kernel labels the same cells
+with other numbers (``%brute fix``'s report, ``--context``, the notebook tool's list)."""
+
+
+def without_cell_numbers(value: Any) -> Any:
+    """``value`` (a request) with every cell label's number in its text replaced by ``n``: a replay matches the same
+    conversation whatever the kernel counted to before it (Run All twice in one kernel)."""
+    if isinstance(value, str):
+        return CELL_NUMBER.sub(r"\1 [n]", value)
+    if isinstance(value, dict):
+        return {k: without_cell_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_cell_numbers(v) for v in value]
+    return value
+
+
 def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> str:
     """A readable diff of what the cassette expected and what was sent ('' when they match)."""
     if (recorded.get("method"), recorded.get("path")) != (method, path):
@@ -316,7 +334,8 @@ def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> st
         return "" if expected == sent else _diff(expected, sent)
     # Cache marks change the bill, not the conversation: a cassette recorded without them still matches. The system
     # prompt's <env> block (date, versions, the kernel's frames) differs from run to run and machine to machine.
-    expected, sent = without_env(without_marks(expected)), without_env(without_marks(sent))
+    # A cell's execution count is the kernel's, not the conversation's (a second Run All counts on).
+    expected, sent = (without_cell_numbers(without_env(without_marks(r))) for r in (expected, sent))
     keys = [k for k in CHECKED_FIELDS if expected.get(k) != sent.get(k)]
     if not keys:
         return ""

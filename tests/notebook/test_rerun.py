@@ -57,8 +57,8 @@ def run_notebook(kc: Any, path: Path) -> dict[int, str]:
 
 @pytest.mark.kernel
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("demo", ["tools", "quickstart", "map_over_rows", "plots_and_structured", "transports",
-                                  "sessions_and_compaction", "widget"])
+@pytest.mark.parametrize("demo", ["tools", "fix_my_error", "quickstart", "map_over_rows", "plots_and_structured",
+                                  "transports", "sessions_and_compaction", "widget"])
 def test_a_demo_runs_twice_in_one_kernel(tmp_path: Path, demo: str) -> None:
     """Run All twice (issue 32 items 2 and 7): the second run replays from the start, its setup cell's deleted
     session folder comes back, no error, and no cell gains a copy."""

@@ -211,3 +211,19 @@ def test_a_merge_that_cannot_be_made_durable_leaves_the_cassette_whole(tmp_path:
         merge_branch(main, other, "two")
     assert main.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["main.jsonl", "other.jsonl"]
+
+
+def test_a_cells_execution_count_is_not_part_of_the_recorded_conversation() -> None:
+    """Issue 39 (a second Run All of fix_my_error): ``%brute fix`` reports ``In [3] raised ...``; run again in the
+    same kernel the same cell is ``In [27]``, and the replay must still match. Any other change still differs."""
+    from brute_nb.providers.replay import mismatch
+
+    def request(text: str) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+
+    recorded = {"method": "POST", "path": "/v1/messages",
+                "request": request("In [3] raised KeyError\n\nCell source (In [3]):\nOut [4]: 1, In[7], Error in [5]")}
+    again = request("In [27] raised KeyError\n\nCell source (In [27]):\nOut [28]: 1, In[31], Error in [29]")
+    assert mismatch(recorded, "POST", "/v1/messages", again) == ""
+    assert mismatch(recorded, "POST", "/v1/messages", request("In [27] raised ValueError")) != ""
+    assert mismatch(recorded, "POST", "/v1/messages", request("x in [3] raised KeyError")) != ""
