@@ -277,17 +277,19 @@ def read_hashed(path: StrPath, digest: str, *, root: StrPath, limit: int | None 
     return data
 
 
-def write_atomic(path: StrPath, data: bytes, *, root: StrPath | None = None) -> os.stat_result:
+def write_atomic(path: StrPath, data: bytes, *, root: StrPath | None = None,
+                 mode: int | None = None) -> os.stat_result:
     """Make ``path`` hold exactly ``data``, atomically and durably; its folders are created as needed.
 
     ``root`` (default: the folder the path is in) is where the walk starts: nothing is written through a link
     that leaves it. A file already there keeps its mode (and owner, when allowed); a new one gets ``0o666`` less
-    the umask, as any editor's new file would. Returns the new file's stat.
+    the umask, as any editor's new file would. ``mode`` (a secret's ``0o600``) is the file's mode whatever was
+    there, set before any byte is written. Returns the new file's stat.
     """
     target = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
     base = real(root) if root is not None else _made(target.parent)
     with place(target, base, create_parents=True) as where:
-        return replace(where, data)
+        return replace(where, data, mode=mode)
 
 
 def _made(folder: Path) -> str:
@@ -295,9 +297,11 @@ def _made(folder: Path) -> str:
     return real(folder)
 
 
-def replace(where: Place, data: bytes, *, like: os.stat_result | None = None) -> os.stat_result:
+def replace(where: Place, data: bytes, *, like: os.stat_result | None = None,
+            mode: int | None = None) -> os.stat_result:
     """Atomically make ``where`` hold ``data`` (see ``write_atomic``); ``like`` is the replaced file's stat when
-    the caller has it (else the entry there now is looked at). Returns the new file's stat."""
+    the caller has it (else the entry there now is looked at); ``mode``, when given, is the new file's mode.
+    Returns the new file's stat."""
     if like is None:
         now = where.lstat()
         if now is not None and not stat.S_ISREG(now.st_mode):
@@ -305,9 +309,12 @@ def replace(where: Place, data: bytes, *, like: os.stat_result | None = None) ->
         like = now
     tmp = f".{where.name[:200]}.{secrets.token_hex(4)}.brute-tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 0o600 if like is not None else 0o666, dir_fd=where.dir_fd)
+                 0o600 if like is not None or mode is not None else 0o666, dir_fd=where.dir_fd)
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+                like = None
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]

@@ -47,6 +47,10 @@ class ProviderNotConfiguredError(BruteError):
     """No model provider could be found from options or the environment."""
 
 
+class NoModelError(ProviderNotConfiguredError):
+    """Nothing names a model or holds a key: the notebook offers a box to paste one (``front.key_box``)."""
+
+
 class CassetteMismatchError(BruteError):
     """A replayed request differs from the recorded one, or the recording ran out: one line saying so and how to
     reach a real model; ``diff`` (also a note, which ``%tb`` shows) holds what differs."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 from IPython.core.interactiveshell import InteractiveShell
+
+# The user's own config folder (stored keys, model aliases) never reaches a test: a key saved on the machine would
+# give a test a model it did not ask for. Kernels and subprocesses the tests start inherit it; a test that needs a
+# config of its own sets XDG_CONFIG_HOME (or BRUTE_NB_CONFIG_DIR) to its tmp_path.
+_CONFIG = tempfile.TemporaryDirectory(prefix="brute-nb-test-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG.name
+os.environ.pop("BRUTE_NB_CONFIG_DIR", None)
 
 # Every InteractiveShell registers an exit hook that clears its namespace and runs a full gc.collect(). A test run
 # makes hundreds of shells (one per magic test) and ends with a large heap, so those hooks ran for many minutes after

@@ -31,7 +31,8 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
 9. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``);
                   ``preload`` (the current session's file read ahead by the warm-up, handed down at load)
 10. ``front/``    ``magics``, ``widget``, ``api`` (``brute_nb.chat/configure/current``), ``fix_button`` (under a
-                  failing cell's error); and this package's hooks
+                  failing cell's error), ``key_box`` (a key pasted where the first cell found none); and this
+                  package's hooks
 
 A lower layer that needs something from above gets it handed down: the session tells its registry about a fork
 through ``on_fork``, ``short_errors`` gets its debug switch at install, the notebook tool reads the notebook's

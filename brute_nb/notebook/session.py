@@ -318,11 +318,14 @@ def provider_of(model: str | None) -> str:
 
 
 def environment_fingerprint() -> str:
-    """A digest of the variables ``auto()`` and the SDK clients read: it changes when the user sets or fixes a key,
-    so the provider built from them is rebuilt. Only the digest is kept, never a key."""
+    """A digest of the variables ``auto()`` and the SDK clients read, and of the stored keys file's identity: it
+    changes when the user sets, saves or fixes a key, so the provider built from them is rebuilt. Only the digest is
+    kept, never a key."""
+    from brute_nb.providers import keys
+
     env = os.environ
     names = sorted(k for k in env if k in PROVIDER_VARIABLES or k.endswith(PROVIDER_SUFFIXES))
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(repr(keys.fingerprint()).encode())
     for name in names:
         digest.update(f"{name}\0{env[name]}\0".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()

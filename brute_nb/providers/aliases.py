@@ -1,6 +1,6 @@
 """Model aliases (``%brute alias fast anthropic:claude-haiku-4-5``, then ``-m fast``), kept in the user's config.
 
-The file is ``$XDG_CONFIG_HOME/brute_nb/aliases.json`` (``~/.config/brute_nb/aliases.json`` by default), one JSON
+The file is ``aliases.json`` in ``user_config.config_dir()`` (``~/.config/brute_nb/aliases.json`` on Linux), one JSON
 object of alias -> ``provider:model``. Invariant: the file is only ever replaced whole and durably
 (``confine.write_atomic``: written beside it, fsynced, renamed), so an interrupted save or a power cut leaves the
 old aliases, never half a file; a file that cannot be read is an error naming it, never silently treated as empty
@@ -10,12 +10,12 @@ old aliases, never half a file; a file that cannot be read is an error naming it
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 from brute_nb import confine
 from brute_nb.errors import BruteError
+from brute_nb.providers.user_config import config_dir
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_BYTES = 1 << 20
@@ -26,8 +26,7 @@ class AliasError(BruteError, ValueError):
 
 
 def path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base).expanduser() / "brute_nb" / "aliases.json"
+    return config_dir() / "aliases.json"
 
 
 def load() -> dict[str, str]:

@@ -5,7 +5,9 @@ Order (Brute's ``guess_from_env``, trimmed to the providers brute_nb ships): ``B
 ``base_url=`` (any OpenAI-compatible server), else ``ANTHROPIC_API_KEY``, else ``OPENAI_API_KEY`` (with
 ``OPENAI_BASE_URL`` for Ollama, vLLM, LM Studio or llama.cpp's server), else the OpenAI-compatible hosted ones
 (``GEMINI_API_KEY``/``GOOGLE_API_KEY``, ``OPENROUTER_API_KEY``, ``DEEPSEEK_API_KEY``, ``MISTRAL_API_KEY``), else
-``OLLAMA_HOST``. ``auto(replay=path)`` needs no variable at all: the cassette names the API and the model.
+``OLLAMA_HOST``, else a key stored with ``%brute keys set`` (``providers.keys``: Anthropic's, OpenAI's, then the
+hosted ones'; the environment wins). ``auto(replay=path)`` needs no variable at all: the cassette names the API and
+the model.
 Provider parameters (``temperature=0.2``) are checked against the SDK's signature when the provider is built.
 """
 
@@ -14,7 +16,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.errors import NoModelError, ProviderNotConfiguredError
+from brute_nb.providers import keys
 from brute_nb.providers.base import Provider
 from brute_nb.providers.builtin import DEFAULT_MODELS, ollama_base_url
 
@@ -24,7 +27,8 @@ CONSTRUCTOR = frozenset({"client", "base_url", "api_key", "stream", "record", "r
                          "stall_timeout"})
 
 NOT_CONFIGURED = (
-    "no model provider is configured. Set one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-5-5' or "
+    "no model provider is configured. Store a key with %brute keys set anthropic (or openai, gemini, ...), or set "
+    "one of: BRUTE_MODEL (e.g. 'anthropic:claude-sonnet-5-5' or "
     "'openai:gpt-5.5'), ANTHROPIC_API_KEY, OPENAI_API_KEY (plus OPENAI_BASE_URL for an OpenAI-compatible "
     "server), GEMINI_API_KEY or GOOGLE_API_KEY, OPENROUTER_API_KEY, DEEPSEEK_API_KEY, MISTRAL_API_KEY, or "
     "OLLAMA_HOST (in a notebook: os.environ['ANTHROPIC_API_KEY'] = '...', then run the cell again); or pick one "
@@ -83,6 +87,7 @@ def auto(model: str | None = None, **options: Any) -> Provider:
         kind, recorded = from_cassette(str(options["replay"]))
         return build(kind, spec or recorded, **options)
     env = os.environ
+    saved = keys.load()  # read on every build: each key in it is redacted from then on, used or not
     if spec and spec.startswith("claude"):
         return build("anthropic", spec, **options)
     if env.get("ANTHROPIC_API_KEY"):
@@ -96,4 +101,9 @@ def auto(model: str | None = None, **options: Any) -> Provider:
         return build(hosted[0], spec, **options)
     if env.get("OLLAMA_HOST"):
         return build("ollama", spec, **options)
-    raise ProviderNotConfiguredError(NOT_CONFIGURED)
+    from brute_nb.providers.compatible import ENDPOINTS
+
+    for name in ("anthropic", "openai", *ENDPOINTS):
+        if saved.get(name):
+            return build(name, spec, **options)
+    raise NoModelError(NOT_CONFIGURED)

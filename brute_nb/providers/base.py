@@ -33,6 +33,7 @@ from brute_nb.errors import BruteError, CassetteMismatchError, ProviderError, Pr
 from brute_nb.event_loop import loop_local
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message
+from brute_nb.providers import keys
 from brute_nb.providers.credentials import client_key, is_key, key_source, strip_keys_off_origin
 from brute_nb.redact import redact, redact_exception, redact_value, remember
 from brute_nb.retry_after import seconds as retry_seconds
@@ -247,13 +248,18 @@ class Provider:
         """The key for this client's host (``credentials.client_key``): None lets the SDK read its own variable."""
         homes = (self.home_url, os.environ.get(self.base_url_variable) if self.base_url_variable else None)
         key = client_key(provider=self.label.split(":")[0], key_variables=self.key_variables(), homes=homes,
-                         base_url=self.base_url, api_key=self.api_key)
+                         base_url=self.base_url, api_key=self.api_key,
+                         stored=lambda: keys.stored(self.key_name()))
         remember(key)
         return key
 
     def key_variables(self) -> tuple[str, ...]:
         """The environment variables this provider's key may come from (the SDK's own, for the built-ins)."""
         return (self.key_variable,) if self.key_variable else ()
+
+    def key_name(self) -> str:
+        """The name its key is stored under (``%brute keys set NAME``): the vendor's, whichever of its APIs."""
+        return self.provider
 
     def _http_client(self) -> Any:
         """The SDK's own HTTP client (its timeouts, pool limits and keep-alive), built here so that the hook keeping
@@ -326,7 +332,8 @@ class Provider:
         error = translate_error(exc, self.provider, self.base_url, service=self.service, hint=self.unreachable_hint)
         if isinstance(error, ProviderError) and error.status == 401 and not self.replay:
             # A refused key is the user's to fix, not a model's: say which variable or setting it came from.
-            source = key_source(api_key=self.api_key, key_variables=self.key_variables())
+            source = key_source(api_key=self.api_key, key_variables=self.key_variables(), stored_name=self.key_name(),
+                                stored=lambda: keys.stored(self.key_name()))
             if self._given_client is not None:
                 source = "the client passed as client=..."
             return type(error)(f"{error} The key came from {source}: check it, or set another and run the cell "
@@ -359,8 +366,9 @@ async def announce(request: Any) -> None:
 def no_key_message(provider: str, variable: str, exc: BaseException) -> str:
     """No key: the variable to set (a notebook user cannot pass ``api_key=``), then the Python and offline routes."""
     return (
-        f"cannot create the {provider} client: no API key. Set {variable or 'the API key variable'} in the kernel "
-        f"(os.environ[{variable!r}] = '...', then run the cell again), or switch model with "
+        f"cannot create the {provider} client: no API key. Store one with %brute keys set {provider}, or set "
+        f"{variable or 'the API key variable'} in the kernel (os.environ[{variable!r}] = '...', then run the cell "
+        "again), or switch model with "
         "%brute config model=PROVIDER:MODEL; from Python, pass api_key=... To run offline, replay a recording: "
         f"%%brute --replay session.cassette.jsonl (from Python: replay='session.cassette.jsonl'). ({exc})"
     )

@@ -1,4 +1,6 @@
-"""What ``%brute models`` shows: the providers this environment configures, and the models one of them offers.
+"""What ``%brute models`` and ``%brute keys`` show: the providers this environment configures (which have a key, from
+where, and the model each would use), and the models one of them offers. ``keys_command`` is ``%brute keys`` and
+``brute-nb keys`` (the same words, the same output), so a terminal and a notebook manage the keys one way.
 
 Listing asks the provider's own models endpoint through its SDK (``client.models.list()``; an ``llm`` model asks
 ``llm``'s registry) with a short timeout. Invariant: listing never raises for an unreachable or refusing provider;
@@ -8,13 +10,25 @@ it returns the reason as text, because ``%brute models`` is a look around, not a
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 
+from brute_nb.providers import keys
+from brute_nb.providers.builtin import DEFAULT_MODELS
 from brute_nb.providers.compatible import ENDPOINTS, key_for
 
 LIST_TIMEOUT = 10.0
+KEYED: dict[str, tuple[str, ...]] = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+                                     "openai": ("OPENAI_API_KEY",), **{n: e.keys for n, e in ENDPOINTS.items()}}
+"""The providers a key is stored for (``%brute keys set NAME``), and the variables that hold one in the
+environment (the SDK's own, and each hosted endpoint's)."""
+KEYS_USAGE = ("usage: %brute keys                 which providers have a key, and where it comes from\n"
+              "       %brute keys set PROVIDER    ask for a key (hidden) and save it, readable by you only\n"
+              "       %brute keys remove PROVIDER\n"
+              "       %brute keys path            where saved keys are kept\n"
+              f"providers: {', '.join(KEYED)}")
 VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY",), "openai": ("OPENAI_API_KEY",), "ollama": ("OLLAMA_HOST",)}
 
 
@@ -26,6 +40,8 @@ def configured() -> list[tuple[str, str]]:
         found.append(("openai", f"OPENAI_BASE_URL={os.environ['OPENAI_BASE_URL']}"))
     found += [(name, f"{' or '.join(e.keys)} is set ({e.base_url})") for name, e in ENDPOINTS.items()
               if key_for(name)]
+    named = {name for name, _ in found}
+    found += [(name, f"key saved in {keys.path()}") for name in keys.load() if name not in named]
     return found
 
 
@@ -50,3 +66,51 @@ def list_models(provider: Any) -> tuple[list[str], str | None]:
     except Exception as exc:
         status = getattr(exc, "status_code", None)
         return [], f"HTTP {status}" if status else f"{type(exc).__name__}: {exc}"
+
+
+def key_source(name: str) -> str | None:
+    """Where ``name``'s key comes from (the environment wins over a saved key), or None; never the key."""
+    variable = next((v for v in KEYED.get(name, ()) if os.environ.get(v)), None)
+    if variable is not None:
+        return f"set in this kernel ({variable})" if keys.set_in_kernel(variable) else f"environment ({variable})"
+    return f"saved ({keys.path()})" if keys.stored(name) else None
+
+
+def model_of(name: str) -> str:
+    """The model ``name`` would use when no ``-m`` names one."""
+    return DEFAULT_MODELS.get(name) or ENDPOINTS[name].default_model
+
+
+def key_lines() -> list[str]:
+    """One line a provider: whether it has a key, from where, and the model it would use."""
+    saved = keys.load()
+    names = [*KEYED, *(n for n in saved if n not in KEYED)]
+    lines = []
+    for name in names:
+        source = key_source(name) if name in KEYED else f"saved ({keys.path()})"
+        model = model_of(name) if name in KEYED else ""
+        lines.append(f"  {name:<12} {source or 'no key':<40} {model}".rstrip())
+    return lines
+
+
+def keys_command(words: list[str], ask: Callable[[str], str]) -> str:
+    """``%brute keys [set|remove|path] [PROVIDER]``: the text to print. ``ask(prompt)`` reads a key without
+    showing it (``getpass``)."""
+    if not words:
+        file = keys.path()
+        warn = ("\n(the file can be read by others: chmod 600 it)" if keys.loose(file) else "")
+        return "\n".join(["keys (the environment wins over a saved key; values are never shown):", *key_lines()]) + warn
+    command, names = words[0], words[1:]
+    if command == "path" and not names:
+        return str(keys.path())
+    if command not in ("set", "remove") or len(names) != 1:
+        raise keys.KeyFileError(KEYS_USAGE)
+    name = names[0]
+    if name not in KEYED and not (command == "remove" and name in keys.load()):
+        raise keys.KeyFileError(f"unknown provider {name!r}; keys are kept for {', '.join(KEYED)}")
+    if command == "remove":
+        return f"removed the saved {name} key from {keys.save(name, None)}"
+    file = keys.save(name, ask(f"{name} key (hidden; it is saved in {keys.path()}): "))
+    shadow = next((v for v in KEYED[name] if os.environ.get(v)), None)
+    note = f"; {shadow} is set in the environment, and it wins" if shadow else ""
+    return f"saved the {name} key in {file} (readable by you only){note}"

@@ -57,13 +57,16 @@ class CompatibleChat(OpenAIChat):
     def key_variables(self) -> tuple[str, ...]:
         return ENDPOINTS[self.name].keys
 
+    def key_name(self) -> str:
+        return self.name
+
     def host_key(self) -> str | None:
         """The endpoint's own key at its own URL (the SDK would read OPENAI_API_KEY), a given key elsewhere."""
         key = super().host_key() or key_for(self.name)
         if key is None:
             raise ProviderNotConfiguredError(
-                f"no key for {self.name}: set {' or '.join(ENDPOINTS[self.name].keys)} in the kernel "
-                f"(os.environ[{ENDPOINTS[self.name].keys[0]!r}] = '...'), then run the cell again")
+                f"no key for {self.name}: %brute keys set {self.name} (or set "
+                f"{' or '.join(ENDPOINTS[self.name].keys)} in the kernel), then run the cell again")
         return key
 
     @property

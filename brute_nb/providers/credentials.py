@@ -8,6 +8,10 @@ follow it there. Any other base URL needs a key given for it: ``api_key=`` (``%b
 SDKs read the environment (and Anthropic's profiles on disk) whenever no key is passed, so for another host a key
 is always passed explicitly.
 
+A key stored with ``%brute keys set`` (``providers.keys``) is used only when none of the provider's variables is set
+(the environment wins), and only for the provider's own host: a base URL from the environment or a notebook gets
+no stored key, and the error says how to give one for it.
+
 Redirects never carry keys: the SDKs follow them (``follow_redirects=True``), and httpx2 strips only
 ``Authorization`` when a redirect leaves the origin (both SDKs send the key there today, Anthropic's as a bearer
 token; its ``x-api-key`` and the ``api-key`` of Azure-style servers would go on); ``strip_keys_off_origin`` is a
@@ -71,15 +75,20 @@ def given_key(api_key: str) -> str:
 
 
 def client_key(*, provider: str, key_variables: tuple[str, ...], homes: tuple[str | None, ...],
-               base_url: str | None, api_key: str | None) -> str | None:
+               base_url: str | None, api_key: str | None,
+               stored: Callable[[], str | None] | None = None) -> str | None:
     """The key to build the client with; None lets the SDK read its own variable (the URL is a home).
 
-    ``homes`` are the URLs a key from the environment may go to (the provider's own, the base URL variable's
-    value); no ``base_url`` means the SDK's default, the provider's own. ``key_variables`` are the variables the
-    key may come from.
+    ``homes`` are the URLs a key from the environment may go to (the provider's own first, then the base URL
+    variable's value); no ``base_url`` means the SDK's default, the provider's own. ``key_variables`` are the
+    variables the key may come from; ``stored`` reads the provider's stored key, asked only when none is set.
     """
     if api_key:
         return given_key(api_key)
+    if stored is not None and not any(os.environ.get(name) for name in key_variables):
+        key = stored()
+        if key:
+            return stored_key(provider, key, own=homes[0], goes_to=base_url or next(filter(None, homes[1:]), None))
     target = origin(base_url)
     if target is None or target in {origin(home) for home in homes}:
         return None
@@ -92,7 +101,8 @@ def client_key(*, provider: str, key_variables: tuple[str, ...], homes: tuple[st
         f"or api_key=none for a local server that takes no key); from Python, pass api_key=...")
 
 
-def key_source(*, api_key: str | None, key_variables: tuple[str, ...]) -> str:
+def key_source(*, api_key: str | None, key_variables: tuple[str, ...], stored_name: str | None = None,
+               stored: Callable[[], str | None] | None = None) -> str:
     """Where the key a client was built with came from (``client_key``'s order), in words a 401 can end with: the
     variable or setting to change. Never the key."""
     if api_key and api_key.startswith(ENV_PREFIX):
@@ -102,7 +112,20 @@ def key_source(*, api_key: str | None, key_variables: tuple[str, ...]) -> str:
     found = [name for name in key_variables if os.environ.get(name)]
     if found:
         return f"the environment variable {found[0]}"
+    if stored_name and stored is not None and stored():
+        return f"your saved {stored_name} key (%brute keys set {stored_name} replaces it)"
     return "the SDK's own configuration (none of " + (", ".join(key_variables) or "its key variables") + " is set)"
+
+
+def stored_key(provider: str, key: str, *, own: str | None, goes_to: str | None) -> str:
+    """A stored key, for a client whose requests go to ``goes_to`` (None: the SDK's default, the provider's own
+    host): refused for any host but ``own``."""
+    if goes_to is None or (own is not None and origin(goes_to) == origin(own)):
+        return key
+    raise ProviderNotConfiguredError(
+        f"{goes_to} is not {provider}'s own host, so your saved {provider} key is not sent there. Give a key for "
+        "that server: %brute config api_key=... (or api_key=env:VARIABLE, or api_key=none for a local server that "
+        "takes no key); from Python, pass api_key=...")
 
 
 def strip_keys_off_origin(home: str) -> Callable[[Any], Awaitable[None]]:

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("middleware", ("brute_nb.middleware",)),
     ("notebook core", ("brute_nb.notebook.",)),
     ("map", ("brute_nb.map",)),
-    ("front ends", (*NOTEBOOK_FRONT_ENDS, "brute_nb.notebook", "brute_nb")),
+    ("front ends", (*NOTEBOOK_FRONT_ENDS, "brute_nb.notebook", "brute_nb.cli", "brute_nb")),
 )
 """Lowest first. A module belongs to the layer of the longest name it starts with (``brute_nb.notebook.`` is every
 notebook module but its front ends, which are named). ``map`` drives the notebook's sessions (its rows run with the

@@ -18,7 +18,7 @@ from brute_nb import agent
 from brute_nb.errors import ProviderError, ProviderNotConfiguredError
 from brute_nb.middleware import DefaultToolPipeline, SessionLog, ToolResultLoop
 from brute_nb.middleware.turn_context import TurnContext
-from brute_nb.providers import auto
+from brute_nb.providers import auto, keys
 from brute_nb.redact import KEY_VARIABLES
 from brute_nb.testing import FakeProvider, call, redirect, reply
 from brute_nb.tools import FSWrite
@@ -40,7 +40,7 @@ def key_for(case: Case) -> str:
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in (*KEY_VARIABLES, *BASE_URLS):
+    for name in (*KEY_VARIABLES, *BASE_URLS, "BRUTE_NB_CONFIG_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
@@ -94,6 +94,20 @@ def test_no_magic_route_sends_the_environments_key_elsewhere(case: Case, route: 
     assert "api_key" in str(info.value) and key not in str(info.value)
 
 
+@pytest.mark.parametrize("case", cases("host"))
+def test_a_stored_key_never_goes_to_another_host(case: Case) -> None:
+    """The host cases with the key saved by ``%brute keys set`` instead of in the environment (issue 41)."""
+    key, model = key_for(case) + "-stored", case.data["model"]
+    keys.save({"openai-responses": "openai"}.get(model.split(":")[0], model.split(":")[0]), key)
+    with FakeProvider(["never sent"], api_key=None) as elsewhere:
+        provider = auto(model, base_url=url_of(elsewhere, model), max_retries=0)
+        with pytest.raises(ProviderNotConfiguredError) as info:
+            agent().run(provider).start("hi")
+        assert elsewhere.received == 0 and not carried(elsewhere, key)
+    message = str(info.value)
+    assert "saved" in message and "api_key=" in message and "api_key=none" in message and key not in message
+
+
 @pytest.mark.parametrize("case", cases("allowed"))
 def test_a_key_goes_where_it_was_given_for(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
     key, home_key = key_for(case), key_for(case) + "-home"
@@ -141,13 +155,20 @@ def session_text(folder: Path) -> str:
     return "".join(p.read_text() for p in folder.rglob("*.jsonl"))
 
 
+@pytest.mark.parametrize("source", ["environment", "stored"])
 @pytest.mark.parametrize("case", cases("redact"))
-def test_a_key_never_leaves_in_a_request_a_tool_or_a_file(case: Case, tmp_path: Path,
+def test_a_key_never_leaves_in_a_request_a_tool_or_a_file(case: Case, source: str, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stored``: the key that must not leave is one saved with ``%brute keys set`` for another provider, never
+    used by this turn: reading the file is enough for it to be redacted (issue 41)."""
     where, key = case.data["where"], key_for(case)
     if where == "fix":
         pytest.skip("the magic route: test_fix_sends_no_key")
-    monkeypatch.setenv("OPENAI_API_KEY", key)
+    auth = key
+    if source == "stored":
+        keys.save("openrouter", key)
+        auth = key + "-auth"
+    monkeypatch.setenv("OPENAI_API_KEY", auth)
     root = tmp_path / "ws"
     root.mkdir()
 
@@ -159,7 +180,7 @@ def test_a_key_never_leaves_in_a_request_a_tool_or_a_file(case: Case, tmp_path: 
         script = [reply("", call("leak", {})), "noted"]
     elif where == "tool_arguments":
         script = [reply("", call("write", {"file_path": "notes.txt", "content": f"token={key}"})), "done"]
-    with FakeProvider(script, api_key=key) as fake:
+    with FakeProvider(script, api_key=auth) as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
         tools: list[Any] = [FSWrite, {"name": "leak", "description": "Leak.", "execute": leak}]
         bot = (agent().use(SessionLog, path=tmp_path / "s.jsonl").use(ToolResultLoop)

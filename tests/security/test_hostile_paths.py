@@ -141,6 +141,19 @@ def _aliases(root: Path, where: Path) -> str:
         del os.environ["XDG_CONFIG_HOME"]
 
 
+def _keys(root: Path, where: Path) -> str:
+    """The stored keys file (issue 41): read, then a key saved over whatever the case planted."""
+    from brute_nb.providers import keys
+
+    os.environ["BRUTE_NB_CONFIG_DIR"] = str(root / "cfg" / "brute_nb")
+    try:
+        text = repr(keys.load())
+        keys.save("anthropic", "sk-ant-hostile-paths-0001")
+        return text
+    finally:
+        del os.environ["BRUTE_NB_CONFIG_DIR"]
+
+
 def _read_frame(root: Path, where: Path) -> str:
     from brute_nb import read_frame
 
@@ -226,6 +239,9 @@ ENTRIES: tuple[Entry, ...] = (
     # The user's own config folder, which no repository plants into: a link there is the user's (dotfiles).
     Entry("aliases", "cfg/brute_nb/aliases.json", SPECIAL | {"huge"}, SPECIAL | {"huge", "hard-link-out"},
           _aliases),
+    # Stored keys, in the same folder and by the same rule (a link is the user's); a key is never written into
+    # anything but a regular file.
+    Entry("keys-file", "cfg/brute_nb/keys.json", SPECIAL | {"huge"}, SPECIAL | {"huge", "hard-link-out"}, _keys),
     Entry("read-frame", "chat.jsonl", SPECIAL, SPECIAL, _read_frame),
     # Issue 28: the cell tools rewrite a notebook (read whole for undo, bounded); the project's instructions are
     # left out of the prompt when they are anything but a regular file inside the root; an export is a write; the

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from brute_nb.env import Env
-from brute_nb.errors import ProviderNotConfiguredError, SettingsError
+from brute_nb.errors import NoModelError, ProviderNotConfiguredError, SettingsError
 from brute_nb.notebook.kernel_tools import cells
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ def ensure_agent(nb: NotebookAgent) -> None:
     """Build the stack now, so a configuration problem is a ``UsageError``, not a traceback."""
     try:
         nb.agent  # noqa: B018
+    except NoModelError:
+        raise  # the front end offers a box for a key (front.key_box)
     except (ProviderNotConfiguredError, SettingsError) as exc:
         raise UsageError(str(exc)) from None
 

@@ -1,5 +1,5 @@
-"""``%brute alias``, ``%brute models`` and ``%brute plugins``: naming models and looking at what this environment
-can reach.
+"""``%brute alias``, ``%brute keys``, ``%brute models`` and ``%brute plugins``: naming models, keeping their keys
+and looking at what this environment can reach.
 
 Kept out of ``magics`` (which only parses and dispatches). Output is plain text printed in the cell.
 """
@@ -36,6 +36,23 @@ def alias(rest: list[str]) -> None:
     target = parse_model(rest[1])  # a typo is refused now, not at the turn that uses the alias
     aliases.save(rest[0], target)
     print(f"alias {rest[0]} -> {target}  (use it as -m {rest[0]}; saved in {aliases.path()})")
+
+
+def keys(rest: list[str]) -> None:
+    """``%brute keys``: as ``brute-nb keys`` in a terminal; the key is asked with a hidden prompt (``getpass``,
+    which ipykernel answers with a password box in the cell), never typed into the notebook."""
+    import getpass
+
+    from brute_nb.notebook.approvals import stdin_available
+    from brute_nb.providers.catalog import keys_command
+
+    def ask(prompt: str) -> str:
+        if not stdin_available():
+            raise UsageError(f"no one can answer a prompt here (a notebook run headless): run brute-nb keys set "
+                             f"{rest[-1]} in a terminal instead")
+        return getpass.getpass(prompt)
+
+    print(keys_command(rest, ask))
 
 
 def models(nb: Any) -> None:

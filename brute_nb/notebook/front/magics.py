@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, argument_group, magic_arguments
 
-from brute_nb.errors import BruteError, SettingsError
+from brute_nb.errors import BruteError, NoModelError, SettingsError
 from brute_nb.notebook import settings as st
 from brute_nb.notebook.prompt import expand
 
@@ -46,6 +46,7 @@ SUBCOMMANDS = """\
                          shows where the notebook path came from
 %brute widget            a chat panel over the same session
 %brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
+%brute keys [set NAME]   which providers have a key (and from where); set asks for one, hidden, and saves it
 %brute models            the providers configured here, aliases, and the current provider's models
 %brute plugins           the providers (-m PREFIX:MODEL) and tools (--tools NAME) installed, built-ins included
 %brute help              this text"""
@@ -158,6 +159,10 @@ class BruteMagics(Magics):
             cell_turn.run_cell_turn(nb, self.shell, prompt, quiet=args.quiet, context=context, code=args.code, **extra)
         except StructuredOutputError as exc:
             raise UsageError(f"{exc}. The reply is in the log (brute_nb.current().last)") from None
+        except NoModelError:
+            from brute_nb.notebook.front.key_box import offer
+
+            offer(self.shell, prompt, nb.name)
         return None
 
     def _over(self, args: Any, template: str) -> Any:
@@ -348,6 +353,11 @@ class BruteMagics(Magics):
         from brute_nb.notebook.commands.model_commands import models
 
         models(self.registry.current())
+
+    def _cmd_keys(self, rest: list[str]) -> None:
+        from brute_nb.notebook.commands.model_commands import keys
+
+        keys(rest)
 
     def _cmd_plugins(self, rest: list[str]) -> None:
         from brute_nb.notebook.commands.model_commands import installed

@@ -1,0 +1,88 @@
+"""The first ``%%brute`` with no model: one short line, and where a person can click, a box to paste a key.
+
+jupyter-ai has a settings screen for this; here the box comes to the cell that needed it. In a notebook front end
+(a kernel whose client allows stdin: JupyterLab, Notebook 7) the cell shows a password box, the provider it is for
+and two buttons: "use for this kernel" (the key goes into this kernel's environment only, as if set there) and
+"save" (``providers.keys``: the user's config, readable by them only). Either way the box turns into the session's
+chat panel and sends the cell's prompt, so the same cell runs without a restart (as "Fix with brute" does: the
+click arrives after the cell has ended, when the kernel is free to hear it). The key never stays in the widget.
+
+Where no one can click (a terminal, nbclient), the line says the next thing to type. The cell still fails (a short
+``UsageError``), so "Run all" stops at the first cell that needs a model rather than showing a box in every one.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from brute_nb.errors import BruteError
+from brute_nb.providers import keys
+from brute_nb.providers.catalog import KEYED
+
+IN_NOTEBOOK = "no model key yet: paste one in the box above, and this cell runs (no restart)"
+IN_TERMINAL = "no model key yet: type %brute keys set anthropic (or openai), then run this cell again"
+HEADLESS = "no model key yet: run brute-nb keys set anthropic (or openai) in a terminal, then run this notebook again"
+PREFIXES = (("sk-ant-", "anthropic"), ("sk-or-", "openrouter"), ("AIza", "gemini"), ("sk-proj-", "openai"))
+"""Key prefixes that say whose a key is: the box picks that provider as the key is pasted."""
+
+
+def offer(shell: Any, prompt: str, session: str) -> None:
+    """Show the box where someone can use it, then end the cell with the one short line."""
+    from brute_nb.notebook.approvals import stdin_available
+
+    in_kernel = getattr(shell, "kernel", None) is not None
+    if in_kernel and stdin_available():
+        from IPython.display import display
+
+        display(panel(prompt, session))  # type: ignore[no-untyped-call]
+        raise UsageError(IN_NOTEBOOK)
+    raise UsageError(IN_TERMINAL if stdin_available() else HEADLESS)
+
+
+def guess(key: str) -> str | None:
+    """The provider a key's prefix names, if it names one."""
+    return next((name for prefix, name in PREFIXES if key.strip().startswith(prefix)), None)
+
+
+def panel(prompt: str, session: str) -> Any:
+    """The box: provider, password, "use for this kernel", "save", and a line for what went wrong."""
+    import ipywidgets
+
+    provider = ipywidgets.Dropdown(options=list(KEYED), value="anthropic", description="key for",
+                                   layout=ipywidgets.Layout(width="14em"))
+    secret = ipywidgets.Password(placeholder="paste your API key", layout=ipywidgets.Layout(width="24em"))
+    use = ipywidgets.Button(description="use for this kernel", tooltip="kept in this kernel's memory only")
+    save = ipywidgets.Button(description="save", tooltip=f"saved in {keys.path()}, readable by you only")
+    status = ipywidgets.HTML()
+    box = ipywidgets.VBox([ipywidgets.HBox([provider, secret, use, save]), status])
+    box.add_class("brute-key-box")
+
+    def pasted(change: dict[str, Any]) -> None:
+        named = guess(str(change["new"]))
+        if named is not None:
+            provider.value = named
+
+    def go(saving: bool) -> None:
+        name, text = str(provider.value), str(secret.value)
+        secret.value = ""  # the key leaves the widget's state at once, whatever happens next
+        try:
+            if saving:
+                keys.save(name, text)
+            else:
+                keys.use_for_kernel(name, KEYED[name][0], text)
+        except BruteError as exc:
+            status.value = f"<span style='color:var(--jp-error-color1,#c00)'>{escape(str(exc))}</span>"
+            return
+        from brute_nb.notebook.front.widget import chat
+
+        chat_panel = chat(session=session)
+        box.children = (chat_panel,)
+        chat_panel.send(prompt)
+
+    secret.observe(pasted, names="value")
+    use.on_click(lambda _: go(False))
+    save.on_click(lambda _: go(True))
+    return box

@@ -1,0 +1,80 @@
+"""The first ``%%brute`` with no model (issue 41): one short line saying what to type, and in a notebook front end
+a box to paste a key, after which the same cell's prompt runs (no restart). The box is driven as a person would:
+paste, click; the turn goes to the loopback fake server through the real SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from notebook_helpers import WAIT
+
+from brute_nb.notebook.front import key_box
+from brute_nb.providers import keys
+from brute_nb.redact import KEY_VARIABLES
+from brute_nb.testing import FakeProvider
+from tests.ipython_shell import loaded_shell
+
+KEY = "sk-ant-pasted-41-0badc0de"
+
+
+@pytest.fixture(autouse=True)
+def no_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*KEY_VARIABLES, "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "BRUTE_MODEL", "OLLAMA_HOST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BRUTE_NB_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[Any]:
+    with loaded_shell(tmp_path) as loaded:
+        yield loaded
+
+
+@pytest.mark.parametrize(("stdin", "line"), [(False, key_box.HEADLESS), (True, key_box.IN_TERMINAL)])
+def test_no_model_is_one_line_saying_what_to_type(shell: Any, monkeypatch: pytest.MonkeyPatch, stdin: bool,
+                                                  line: str) -> None:
+    monkeypatch.setattr("brute_nb.notebook.approvals.stdin_available", lambda: stdin)
+    with pytest.raises(UsageError) as info:
+        shell.run_cell_magic("brute", "", "hello")
+    message = str(info.value)
+    assert message == line and "\n" not in message and len(message) < 120
+    assert "keys set anthropic" in message
+
+
+def test_a_key_pasted_in_the_box_runs_the_same_prompt(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    box = key_box.panel("What is 2 + 2?", "default")
+    provider, secret, use, _ = box.children[0].children
+    with FakeProvider(["Four."], api_key=KEY) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        secret.value = KEY
+        assert provider.value == "anthropic"  # the prefix says whose key it is
+        use.click()
+        chat = box.children[0]
+        assert chat.wait_idle(WAIT)
+        assert KEY in str(fake.requests[-1]["headers"])  # the pasted key went, to its provider's host
+    assert "Four." in chat.transcript.value
+    assert secret.value == "" and not keys.path().exists()  # for this kernel only: nothing saved
+    monkeypatch.delenv("ANTHROPIC_API_KEY")  # what use_for_kernel set, undone for the other tests
+
+
+def test_save_keeps_the_key_for_the_next_kernel(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    box = key_box.panel("hi", "default")
+    provider, secret, _, save = box.children[0].children
+    provider.value = "openai"
+    secret.value = "  sk-saved-from-the-box-0001 \n"
+    save.click()
+    assert keys.stored("openai") == "sk-saved-from-the-box-0001"
+    assert box.children[0].nb.name == "default"  # the box became the session's chat panel
+
+
+def test_a_bad_paste_says_so_in_the_box(shell: Any) -> None:
+    box = key_box.panel("hi", "default")
+    _, secret, use, _ = box.children[0].children
+    secret.value = "sk-one two"
+    use.click()
+    assert "spaces or control characters" in box.children[1].value and secret.value == ""
+    assert "OPENAI_API_KEY" not in __import__("os").environ
