@@ -64,11 +64,17 @@ def test_a_key_pasted_in_the_box_runs_the_same_prompt(shell: Any, monkeypatch: p
 def test_save_keeps_the_key_for_the_next_kernel(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     box = key_box.panel("hi", "default")
     provider, secret, _, save = box.children[0].children
-    provider.value = "openai"
-    secret.value = "  sk-saved-from-the-box-0001 \n"
-    save.click()
+    with FakeProvider(["never sent"], api_key=None) as elsewhere:
+        # A saved key goes to OpenAI's own host only: a base URL from the environment gets none, and says so.
+        monkeypatch.setenv("OPENAI_BASE_URL", elsewhere.openai_base_url)
+        provider.value = "openai"
+        secret.value = "  sk-saved-from-the-box-0001 \n"
+        save.click()
+        chat = box.children[0]
+        assert chat.wait_idle(WAIT)
+        assert elsewhere.received == 0
     assert keys.stored("openai") == "sk-saved-from-the-box-0001"
-    assert box.children[0].nb.name == "default"  # the box became the session's chat panel
+    assert chat.nb.name == "default" and "not sent there" in chat.transcript.value + chat.status.value
 
 
 def test_a_bad_paste_says_so_in_the_box(shell: Any) -> None:
