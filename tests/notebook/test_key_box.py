@@ -4,6 +4,7 @@ paste, click; the turn goes to the loopback fake server through the real SDK."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,7 @@ def test_a_key_pasted_in_the_box_runs_the_same_prompt(shell: Any, monkeypatch: p
         assert KEY in str(fake.requests[-1]["headers"])  # the pasted key went, to its provider's host
     assert "Four." in chat.transcript.value
     assert secret.value == "" and not keys.path().exists()  # for this kernel only: nothing saved
-    monkeypatch.delenv("ANTHROPIC_API_KEY")  # what use_for_kernel set, undone for the other tests
+    os.environ.pop("ANTHROPIC_API_KEY")  # what use_for_kernel set (monkeypatch would restore it at teardown)
 
 
 def test_save_keeps_the_key_for_the_next_kernel(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,4 +84,4 @@ def test_a_bad_paste_says_so_in_the_box(shell: Any) -> None:
     secret.value = "sk-one two"
     use.click()
     assert "spaces or control characters" in box.children[1].value and secret.value == ""
-    assert "OPENAI_API_KEY" not in __import__("os").environ
+    assert "OPENAI_API_KEY" not in os.environ
