@@ -120,3 +120,30 @@ def test_a_file_changed_twice_in_a_turn_is_one_line_and_goes_back_to_before_the_
     text = bench.brute("undo", capsys)
     assert "made.txt: deleted (file did not exist before) (2 changes)" in text and "kept.txt" not in text
     assert not (bench.folder / "made.txt").exists() and (bench.folder / "kept.txt").read_text() == "v1\n"
+
+
+def test_undo_leaves_a_value_the_user_changed_in_place_since(bench: Bench,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 39 §2 item 9: after the agent appended to a list, dropped a column in place and rebound a frame, the
+    user added a row to each. The names still hold the agent's objects, but those objects now hold the user's work:
+    undo puts back only what nobody changed since, and says what it left alone and why."""
+    import pandas as pd
+
+    lst = [1, 2]
+    wide = pd.DataFrame({"a": [1], "b": [2]})
+    bench.ns.update(lst=lst, wide=wide, frame=pd.DataFrame({"a": [1], "b": [2]}), untouched=[0])
+    bench.python("tidy up", "lst.append(3)\ndel wide['b']\n"
+                            "frame = frame.drop(columns=['b'])\nuntouched.append(1)")
+    frame = bench.ns["frame"]
+    lst.append(4)  # the user's own rows, in later cells
+    wide.loc[len(wide)] = [7]
+    frame.loc[len(frame)] = [8]
+
+    text = bench.brute("undo", capsys)
+    assert "untouched: restored" in text and bench.ns["untouched"] == [0]  # nobody changed it since: put back
+    left = text.split("Could not restore:\n", 1)[1]
+    for name in ("lst", "wide", "frame"):
+        assert f"{name}: changed since the agent's turn" in left, text
+    assert bench.ns["lst"] is lst and lst == [1, 2, 3, 4]
+    assert bench.ns["wide"] is wide and list(wide["a"]) == [1, 7]
+    assert bench.ns["frame"] is frame and list(frame["a"]) == [1, 8]

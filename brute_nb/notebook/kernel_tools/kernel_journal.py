@@ -67,6 +67,9 @@ class Turn:
     """Name -> its change over the whole turn: the value before the turn's first change, after its last."""
     since: dict[str, int] = field(default_factory=dict)
     """Name -> when the snapshot its value before came from was taken (``time.monotonic_ns``)."""
+    left: dict[str, watch.Kept] = field(default_factory=dict)
+    """Name -> a copy of the value the turn's last change left (for one that can change in place): undo puts the
+    value before back only if nobody changed it since."""
     unrestorable: dict[str, str] = field(default_factory=dict)
     """Name -> why undo cannot put it back (cannot be copied, too large, not kept)."""
     assignments: list[Assignment] = field(default_factory=list)
@@ -93,7 +96,8 @@ class Journal:
         return turn
 
     def record(self, turn: Turn, namespace: dict[str, Any], found: list[watch.Changed], unknown: dict[str, str],
-               made: Callable[[watch.Changed], Assignment], taken_at: int = 0) -> None:
+               made: Callable[[watch.Changed], Assignment], taken_at: int = 0,
+               left: dict[str, watch.Kept] | None = None) -> None:
         """Add one run's changes to ``turn``: per name, the value before from the earliest snapshot (``taken_at``:
         when the run's was taken; two calls of one reply may run at once and finish in either order) and the value
         after from the run that finished last (this one)."""
@@ -108,6 +112,9 @@ class Journal:
                 else:
                     earliest = first if turn.since[change.name] <= taken_at else change
                     turn.since[change.name] = min(turn.since[change.name], taken_at)
+                turn.left.pop(change.name, None)
+                if change.name in (left or {}):
+                    turn.left[change.name] = (left or {})[change.name]
                 if earliest.before is watch.MISSING and change.after is watch.MISSING:
                     del turn.changes[change.name]  # made and deleted in one turn: nothing to put back
                     del turn.since[change.name]
@@ -131,7 +138,7 @@ class Journal:
 def _forget_values(turn: Turn) -> None:
     for name in turn.changes:
         turn.unrestorable[name] = NOT_KEPT
-    turn.changes, turn.since = {}, {}
+    turn.changes, turn.since, turn.left = {}, {}, {}
 
 
 def journal(agent_state: dict[str, Any]) -> Journal:
@@ -175,8 +182,9 @@ def watched(code: str, namespace: dict[str, Any], work: Callable[[], T], *, tool
             return work()
         finally:
             found, unknown = watch.changes(taken, namespace)
+            kept = watch.left(found)  # on the code's thread, before any other cell can change them
             stamp = time.monotonic_ns()
             book.record(turn, namespace, found, unknown, lambda c: Assignment(
-                c.name, c.how, tool, call[0], code, cell, notebook, turn, stamp), taken_at)
+                c.name, c.how, tool, call[0], code, cell, notebook, turn, stamp), taken_at, kept)
 
     return run

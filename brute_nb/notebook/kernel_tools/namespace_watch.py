@@ -207,6 +207,47 @@ def before(namespace: dict[str, Any], code: str, *, limit: int | None = None, bu
     return taken
 
 
+def left(found: list[Changed], *, limit: int | None = None, budget: int | None = None) -> dict[str, Kept]:
+    """Per changed name whose value the run left could be changed in place later (a list, a frame), a deep copy of
+    that value as the run left it: undo compares it with the value then, so a row the user added since is seen
+    (the name still holds the same object) and left alone. Bounded like ``before``'s copies."""
+    limit = COPY_LIMIT if limit is None else limit
+    budget = RUN_LIMIT if budget is None else budget
+    kept: dict[str, Kept] = {}
+    for change in found:
+        if change.after is MISSING or not needs_copy(change.after):
+            continue
+        size = size_of(change.after, min(limit, budget))
+        if size is None:
+            kept[change.name] = Kept(why=f"too large to copy (over {_megabytes(min(limit, budget))})"
+                                     if budget >= limit else "not copied: this run's copies reached their limit")
+            continue
+        try:
+            kept[change.name] = Kept(copy.deepcopy(change.after))
+        except Exception as exc:
+            kept[change.name] = Kept(why=f"cannot be copied ({type(exc).__name__}: {exc})")
+            continue
+        budget -= size
+    return kept
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A copy of the value a run left under a name, or why none could be kept."""
+
+    value: Any = MISSING
+    why: str = ""
+
+    def unchanged(self, now: Any) -> str:
+        """'' when ``now`` still equals the copy; else why undo must leave it (changed, or it cannot tell)."""
+        if self.why:
+            return f"whether it changed since the agent's turn cannot be told ({self.why}); left as it is"
+        found = same(self.value, now)
+        if found is None:
+            return "whether it changed since the agent's turn cannot be told (it cannot be compared); left as it is"
+        return "" if found else "changed since the agent's turn (the value now is not the one it left); left as it is"
+
+
 def _megabytes(size: int) -> str:
     return f"{size / 2**20:.3g} MB"
 

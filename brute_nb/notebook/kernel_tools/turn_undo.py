@@ -6,8 +6,9 @@ that changed nothing, is passed over, so repeating ``%brute undo`` walks back tu
 cannot be put back (an object that cannot be copied, changed in place) is reported, never skipped in silence. Its
 files are every file snapshot pushed since the turn began (``FSUndo``: a file the user changed since is kept beside
 it, never lost), its cells are the live edits recorded since then, and its variables are the journal's
-(``kernel_journal``). A variable the user rebound since the agent's turn is left as it is, and said so, as a file
-changed since is kept.
+(``kernel_journal``). A variable the user rebound since the agent's turn, or changed in place (a row added to the
+frame the agent left: the name holds the same object, so the value is compared with a copy taken when the agent's
+code ended), is left as it is, and said so, as a file changed since is kept.
 """
 
 from __future__ import annotations
@@ -106,8 +107,12 @@ def _undo_variables(turn: Turn, changes: dict[str, watch.Changed], failed: dict[
         return []
     done = []
     for name, change in sorted(changes.items()):
-        if namespace.get(name, watch.MISSING) is not change.after:
+        now = namespace.get(name, watch.MISSING)
+        kept = turn.left.get(name)
+        if now is not change.after:
             failed[name] = CHANGED_SINCE
+        elif kept is not None and (why := kept.unchanged(now)):
+            failed[name] = why  # the same object, but holding what someone did since (a row the user added)
         elif change.before is watch.MISSING:
             del namespace[name]
             done.append(f"{name}: removed (the agent created it)")
