@@ -31,11 +31,14 @@ class ProviderError(BruteError):
     field the API named as the one at fault (``param``: ``max_tokens``, ``messages.0.content``) when it named one."""
 
     def __init__(self, message: str, *, status: int | None = None, provider: str | None = None,
-                 param: str | None = None) -> None:
+                 param: str | None = None, retryable: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.provider = provider
         self.param = param
+        self.retryable = retryable
+        """A fault the SDK retries (an overload, a server error, a dropped connection) that came after the reply
+        had started, where the SDK no longer can: ``middleware.RetryReply`` asks again."""
 
 
 class RefusedInputError(ProviderError):

@@ -30,6 +30,7 @@ EVENTS: tuple[str, ...] = (
     "compacted",        # {"layer", "tokens_before", "tokens_after", "removed", "rewritten", ...}
     "should_exit",      # the should_exit dict, when a guard stops the loop
     "repaired",         # {"dropped", "closed", "renamed", "message"}: what was sent differs from an invalid log
+    "retry",            # {"error", "attempt", "of", "wait", "message"}: a reply failed mid-way is asked again
     "turn_end",         # {"cancelled": bool, "error": BaseException | None}
     "error",            # {"error": BaseException, "message": str, "source": str}
 )

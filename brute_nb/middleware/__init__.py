@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from brute_nb.middleware.doom_loop import DoomLoopDetection
     from brute_nb.middleware.final_answer import FinalAnswer
     from brute_nb.middleware.partial_reply import PartialReply
+    from brute_nb.middleware.retry import RetryReply
     from brute_nb.middleware.session_log import SessionLog
     from brute_nb.middleware.system_prompt import SystemPrompt
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
@@ -25,6 +26,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.middleware.doom_loop": ("DoomLoopDetection",),
     "brute_nb.middleware.final_answer": ("FinalAnswer",),
     "brute_nb.middleware.partial_reply": ("PartialReply",),
+    "brute_nb.middleware.retry": ("RetryReply",),
     "brute_nb.middleware.tool_result_loop": ("MaxIterations", "ToolResultLoop"),
     "brute_nb.middleware.session_log": ("SessionLog",),
     "brute_nb.middleware.system_prompt": ("SystemPrompt",),
@@ -48,6 +50,7 @@ __all__ = [
     "FinalAnswer",
     "MaxIterations",
     "PartialReply",
+    "RetryReply",
     "SessionLog",
     "SystemPrompt",
     "ToolResultLoop",

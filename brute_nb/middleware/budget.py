@@ -81,6 +81,10 @@ class Budget:
     async def __call__(self, env: Env) -> Any:
         turn, session = self._spent(env)
         self._tick(turn, session)
+        left = [self.limits[name] - spent.time for name, spent in (("time", turn), ("session_time", session))
+                if name in self.limits]
+        if left:  # RetryReply waits before asking again only while the time budget lasts
+            env["metadata"]["budget_deadline"] = monotonic() + min(left)
         hit = self._first_reached(turn, session)
         if hit is not None:
             should_exit(env, "budget_exhausted", hit, "Budget")

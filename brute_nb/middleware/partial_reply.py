@@ -1,12 +1,14 @@
-"""PartialReply: a model call stopped mid-stream (an interrupt, the widget's Stop) keeps the text it streamed.
+"""PartialReply: a model call stopped mid-stream (an interrupt, the widget's Stop, or a reply the provider cut off
+and that was not asked again) keeps the text it streamed.
 
 The user read that text as it arrived; dropping it would lose what they saw and leave the next request with two
-user turns in a row. So when the call is cancelled after some text streamed and before the provider appended its
-reply, the text is appended as the assistant's reply, marked ``meta["interrupted"] = True`` and
-``finish_reason="interrupted"``. It carries no tool calls (a call cut off mid-stream never ran), so the log stays
-valid for every provider, and SessionLog writes it like any other message.
+user turns in a row. So when the call is cancelled, or fails with a ``ProviderError``, after some text streamed
+and before the provider appended its reply, the text is appended as the assistant's reply, marked
+``meta["interrupted"] = True`` and ``finish_reason="interrupted"`` (the error still ends the turn). It carries no
+tool calls (a call cut off mid-stream never ran), so the log stays valid for every provider, and SessionLog writes
+it like any other message. A ``retry`` event (``RetryReply`` asking again) drops the text of the try that failed.
 
-It sits innermost, around the provider only, and listens to the call's ``assistant_delta`` events through a
+It sits around the provider only (and RetryReply), and listens to the call's ``assistant_delta`` events through a
 recording wrapper of ``env["events"]``, so it works with any provider that streams through events.
 """
 
@@ -18,6 +20,7 @@ import anyio
 
 from brute_nb.agent import App
 from brute_nb.env import Env
+from brute_nb.errors import ProviderError
 from brute_nb.message import Message, Role, role_of
 
 INTERRUPTED = "interrupted"
@@ -34,6 +37,8 @@ class _Recording:
     def emit(self, name: str, payload: Any = None) -> None:
         if name == "assistant_delta" and isinstance(payload, dict):
             self.text.append(str(payload.get("text") or ""))
+        elif name == "retry":  # the failed try's reply is asked again: its text is not the reply
+            self.text.clear()
         if self.events is not None:
             self.events.emit(name, payload)
 
@@ -57,7 +62,7 @@ class PartialReply:
         try:
             return await self.app(env)
         except BaseException as exc:
-            if is_stop(exc):
+            if is_stop(exc) or isinstance(exc, ProviderError):
                 keep(env, "".join(recording.text), before)
             raise
         finally:

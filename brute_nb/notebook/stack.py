@@ -5,7 +5,8 @@ FinalAnswer (unless ``final_answer=false``: a turn stopped by a limit ends with 
 ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DoomLoopDetection ->
 DefaultCompactionPipeline (before every model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary,
 the summary written by the session's own model unless ``summarize=false``) -> DefaultToolPipeline -> PartialReply
-(a stopped call keeps its streamed text) -> TurnContext (``--context`` cells, on the request only) -> the provider.
+(a stopped call keeps its streamed text) -> RetryReply (a reply cut by a fault the SDK retries is asked again)
+-> TurnContext (``--context`` cells, on the request only) -> the provider.
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     from brute_nb.middleware.doom_loop import DoomLoopDetection
     from brute_nb.middleware.final_answer import FinalAnswer
     from brute_nb.middleware.partial_reply import PartialReply
+    from brute_nb.middleware.retry import RetryReply
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.turn_context import TurnContext
     from brute_nb.notebook.approvals import default_asker
@@ -183,6 +185,19 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
         .use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
         .use(DefaultToolPipeline, tools=tools)
         .use(PartialReply)  # around the model call only: the text of a stopped reply is kept
+        .use(RetryReply, retries=retries_of(provider))  # a reply cut by an overload is asked again
         .use(TurnContext)  # innermost: the turn's notebook context reaches each request, never the log
         .run(provider)
     )
+
+
+def retries_of(provider: Any) -> int:
+    """How often a reply cut by a fault the SDK retries is asked again: as often as the provider's SDK retries
+    (``max_retries``, the SDKs' default 2 when unset); never for a replay (a cassette holds no second try) or a
+    model call that is not an SDK provider's (a function of the user's)."""
+    from brute_nb.middleware.retry import DEFAULT_RETRIES
+
+    if getattr(provider, "replay", None) or not hasattr(provider, "max_retries"):
+        return 0
+    retries = provider.max_retries
+    return DEFAULT_RETRIES if retries is None else int(retries)

@@ -395,7 +395,8 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
             message = _api_message(getattr(exc, "body", None)) or str(exc)
             status = STREAM_ERROR_STATUS[kind]
             return ProviderError(redact(f"{provider} stopped the reply with {kind} (as HTTP {status}): {message}"),
-                                 status=status, provider=provider, param=api_param(getattr(exc, "body", None), message))
+                                 status=status, provider=provider, param=api_param(getattr(exc, "body", None), message),
+                                 retryable=sdk_retries(status))
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
         param = api_param(getattr(exc, "body", None), message)
@@ -553,9 +554,16 @@ def _api_message(body: Any) -> str | None:
     return None
 
 
+def sdk_retries(status: int) -> bool:
+    """Whether the SDKs retry an answer of this status (their ``_should_retry``: 408, 409, 429 and 5xx, 529
+    included) when it comes before the reply."""
+    return status in (408, 409, 429) or status >= 500
+
+
 def incomplete(provider: str) -> ProviderError:
+    """A reply cut off before its end: a dropped connection, which the SDKs retry when it comes before the reply."""
     return ProviderError(
         f"the {provider} stream ended before the reply was complete (no finish reason); nothing was added to "
         "the log, so the turn can simply be retried",
-        provider=provider,
+        provider=provider, retryable=True,
     )

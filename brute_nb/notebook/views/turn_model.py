@@ -53,6 +53,7 @@ class TurnModel:
         self.stopped: str | None = None
         self.repaired: str | None = None
         self.compactions: list[tuple[int, str]] = []  # (replies before it, what it says): shown where it happened
+        # (compaction notices, and the line saying a reply was asked again)
         self.started = time.monotonic()
         self.lock = threading.RLock()
 
@@ -72,6 +73,7 @@ class TurnModel:
             "should_exit": self.on_should_exit,
             "repaired": self.on_repaired,
             "compacted": self.on_compacted,
+            "retry": self.on_retry,
         }
 
     def attach(self, agent: Any) -> None:
@@ -135,6 +137,16 @@ class TurnModel:
         """Compaction before a model call: a notice in the transcript between the steps it came between."""
         replies = sum(role_of(m) == "assistant" for m in self.messages)
         text = render.compaction_text(payload)
+        self.compactions.append((replies, text))
+        self.watch("compacted", text)
+
+    def on_retry(self, env: dict[str, Any], payload: Any) -> None:
+        """A reply that failed mid-way is asked again: one notice line where it happened (kept with the compaction
+        notices), and the next try's text starts a segment of its own."""
+        replies = sum(role_of(m) == "assistant" for m in self.messages)
+        text = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(payload)
+        with self.lock:
+            self.streaming = False
         self.compactions.append((replies, text))
         self.watch("compacted", text)
 
