@@ -58,6 +58,9 @@ class CassetteMismatchError(BruteError):
     """A replayed request differs from the recorded one, or the recording ran out: one line saying so and how to
     reach a real model; ``diff`` (also a note, which ``%tb`` shows) holds what differs."""
 
+    shown_plain = True
+    """A notebook shows the message alone, without the class name: a demo's reader did nothing wrong."""
+
     diff: str = ""
 
 

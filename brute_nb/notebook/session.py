@@ -142,6 +142,12 @@ class NotebookAgent:
             except BruteError:
                 pass  # no provider configured yet: the turn will say so
 
+    def go_live(self) -> None:
+        """Leave the recording (``%brute live``): the next turn's model comes from the settings and the keys."""
+        import dataclasses
+
+        self.settings = dataclasses.replace(self.settings, replay=None)
+
     @property
     def replayed(self) -> bool:
         return bool(getattr(self.model_provider(), "replaying", False))

@@ -220,8 +220,10 @@ def load_cassette(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-GO_LIVE = ("To talk to a real model instead, set ANTHROPIC_API_KEY (or OPENAI_API_KEY) and run without replay= "
-           "(the demo notebooks: set BRUTE_LIVE=1 as well and restart the kernel).")
+LEAD = "this notebook replays a recording; your prompt is not in it"
+"""What a replay that has no reply says first, in plain words: no exception name, no path (issue 41)."""
+GO_LIVE = ("To go live: %brute live (it asks for a key if none is set; from Python, build the provider without "
+           "replay=).")
 
 
 class Replay(httpx2.AsyncBaseTransport):
@@ -257,14 +259,13 @@ class Replay(httpx2.AsyncBaseTransport):
                 recorded, problem = self.main[0], ""
         if recorded is None:
             raise CassetteMismatchError(
-                f"this replays recorded model replies ({self.path}), and the recording ends after "
-                f"{len(self.exchanges)} requests, so request {self.position + 1} has no reply. {GO_LIVE}")
+                f"{LEAD} (the recording, {self.path.name}, ends after {_requests(len(self.exchanges))}). {GO_LIVE}")
         if problem:
             error = CassetteMismatchError(
-                f"request {self.position + 1} is not the one recorded in {self.path} (a changed prompt, answer or "
-                f"setting), and a replay has only the recorded replies. {GO_LIVE} (The difference: %tb.)")
+                f"{LEAD} (request {self.position + 1} differs from the recording, {self.path.name}: %tb shows how). "
+                f"{GO_LIVE}")
             error.diff = problem
-            error.add_note(f"what differs from the recording:\n{problem}\n"
+            error.add_note(f"what differs from the recording ({self.path}):\n{problem}\n"
                            "Re-record the cassette with record=... if the change is intended.")
             raise error
         self.position += 1
@@ -275,6 +276,10 @@ class Replay(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         pass
+
+
+def _requests(count: int) -> str:
+    return f"{count} request" + ("" if count == 1 else "s")
 
 
 class _ReplayStream(httpx2.AsyncByteStream):

@@ -13,6 +13,7 @@ import pytest
 from IPython.core.error import UsageError
 from notebook_helpers import WAIT
 
+import brute_nb
 from brute_nb.notebook.front import key_box
 from brute_nb.providers import keys
 from brute_nb.redact import KEY_VARIABLES
@@ -85,3 +86,15 @@ def test_a_bad_paste_says_so_in_the_box(shell: Any) -> None:
     use.click()
     assert "spaces or control characters" in box.children[1].value and secret.value == ""
     assert "OPENAI_API_KEY" not in os.environ
+
+
+def test_live_with_no_key_says_what_to_type(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%brute live`` leaves a recording; with no key it says what to type, as the first cell does."""
+    monkeypatch.setenv("BRUTE_LIVE", "0")  # restored after: the magic sets it for the demos' setup cells
+    monkeypatch.setattr("brute_nb.notebook.approvals.stdin_available", lambda: False)
+    nb = brute_nb.current()
+    nb.settings = nb.settings.updated(replay=Path(__file__))
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("brute", "live")
+    assert str(info.value) == key_box.HEADLESS
+    assert nb.settings.replay is None and os.environ["BRUTE_LIVE"] == "1"

@@ -50,15 +50,28 @@ def test_a_prompt_past_the_recording_says_how_to_go_live(tmp_path: Path) -> None
         reply, outputs = run(kc, "%%brute\nAnd three and three?")  # the user's own prompt, after the recording
         assert reply["status"] == "error" and reply["ename"] == "CassetteMismatchError"  # Run All stops here
         lines = error_lines(outputs)
-        assert len(lines) == 2 and "recording ends after 1 requests" in lines[0]
-        assert "BRUTE_LIVE=1" in lines[0] and "ANTHROPIC_API_KEY" in lines[0]
+        assert len(lines) == 2 and lines[0].startswith("this notebook replays a recording; your prompt is not in it")
+        assert "%brute live" in lines[0] and "ends after 1 request" in lines[0]
+        assert "CassetteMismatchError" not in lines[0] and str(tmp_path) not in lines[0]
         shown = [o for o in outputs if o["msg_type"] in ("display_data", "execute_result")]
         assert not any("brute-footer" in str(o["content"]["data"].get("text/html", "")) for o in shown)
 
         reply, outputs = run(kc, f"%%brute -s fresh --replay {cassette} --tools none --system '{SYSTEM}'\n"
                                      "What is two and three?")  # a changed prompt where one was recorded
         lines = error_lines(outputs)
-        assert len(lines) == 2 and "request 1 is not the one recorded" in lines[0] and "BRUTE_LIVE=1" in lines[0]
+        assert len(lines) == 2 and "request 1 differs from the recording" in lines[0] and "%brute live" in lines[0]
         _, tb = run(kc, "%tb")
         full = "".join(ANSI.sub("", line) for o in tb if o["msg_type"] == "error" for line in o["content"]["traceback"])
         assert "two and three" in full and "two and two" in full  # the diff, one step away
+
+        with FakeProvider(["Six."]) as live:  # the one command, a key, and the same kernel goes live
+            ok(kc, f"import os; os.environ.update(ANTHROPIC_API_KEY={live.api_key!r}, "
+                   f"ANTHROPIC_BASE_URL={live.base_url!r})")
+            _, outputs = run(kc, "%brute live")
+            said = "".join(str(o["content"].get("text", "")) for o in outputs)
+            assert "live" in said and "anthropic:" in said
+            reply, outputs = run(kc, "%%brute\nAnd three and three?")
+            assert reply["status"] == "ok" and live.received == 1
+        assert "Six." in str(outputs)
+        _, outputs = run(kc, "import os; print(os.environ.get('BRUTE_LIVE'))")
+        assert "1" in str(outputs)  # a demo's setup cell, run again, stays live

@@ -23,14 +23,17 @@ from brute_nb.providers import keys
 from brute_nb.providers.catalog import KEYED
 
 IN_NOTEBOOK = "no model key yet: paste one in the box above, and this cell runs (no restart)"
+IN_NOTEBOOK_NO_PROMPT = "no model key yet: paste one in the box above, then run your %%brute cell again"
+READY = "the key is set: the next %%brute cells go to a real model"
 IN_TERMINAL = "no model key yet: type %brute keys set anthropic (or openai), then run this cell again"
 HEADLESS = "no model key yet: run brute-nb keys set anthropic (or openai) in a terminal, then run this notebook again"
 PREFIXES = (("sk-ant-", "anthropic"), ("sk-or-", "openrouter"), ("AIza", "gemini"), ("sk-proj-", "openai"))
 """Key prefixes that say whose a key is: the box picks that provider as the key is pasted."""
 
 
-def offer(shell: Any, prompt: str, session: str) -> None:
-    """Show the box where someone can use it, then end the cell with the one short line."""
+def offer(shell: Any, prompt: str | None, session: str) -> None:
+    """Show the box where someone can use it, then end the cell with the one short line. With no ``prompt``
+    (``%brute live``), the box only takes the key; the user runs their cell again."""
     from brute_nb.notebook.approvals import stdin_available
 
     in_kernel = getattr(shell, "kernel", None) is not None
@@ -38,7 +41,7 @@ def offer(shell: Any, prompt: str, session: str) -> None:
         from IPython.display import display
 
         display(panel(prompt, session))  # type: ignore[no-untyped-call]
-        raise UsageError(IN_NOTEBOOK)
+        raise UsageError(IN_NOTEBOOK if prompt is not None else IN_NOTEBOOK_NO_PROMPT)
     raise UsageError(IN_TERMINAL if stdin_available() else HEADLESS)
 
 
@@ -47,8 +50,9 @@ def guess(key: str) -> str | None:
     return next((name for prefix, name in PREFIXES if key.strip().startswith(prefix)), None)
 
 
-def panel(prompt: str, session: str) -> Any:
-    """The box: provider, password, "use for this kernel", "save", and a line for what went wrong."""
+def panel(prompt: str | None, session: str) -> Any:
+    """The box: provider, password, "use for this kernel", "save", and a line for what went wrong (or, with no
+    ``prompt`` to send, that the key is set)."""
     import ipywidgets
 
     provider = ipywidgets.Dropdown(options=list(KEYED), value="anthropic", description="key for",
@@ -75,6 +79,10 @@ def panel(prompt: str, session: str) -> Any:
                 keys.use_for_kernel(name, KEYED[name][0], text)
         except BruteError as exc:
             status.value = f"<span style='color:var(--jp-error-color1,#c00)'>{escape(str(exc))}</span>"
+            return
+        if prompt is None:
+            box.children = (status,)
+            status.value = escape(READY)
             return
         from brute_nb.notebook.front.widget import chat
 

@@ -47,6 +47,8 @@ SUBCOMMANDS = """\
 %brute widget            a chat panel over the same session
 %brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
 %brute keys [set NAME]   which providers have a key (and from where); set asks for one, hidden, and saves it
+%brute live              leave a recording: the next turns go to a real model (a demo's setup cell, run
+                         again, stays live: BRUTE_LIVE=1); asks for a key if none is set
 %brute models            the providers configured here, aliases, and the current provider's models
 %brute plugins           the providers (-m PREFIX:MODEL) and tools (--tools NAME) installed, built-ins included
 %brute help              this text"""
@@ -358,6 +360,30 @@ class BruteMagics(Magics):
         from brute_nb.notebook.commands.model_commands import keys
 
         keys(rest)
+
+    def _cmd_live(self, rest: list[str]) -> None:
+        """Every session of this kernel leaves its recording; ``BRUTE_LIVE=1`` is what the demos' setup cells read,
+        so running one again keeps it live. No restart: the next turn builds its model from the keys."""
+        import os
+
+        from brute_nb.notebook.front.key_box import offer
+        from brute_nb.providers.catalog import key_source
+
+        if rest:
+            raise UsageError("usage: %brute live")
+        os.environ["BRUTE_LIVE"] = "1"
+        for nb in self.registry.agents.values():
+            nb.go_live()
+        nb = self.registry.current()
+        try:
+            provider = nb.model_provider()
+        except NoModelError:
+            offer(self.shell, None, nb.name)
+            return
+        label = getattr(provider, "label", type(provider).__name__)
+        name = label.split(":")[0]
+        source = key_source({"openai-responses": "openai"}.get(name, name))
+        print(f"live: the next %%brute cells go to {label}" + (f" (key: {source})" if source else ""))
 
     def _cmd_plugins(self, rest: list[str]) -> None:
         from brute_nb.notebook.commands.model_commands import installed

@@ -39,6 +39,8 @@ def short_lines(exc: BaseException, hint: str = HINT) -> list[str]:
     from brute_nb.notebook.views.render import plain
 
     message = str(exc)
+    if getattr(exc, "shown_plain", False) and message:  # words a reader acts on, not a class name (a replay's end)
+        return [f"{RED}{plain(message)}{RESET}", f"{DIM}{hint}{RESET}"]
     head = f"{RED}{type(exc).__name__}{RESET}" + (f": {plain(message)}" if message else "")
     return [head, f"{DIM}{hint}{RESET}"]
 
