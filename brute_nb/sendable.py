@@ -12,9 +12,10 @@ The rules, applied in this order, since each relies on the one before:
    calls sharing an id keep their own results;
 3. a result counts only in the run of tool messages right after the assistant message that made its call, and
    only once: the others are left out, and a call left without one is answered with an error;
-4. every known key (``brute_nb.redact``) is redacted from the text, the tool-call arguments and the URLs of URL
-   attachments sent (a link's query or path may hold one, and the API would fetch it, or show it in a document's
-   title): this is the redaction point of every request, ``%brute fix`` reports and ``--context`` cells included.
+4. every known key (``brute_nb.redact``) is redacted from the text, the tool-call arguments, the reply blocks kept
+   to be sent back (``meta["blocks"]``, whatever their kind) and the URLs of URL attachments sent (a link's query
+   or path may hold one, and the API would fetch it, or show it in a document's title): this is the redaction point
+   of every request, ``%brute fix`` reports and ``--context`` cells included.
 
 The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
 is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built; a session
@@ -33,6 +34,8 @@ from brute_nb.attachments import UrlAttachment
 from brute_nb.message import ROLES, Log, Message, Role, ToolCall, keep, resume, role_of, system_lead
 from brute_nb.redact import key_search, known, redact, redact_value
 
+BLOCKS = "blocks"
+"""``meta[BLOCKS]``: a reply's own blocks, kept to be sent back as they came (``transports.blocks.KEY``)."""
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
 REFUSED_RESULT = "Error: the API refused this tool's result, so it is not sent again ({reason})"
 
@@ -330,7 +333,8 @@ def _any_holds_key(messages: list[Message], search: Search, keys: tuple[str, ...
     for i in range(0, len(messages), _BATCH):
         batch = messages[i:i + _BATCH]
         maybe = (not joined or _holds_text(_SEPARATOR.join(map(_CONTENT, batch)), keys)
-                 or any(map(_ATTACHED, batch)) or not _arguments_free_of_keys(batch, keys, encoded))
+                 or any(map(_ATTACHED, batch)) or not _arguments_free_of_keys(batch, keys, encoded)
+                 or any(_kept_blocks(m) is not None for m in batch))
         if maybe and any(_holds_key(m, search) for m in batch):
             return True
     return False
@@ -413,7 +417,16 @@ def _holds_key(m: Message, search: Search) -> bool:
         return True
     if any(_link_holds_key(a, search) for a in m.attachments or ()):
         return True
+    if _kept_blocks(m) is not None and _value_holds_key(_kept_blocks(m), search):
+        return True
     return bool(m.tool_calls) and any(_value_holds_key(c.arguments, search) for c in m.tool_calls or ())
+
+
+def _kept_blocks(m: Message) -> Any:
+    """The reply's own blocks a message keeps to send back (``transports.blocks``; named here, not imported: that
+    module is a layer above), or None."""
+    meta = m.meta
+    return meta.get(BLOCKS) if meta else None
 
 
 def _link_holds_key(item: Any, search: Search) -> bool:
@@ -444,6 +457,8 @@ def _redacted(m: Any, search: Search) -> Any:
         return m
     calls = [redacted_call(c) for c in m.tool_calls] if m.tool_calls else None
     changes: dict[str, Any] = {"content": redact(m.content), "tool_calls": calls}
+    if _kept_blocks(m) is not None:  # the text they hold is redacted alike, so they still match the message
+        changes["meta"] = {**m.meta, BLOCKS: redact_value(m.meta[BLOCKS])}
     if m.attachments:
         changes["attachments"] = tuple(_redacted_link(a, search) for a in m.attachments)
     return m.replace(**changes)

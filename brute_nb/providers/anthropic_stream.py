@@ -8,9 +8,10 @@ once, at the end.
 The invariant: ``StreamedReply.data()`` is, in every field the transport and the provider read, what the helper's final
 message dumps to (``model_dump(mode="json")``): blocks in the order they started; text, thinking and a tool call's
 input (parsed as the helper does, partial JSON allowed) joined from their deltas, each only into a block of its
-kind; a citation appended, a signature replaced; ``message_delta`` sets the stop reason and overwrites usage
-counts it carries (they are cumulative), keeping ``message_start``'s where it has none. Events before
-``message_start`` are ignored, as the helper ignores them.
+kind; a citation appended, a signature replaced, the fields of a compaction's delta (or of a delta of a kind added
+since, to a block of a kind added since) replacing the block's; ``message_delta`` sets the stop reason and
+overwrites usage counts it carries (they are cumulative), keeping ``message_start``'s where it has none. Events
+before ``message_start`` are ignored, as the helper ignores them.
 
 The SDK's event and message models defer their pydantic schemas to first use: the first stream of a process built
 them (the event union's validator, the serialisers ``StreamedReply`` dumps with), ~50 ms of a Run All's first cell.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Blocks whose ``input`` arrives as ``input_json_delta`` pieces (the helper's ``TRACKS_TOOL_INPUT``)."""
 DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "server_tool_use",
                "output_tokens_details")
@@ -45,13 +46,13 @@ class StreamedReply:
         kind = event.type
         if self.message is None:
             if kind == "message_start":
-                self.message = event.message.model_dump(mode="json")
+                self.message = _dumped(event.message)
                 self.blocks = self.message["content"]
             return None
         if kind == "content_block_delta":
             return self._delta(event.index, event.delta)
         if kind == "content_block_start":
-            self.blocks.append(event.content_block.model_dump(mode="json"))
+            self.blocks.append(_dumped(event.content_block))
         elif kind == "message_delta":
             self._message_delta(event)
         return None
@@ -68,9 +69,13 @@ class StreamedReply:
         if kind == "input_json_delta" and block_type in TOOL_INPUT_BLOCKS:
             self.pieces.setdefault((index, "input"), []).append(delta.partial_json)
         elif kind == "citations_delta" and block_type == "text":
-            block["citations"] = [*(block.get("citations") or []), delta.citation.model_dump(mode="json")]
+            block["citations"] = [*(block.get("citations") or []), _dumped(delta.citation)]
         elif kind == "signature_delta" and block_type == "thinking":
             block["signature"] = delta.signature
+        elif kind not in KNOWN_DELTAS and block_type not in READ_BLOCKS:
+            # compaction_delta, or a delta the API added since: its fields replace the block's, as the SDK's beta
+            # helper does for compaction (content and encrypted_content come whole, not in pieces)
+            block.update({k: v for k, v in _dumped(delta).items() if k != "type" and v is not None})
         return None
 
     def _piece(self, index: int, field: str, block: dict[str, Any]) -> list[str]:
@@ -81,13 +86,13 @@ class StreamedReply:
 
     def _message_delta(self, event: Any) -> None:
         assert self.message is not None
-        delta = event.delta.model_dump(mode="json")
+        delta = _dumped(event.delta)
         for key in ("stop_reason", "stop_sequence", "stop_details"):
             if key in delta:
                 self.message[key] = delta[key]
         if delta.get("container") is not None:
             self.message["container"] = delta["container"]
-        usage = event.usage.model_dump(mode="json")
+        usage = _dumped(event.usage)
         counts = self.message.setdefault("usage", {})
         counts["output_tokens"] = usage.get("output_tokens")
         for key in DELTA_USAGE:
@@ -105,6 +110,19 @@ class StreamedReply:
                 self.blocks[index][field] = "".join(parts)
         self.pieces = {}
         return self.message
+
+
+READ_BLOCKS = frozenset({"text", "thinking", *TOOL_INPUT_BLOCKS})
+KNOWN_DELTAS = frozenset({"text_delta", "thinking_delta", "input_json_delta", "citations_delta", "signature_delta"})
+"""Deltas read above; a block's delta of another kind is merged by ``StreamedReply._delta``'s last rule."""
+
+
+def _dumped(model: Any) -> dict[str, Any]:
+    """An SDK model as plain data, quietly: a block or a value of a kind the installed SDK does not know is built as
+    the nearest model it has, and pydantic warns about it on every dump (a screen of ``UserWarning`` in the cell),
+    though the data, extra fields included, comes out right."""
+    data: dict[str, Any] = model.model_dump(mode="json", warnings=False)
+    return data
 
 
 def _tool_input(text: str, before: Any) -> Any:

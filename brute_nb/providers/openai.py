@@ -125,14 +125,14 @@ class _ChatAccumulator:
         if chunk.model:
             self.head["model"] = chunk.model
         if chunk.usage is not None:
-            self.usage = chunk.usage.model_dump(mode="json")
+            self.usage = chunk.usage.model_dump(mode="json", warnings=False)
         if not chunk.choices:
             return "", ""
         choice = chunk.choices[0]
         if choice.finish_reason:
             self.finish = choice.finish_reason
         if choice.logprobs is not None and choice.logprobs.content:
-            self.logprobs.extend(t.model_dump(mode="json") for t in choice.logprobs.content)
+            self.logprobs.extend(t.model_dump(mode="json", warnings=False) for t in choice.logprobs.content)
         delta = choice.delta
         text = delta.content or ""
         extra = delta.model_extra or {}

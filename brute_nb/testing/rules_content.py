@@ -122,6 +122,11 @@ def _data_url_problems(url: str, where: str, media_types: tuple[str, ...]) -> li
     return []
 
 
+RESPONSES_PARTS = frozenset({"input_text", "output_text", "refusal", "input_image", "input_file"})
+"""The content parts a Responses input message takes (``ResponseInputContentParam``, and an assistant message's own
+``output_text`` and ``refusal`` sent back)."""
+
+
 def openai_responses(body: Mapping[str, Any]) -> list[str]:
     problems = []
     text = body.get("text")
@@ -140,7 +145,7 @@ def openai_responses(body: Mapping[str, Any]) -> list[str]:
                     problems.append(f"{where}: one of file_id, file_data or file_url is required")
                 elif part.get("file_data") and not part.get("filename"):
                     problems.append(f"{where}.filename: a filename is required with file_data")
-            elif kind not in ("input_text", "output_text", "refusal"):
+            elif kind not in RESPONSES_PARTS:
                 problems.append(f"{where}.type: Invalid value: {kind!r}")
             if kind in ("input_image", "input_file") and item.get("role") not in ("user", None):
                 problems.append(f"{where}: {kind} is only allowed in user messages")

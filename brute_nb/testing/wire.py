@@ -190,7 +190,10 @@ def anthropic_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
         empty = {"thinking": {"type": "thinking", "thinking": "", "signature": ""},
                  "text": {"type": "text", "text": ""},
                  "tool_use": {**block, "input": {}},
-                 "server_tool_use": {**block, "input": {}}}.get(kind, block)
+                 "server_tool_use": {**block, "input": {}},
+                 "mcp_tool_use": {**block, "input": {}},
+                 "compaction": {**{k: v for k, v in block.items() if k not in COMPACTION_DELTA}, "content": None},
+                 }.get(kind, block)
         events.append(event_line("content_block_start",
                                  {"type": "content_block_start", "index": index, "content_block": empty}))
         for delta in _block_deltas(block):
@@ -211,6 +214,12 @@ def _block_deltas(block: Mapping[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
         cited = [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
         return [*cited, *({"type": "text_delta", "text": p} for p in pieces(block["text"]))]
-    if block["type"] in ("tool_use", "server_tool_use"):
+    if block["type"] in ("tool_use", "server_tool_use", "mcp_tool_use"):
         return [{"type": "input_json_delta", "partial_json": p} for p in pieces(dumps(block["input"]), 8)]
-    return []  # a server tool's result, redacted thinking, a container upload: whole in content_block_start
+    if block["type"] == "compaction":  # the summary comes whole, in one delta (the SDK's beta helper sets it)
+        return [{"type": "compaction_delta", **{k: block.get(k) for k in COMPACTION_DELTA}}]
+    return []  # a server tool's result, redacted thinking, a container upload, a kind the fake does not know: whole
+
+
+COMPACTION_DELTA = ("content", "encrypted_content")
+"""The fields of a ``compaction`` block that its ``compaction_delta`` carries (``BetaCompactionContentBlockDelta``)."""

@@ -96,9 +96,44 @@ def responses_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
                 for p in pieces(summary["text"]):
                     emit("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
                          summary_index=at, delta=p)
+        else:
+            _tool_events(emit, index, item)
         emit("response.output_item.done", output_index=index, item=item)
     emit("response.completed" if full["status"] == "completed" else "response.incomplete", response=full)
     return events
+
+
+TOOL_PHASES: dict[str, tuple[str, ...]] = {
+    "mcp_list_tools": ("in_progress", "completed"),
+    "mcp_call": ("in_progress", "completed"),
+    "web_search_call": ("in_progress", "searching", "completed"),
+    "file_search_call": ("in_progress", "searching", "completed"),
+    "code_interpreter_call": ("in_progress", "interpreting", "completed"),
+    "image_generation_call": ("in_progress", "generating", "completed"),
+}
+"""The status events a provider tool's item streams (``response.<kind>.<phase>``, the SDK's stream event types)."""
+
+
+def _tool_events(emit: Any, index: int, item: Mapping[str, Any]) -> None:
+    """A provider tool's item between added and done: its status events, and its arguments, code or a partial
+    image where the API streams them; a kind the fake does not know goes whole (added, then done)."""
+    kind, at = item["type"], {"item_id": item.get("id"), "output_index": index}
+    phases = TOOL_PHASES.get(kind, ())
+    for phase in phases[:-1]:
+        emit(f"response.{kind}.{phase}", **at)
+    if kind == "mcp_call":
+        for p in pieces(item.get("arguments") or "", 8):
+            emit("response.mcp_call_arguments.delta", delta=p, **at)
+        emit("response.mcp_call_arguments.done", arguments=item.get("arguments") or "", **at)
+    elif kind == "code_interpreter_call" and item.get("code"):
+        for p in pieces(item["code"], 8):
+            emit("response.code_interpreter_call_code.delta", delta=p, **at)
+        emit("response.code_interpreter_call_code.done", code=item["code"], **at)
+    elif kind == "image_generation_call" and item.get("result"):
+        emit("response.image_generation_call.partial_image", partial_image_b64=item["result"],
+             partial_image_index=0, **at)
+    if phases:
+        emit(f"response.{kind}.{phases[-1]}", **at)
 
 
 def _part_events(emit: Any, item_id: str, index: int, at: int, done: Mapping[str, Any]) -> None:
@@ -122,6 +157,12 @@ def _opening(item: Mapping[str, Any]) -> dict[str, Any]:
         return {**item, "status": "in_progress", "content": []}
     if item["type"] == "function_call":
         return {**item, "status": "in_progress", "arguments": ""}
+    if item["type"] == "mcp_call":
+        return {**item, "status": "in_progress", "arguments": "", "output": None}
+    if item["type"] == "image_generation_call":
+        return {**item, "status": "in_progress", "result": None}
     if item["type"].endswith("_call"):
         return {**item, "status": "in_progress"}
-    return {**item, "summary": []}
+    if item["type"] == "reasoning":
+        return {**item, "summary": []}
+    return dict(item)  # mcp_list_tools, a kind the fake does not know: whole when added

@@ -14,7 +14,8 @@ gives exactly what the general per-message builder (``_turn``) gives (tests/tran
 
 Inbound: text blocks joined, ``tool_use`` blocks to ToolCalls, thinking, usage (cache reads and writes included)
 and the stop reason to ``meta``. A reply that its text and calls cannot rebuild (server tool blocks, several text
-blocks, citations) keeps its blocks (``transports.blocks``), and the assistant turn goes back as those blocks.
+blocks, citations, a block of a kind this module does not know) keeps its blocks (``transports.blocks``), and the
+assistant turn goes back as those blocks.
 """
 
 from __future__ import annotations
@@ -276,6 +277,7 @@ def message_from(data: Mapping[str, Any]) -> Message:
     texts: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[dict[str, JSON]] = []
+    unknown: list[str] = []
     for block in content or []:
         kind = block.get("type")
         if kind == "text":
@@ -288,13 +290,11 @@ def message_from(data: Mapping[str, Any]) -> Message:
                              "signature": block.get("signature") or ""})
         elif kind == "redacted_thinking":
             thinking.append({"type": "redacted_thinking", "data": block.get("data") or ""})
-        elif kind in KEPT_WHOLE or str(kind).endswith("_tool_result"):
-            continue  # a tool the provider ran itself: read below, into meta["server_tool_calls"], and kept whole
-        else:
-            raise TypeError(f"Anthropic transport cannot read a {kind!r} content block; it reads text, tool_use, "
-                            "thinking, redacted_thinking, server tool and container_upload blocks")
+        elif kind not in KEPT_WHOLE and not str(kind).endswith("_tool_result"):
+            unknown.append(str(kind))  # a kind the API added since: nothing to read, kept whole below
     meta = message_meta(data)
     blocks = [b for b in content or [] if isinstance(b, Mapping)]
+    reply_blocks.note_unknown(meta, unknown)
     citations.add_to(meta, citations.anthropic_citations(blocks), citations.anthropic_server_calls(blocks))
     if thinking:
         meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")
@@ -305,8 +305,10 @@ def message_from(data: Mapping[str, Any]) -> Message:
     return message.replace(meta=meta) if reply_blocks.KEY in meta else message
 
 
-KEPT_WHOLE = frozenset({"server_tool_use", "container_upload"})
-"""Blocks with nothing for a Message's text or calls, kept only in ``meta["blocks"]`` (and read for the views)."""
+KEPT_WHOLE = frozenset({"server_tool_use", "mcp_tool_use", "container_upload"})
+"""Blocks with nothing for a Message's text or calls, kept only in ``meta["blocks"]`` (and read for the views).
+Any other kind (``compaction``, one the API adds next) is kept the same way, and named in ``meta`` as a provider
+block the views show as one quiet row: the API billed the turn, so a kind brute_nb cannot read never fails it."""
 
 
 def message_meta(data: Mapping[str, Any]) -> dict[str, JSON]:

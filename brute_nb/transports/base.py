@@ -60,8 +60,9 @@ def as_data(item: object) -> Any:
     """A library object (pydantic model) as plain data; dicts, lists and scalars pass through."""
     dump = getattr(item, "model_dump", None)
     if callable(dump) and not isinstance(item, type):
-        # exclude_unset=False keeps provider extras (reasoning_content) that pydantic stores as extra fields.
-        return dump(mode="json")
+        # exclude_unset=False keeps provider extras (reasoning_content) that pydantic stores as extra fields; a
+        # value the installed SDK does not know (a new block kind) dumps right, with a warning per field: not shown.
+        return dump(mode="json", warnings=False)
     return item
 
 

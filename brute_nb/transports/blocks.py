@@ -16,9 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from brute_nb.message import JSON, ToolCall, parse_arguments
+from brute_nb.sendable import BLOCKS
 
-KEY = "blocks"
+KEY = BLOCKS
 """``meta[KEY]`` is ``{api: [block, ...]}``: one API's own blocks, as received."""
+UNKNOWN_KEY = "provider_blocks"
+"""``meta[UNKNOWN_KEY]`` names, in order and once each, the kinds of the reply's blocks its transport reads nothing
+of (a kind the API added since): they are kept in ``meta[KEY]`` like the others, and the views show one row each."""
 RESPONSE_ONLY = frozenset({"parsed_output"})
 """Fields an SDK adds to a reply block that no request takes."""
 
@@ -36,6 +40,13 @@ def _cleaned(value: Any) -> Any:
     if isinstance(value, list):
         return [_cleaned(v) for v in value]
     return value
+
+
+def note_unknown(meta: dict[str, JSON], kinds: Iterable[str]) -> None:
+    """Name the kinds a reader did not know (``UNKNOWN_KEY``), once each, in the order they came."""
+    named = list(dict.fromkeys(kinds))
+    if named:
+        meta[UNKNOWN_KEY] = named
 
 
 def keep(meta: dict[str, JSON], api: str, blocks: Iterable[Mapping[str, Any]], rebuilt: Sequence[Any]) -> None:

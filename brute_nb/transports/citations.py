@@ -1,9 +1,9 @@
 """Citations and provider-run (server) tool calls, read from each API's reply into one shape for ``meta``.
 
 The invariant: whatever the provider, ``meta["citations"]`` is a list of ``{"type", "url", "title", "cited_text"}``
-(a field the provider did not send is None) and ``meta["server_tool_calls"]`` a list of ``{"id", "name",
-"arguments", "result"}``. Both are absent when the reply had none, so plain replies stay small on disk. Pure
-functions over plain dicts, like every transport.
+(a field the provider did not send is None; a ``cited_text`` it sent empty is "") and ``meta["server_tool_calls"]``
+a list of ``{"id", "name", "arguments", "result"}``. Both are absent when the reply had none, so plain replies
+stay small on disk. Pure functions over plain dicts, like every transport.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from brute_nb.message import JSON
 
 
 def citation(kind: object, url: object = None, title: object = None, cited_text: object = None) -> dict[str, JSON]:
-    return {"type": str(kind or "citation"), "url": _text(url), "title": _text(title), "cited_text": _text(cited_text)}
+    # an empty cited_text is a value the API sent (a citation of nothing quoted), not an absent one
+    quoted = cited_text if isinstance(cited_text, str) else None
+    return {"type": str(kind or "citation"), "url": _text(url), "title": _text(title), "cited_text": quoted}
 
 
 def _text(value: object) -> str | None:
@@ -33,11 +35,12 @@ def anthropic_citations(blocks: Iterable[Mapping[str, Any]]) -> list[dict[str, J
 
 
 def anthropic_server_calls(blocks: Iterable[Mapping[str, Any]]) -> list[dict[str, JSON]]:
-    """``server_tool_use`` blocks joined with the ``*_tool_result`` block that answers each."""
+    """``server_tool_use`` (and the MCP connector's ``mcp_tool_use``) blocks joined with the ``*_tool_result``
+    block that answers each."""
     calls: dict[str, dict[str, JSON]] = {}
     for block in blocks:
         kind = str(block.get("type") or "")
-        if kind == "server_tool_use":
+        if kind in ("server_tool_use", "mcp_tool_use"):
             calls[str(block.get("id"))] = {"id": block.get("id"), "name": block.get("name"),
                                            "arguments": block.get("input") or {}, "result": None}
         elif kind.endswith("_tool_result") and str(block.get("tool_use_id")) in calls:
@@ -58,7 +61,7 @@ def chat_citations(message: Mapping[str, Any]) -> list[dict[str, JSON]]:
 
 def _span(text: str, where: Mapping[str, Any]) -> str | None:
     start, end = where.get("start_index"), where.get("end_index")
-    if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
+    if isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(text):
         return text[start:end]
     return None
 

@@ -4,7 +4,8 @@ One Brute message can become several items (an assistant turn with text and two 
 two function_call items), so ``dump`` returns a list and ``dump_all`` flattens. Inbound, one Response (object or
 dict, streamed or not) becomes one assistant Message: output_text parts joined, function calls parsed without
 raising, reasoning summaries and usage in ``meta``. A reply with more than one message and its calls (reasoning,
-a server tool's call, annotations) keeps its output items (``transports.blocks``), and goes back as those items.
+a server tool's call, annotations, an item or a message part of a kind this module does not know) keeps its
+output items (``transports.blocks``), and goes back as those items.
 """
 
 from __future__ import annotations
@@ -87,25 +88,23 @@ def response_message(data: Mapping[str, Any]) -> Message:
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
+    unknown: list[str] = []
     for index, item in enumerate(data.get("output") or []):
         kind = item.get("type")
         if kind == "message":
             for part in item.get("content") or []:
-                if part.get("type") not in ("output_text", "refusal"):
-                    raise TypeError(f"ResponsesItems transport cannot read a {part.get('type')!r} message part; "
-                                    "it reads output_text and refusal")
-                texts.append(str(part.get("text") or part.get("refusal") or ""))
+                if part.get("type") in ("output_text", "refusal"):
+                    texts.append(str(part.get("text") or part.get("refusal") or ""))
+                else:  # a part of a kind the API added since: the item is kept whole below
+                    unknown.append(str(part.get("type")))
         elif kind == "function_call":
             call_id = item.get("call_id") or synthetic_id("call_", data.get("id"), index, item.get("name"))
             calls.append(ToolCall(id=call_id, name=item.get("name") or "",
                                   arguments=parse_arguments(item.get("arguments"))))
         elif kind == "reasoning":
             reasoning.extend(str(s.get("text") or "") for s in item.get("summary") or [])
-        elif str(kind).endswith("_call"):
-            continue  # a tool the provider ran itself (web_search_call...): read into meta["server_tool_calls"]
-        else:
-            raise TypeError(f"ResponsesItems transport cannot read a {kind!r} output item; it reads message, "
-                            "function_call, reasoning and server tool calls")
+        elif not str(kind).endswith("_call"):  # a server tool's call (web_search_call...) is read below
+            unknown.append(str(kind))  # a kind the API added since (mcp_list_tools...): kept whole below
     usage = data.get("usage") or {}
     meta = response_meta(
         data,
@@ -127,7 +126,8 @@ def response_message(data: Mapping[str, Any]) -> Message:
                       for p in part.get("logprobs") or ())
     if tokens:
         meta["logprobs"] = tokens
-    if _more_than_text_and_calls(output):
+    reply_blocks.note_unknown(meta, unknown)
+    if unknown or _more_than_text_and_calls(output):
         meta[reply_blocks.KEY] = {"openai_responses": [reply_blocks.clean(i) for i in output]}
     return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
 

@@ -117,3 +117,58 @@ RESPONSES: dict[str, list[dict[str, Any]]] = {
          "content": [{"type": "output_text", "text": " Two.", "annotations": []}]}],
 }
 """Responses API output items, by what they show."""
+
+NEW_ANTHROPIC: dict[str, list[dict[str, Any]]] = {
+    "mcp connector": [
+        {"type": "text", "text": "I'll ask the server."},
+        {"type": "mcp_tool_use", "id": "mcptoolu_01", "name": "echo", "server_name": "example-mcp",
+         "input": {"text": "hi"}},
+        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01", "is_error": False,
+         "content": [{"type": "text", "text": "hi"}]},
+        {"type": "text", "text": "The server said hi."}],
+    "compaction": [
+        {"type": "compaction", "content": "Summary of the earlier conversation.",
+         "encrypted_content": "EqQBCgIYAhIMcmVjb3JkZWQ=", "signature": "EpYDCkYIBxgCKkB4", "tool_changes": []},
+        {"type": "text", "text": "Carrying on from the summary."}],
+}
+"""Anthropic content blocks of the beta features (``anthropic.types.beta``: ``BetaMCPToolUseBlock``,
+``BetaMCPToolResultBlock``, ``BetaCompactionBlock``), which the installed SDK's ``Message`` does not list."""
+
+FUTURE_ANTHROPIC = [
+    {"type": "hologram", "id": "holo_01", "frames": [{"t": 0, "data": "AAEC"}], "encrypted_payload": "Zm9vYmFy"},
+    {"type": "text", "text": "Here is the hologram."}]
+"""A content block of a kind no API has yet, with fields of its own."""
+
+NEW_RESPONSES: dict[str, list[dict[str, Any]]] = {
+    "remote mcp": [
+        {"type": "mcp_list_tools", "id": "mcpl_68d1", "server_label": "deepwiki", "tools": [
+            {"name": "ask_question", "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+             "description": "Ask a question.", "annotations": {"read_only": True}}]},
+        {"type": "mcp_call", "id": "mcp_68d2", "name": "ask_question", "arguments": "{\"q\":\"what is it?\"}",
+         "server_label": "deepwiki", "output": "It is a wiki.", "status": "completed"},
+        {"type": "message", "id": "msg_68d3", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": "The wiki says it is a wiki.", "annotations": []}]}],
+    "image_generation_call": [
+        {"type": "image_generation_call", "id": "ig_68e1", "status": "completed", "result": "iVBORw0KGgoAAAANSUhEUg==",
+         "revised_prompt": "A grey cat on a mat", "background": "opaque", "output_format": "png",
+         "quality": "high", "size": "1024x1024", "action": "generate"},
+        {"type": "message", "id": "msg_68e2", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Here is the cat.", "annotations": []}]}],
+    "file_search_call": [
+        {"type": "file_search_call", "id": "fs_68f1", "status": "completed", "queries": ["refund policy"],
+         "results": [{"file_id": "file-2dtbBZdjtDKS8eqWxqbgDi", "filename": "policy.pdf", "score": 0.91,
+                      "text": "Refunds within 30 days.", "attributes": {"team": "support"}}]},
+        {"type": "message", "id": "msg_68f2", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Refunds within 30 days.", "annotations": [
+             {"type": "file_citation", "file_id": "file-2dtbBZdjtDKS8eqWxqbgDi", "filename": "policy.pdf",
+              "index": 0}]}]}],
+}
+"""Responses output items of the provider tools ``ResponsesItems`` did not read before (``McpListTools``,
+``McpCall``, ``ImageGenerationCall``, ``ResponseFileSearchToolCall``), every documented field filled in."""
+
+FUTURE_RESPONSES = [
+    {"type": "hologram", "id": "holo_68g1", "status": "completed", "frames": [{"t": 0, "data": "AAEC"}]},
+    {"type": "message", "id": "msg_68g2", "status": "completed", "role": "assistant",
+     "content": [{"type": "output_hologram", "frames": 3},
+                 {"type": "output_text", "text": "Here is the hologram.", "annotations": []}]}]
+"""An output item, and a message part, of kinds no API has yet."""

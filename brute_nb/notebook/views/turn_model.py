@@ -25,9 +25,10 @@ from brute_nb.message import INTERRUPTED_RESULT, role_of
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.render import ToolView
 from brute_nb.structured import SCHEMA_KEY
+from brute_nb.transports.blocks import UNKNOWN_KEY
 from brute_nb.usage import Usage
 
-__all__ = ["NOTICE", "WAITING", "TurnModel", "Watch", "server_views"]
+__all__ = ["NOTICE", "WAITING", "TurnModel", "Watch", "provider_blocks", "server_views"]
 
 NOTICE = "notice"
 """A text segment's meta key marking it a notice (compaction), not the model's words: its value is the kind."""
@@ -183,6 +184,7 @@ class TurnModel:
             replies += 1
             meta = dict(getattr(m, "meta", {}) or {})
             out.extend(server_views(meta))
+            out.extend((f"provider block: {kind}", {NOTICE: "note"}) for kind in provider_blocks(meta))
             if m.content:
                 usage = m.usage
                 own: dict[str, Any] = {} if usage is None else {"input_tokens": usage.input_tokens,
@@ -236,6 +238,13 @@ class TurnModel:
             "replayed": self.replayed,
             "cut_off": cut_off,
         }
+
+
+def provider_blocks(meta: Mapping[str, Any]) -> list[str]:
+    """The kinds of a reply's blocks its transport could not read (kept and sent back as they came): one quiet row
+    each, so a user sees the API said more than the text without an error (``transports.blocks.UNKNOWN_KEY``)."""
+    kinds = meta.get(UNKNOWN_KEY)
+    return [str(k) for k in kinds] if isinstance(kinds, list) else []
 
 
 def server_views(meta: Mapping[str, Any]) -> list[ToolView]:
