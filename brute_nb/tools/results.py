@@ -45,8 +45,10 @@ def _pictures(value: Any) -> ToolOutput | None:
     files = tuple(attachment(v) for v in items if isinstance(v, Attachment) or is_attachable(v))
     texts = [v if isinstance(v, str) else to_json(v) for v in items if not (isinstance(v, Attachment)
                                                                              or is_attachable(v))]
-    names = ", ".join(f.label for f in files)
-    return ToolOutput("\n".join([*texts, f"[attached: {names}]"]), attachments=files)
+    # Only names the tool gave (an Attachment it named, or made from its file): a figure's or an image's name is
+    # brute_nb's invention and a nameless file's label is its storage name, neither of which tells the model a thing.
+    names = ", ".join(v.name for v in items if isinstance(v, Attachment) and v.name)
+    return ToolOutput("\n".join([*texts, *([f"[attached: {names}]"] if names else [])]), attachments=files)
 
 
 def to_json(value: Any) -> str:

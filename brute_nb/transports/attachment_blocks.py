@@ -2,8 +2,9 @@
 
 Anthropic takes images (``image`` blocks) and PDFs and plain text (``document`` blocks), in user turns and inside
 tool results. OpenAI Chat takes images (``image_url`` with a data URL) and PDFs (``file`` parts) in user messages;
-the Responses API takes ``input_image`` and ``input_file`` parts, in user messages and in a function call's output.
-Text files go to the OpenAI APIs as a text part headed by their name (neither has a text-file part). Anything else
+the Responses API takes ``input_image`` and ``input_file`` parts (PDFs and text files alike), in user messages and
+in a function call's output. Text files go to Chat Completions as a text part headed by their name (its ``file``
+part takes PDFs only). Anything else
 raises ``AttachmentError`` saying which file, which type and which provider. Pure functions: bytes in, dicts out.
 
 A ``UrlAttachment`` goes as a URL source where the API takes one (``URL_KINDS``: Anthropic images and PDFs,
@@ -110,10 +111,8 @@ def responses_parts(items: Iterable[Attachment]) -> list[JSON]:
             parts.append({"type": "input_image", "image_url": url, "detail": "auto"})
         elif item.kind == "image":
             parts.append({"type": "input_image", "image_url": _data_url(item), "detail": "auto"})
-        elif item.kind == "pdf":
+        elif item.kind in ("pdf", "text"):  # the API's file input reads text files too: no label of ours
             parts.append({"type": "input_file", "filename": item.label, "file_data": _data_url(item)})
-        elif item.kind == "text":
-            parts.append(_text_part(item, "input_text"))
         else:
             raise refuse(item, "openai")
     return parts

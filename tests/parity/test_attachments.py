@@ -85,7 +85,7 @@ async def test_every_source_reaches_each_api_in_its_shape(fake_provider: FakePro
     assert len(files) == len(items)
     expected = {"anthropic": {"image": "image", "pdf": "document", "text": "document"},
                 "openai_chat": {"image": "image_url", "pdf": "file", "text": "text"},
-                "openai_responses": {"image": "input_image", "pdf": "input_file", "text": "input_text"}}[kind]
+                "openai_responses": {"image": "input_image", "pdf": "input_file", "text": "input_file"}}[kind]
     for part, item, (_, what) in zip(files, items, values.values(), strict=True):
         assert part["type"] == expected[what]
         got = decoded(kind, part)
@@ -241,7 +241,7 @@ async def test_a_real_tool_returning_a_figure_sends_it_with_its_result(fake_prov
     a = agent().use(ToolResultLoop).use(DefaultToolPipeline, tools=[chart]).run(FACTORIES[kind](fake_provider))
     env = await a.astart("chart 1 3 2")
     result = next(m for m in env["messages"] if m.role == "tool")
-    assert result.content == "a line through the points\n[attached: figure.png]"
+    assert result.content == "a line through the points"  # "figure.png" is no name the tool gave (issue 42 §6)
     assert [x.media_type for x in result.attachments] == ["image/png"]
     assert base64.b64encode(result.attachments[0].read_bytes()).decode()[:60] in json.dumps(
         fake_provider.requests[1]["json"])

@@ -252,11 +252,17 @@ def test_an_object_a_transport_cannot_read_is_refused_not_emptied(transport: Any
     (OpenAI, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}, "image_url"),
     (OpenAI, {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
      "function_call"),
-    (ResponsesItems, {"output": [{"type": "message", "content": [{"type": "output_audio"}]}]}, "output_audio"),
 ])
 def test_a_part_a_transport_cannot_read_is_refused_by_name(transport: Any, payload: Any, named: str) -> None:
     with pytest.raises(TypeError, match=named):
         list(transport.wrap_each(payload))
+
+
+def test_a_responses_part_of_a_new_kind_is_kept_not_refused() -> None:
+    """The API billed the reply: a part kind the transport does not read is kept whole and named (issue 42 §1)."""
+    item = {"type": "message", "content": [{"type": "output_audio", "data": "AAA"}]}
+    (m,) = ResponsesItems.wrap_each({"output": [item]})
+    assert m.meta["provider_blocks"] == ["output_audio"] and m.meta["blocks"] == {"openai_responses": [item]}
 
 
 def test_a_refusal_is_read_as_the_reply_text() -> None:
