@@ -29,7 +29,7 @@ import math
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -74,6 +74,9 @@ class FakeProvider:
         """TCP connections accepted; with keep-alive, a client that reuses its connection opens one."""
         self.api_key = api_key
         self.enforce_rules = enforce_rules
+        self.sent_kinds: frozenset[str] = frozenset()
+        """The kinds of the blocks, items and parts of the recorded-shape replies sent so far: an API takes back
+        every kind it sends, a kind added after the fake's own lists too."""
         self.keep_alive = keep_alive
         self.first_token = first_token
         """Seconds a model's answer waits before it starts, as a real model's time to first token (0.3-2 s);
@@ -169,6 +172,8 @@ class FakeProvider:
             return _fault(api, body, item, n)
         if item.calls and rules_tools.tools_off(api, body):  # asked for no tool, a real model calls none
             item = dataclasses.replace(item, calls=())
+        with self._lock:
+            self.sent_kinds |= _kinds(item.blocks)
         return dataclasses.replace(_answer(api, body, _with_ids(api, item, n), n), wait=self.first_token)
 
     def _unauthorized(self, api: str, headers: dict[str, str]) -> Outcome | None:
@@ -189,7 +194,7 @@ class FakeProvider:
             return unauthorized
         if not isinstance(body, dict):
             return _json(400, error_body(api, 400, "the request body must be a JSON object"))
-        problems = rules.request_problems(api, body) if self.enforce_rules else []
+        problems = rules.request_problems(api, body, also=self.sent_kinds) if self.enforce_rules else []
         if problems:
             return _json(400, error_body(api, 400, "; ".join(problems)))
         return None
@@ -260,6 +265,17 @@ def _events(api: str, body: dict[str, Any], reply: Reply, n: int) -> list[str]:
     if api == "openai_responses":
         return wire_responses.responses_sse(body, reply, n)
     return wire.openai_chat_sse(body, reply, n)
+
+
+def _kinds(blocks: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The ``type`` of each block or item, and of each part of an item's content."""
+    kinds = set()
+    for block in blocks:
+        kinds.add(str(block.get("type")))
+        content = block.get("content")
+        if isinstance(content, list):
+            kinds.update(str(p.get("type")) for p in content if isinstance(p, Mapping))
+    return frozenset(kinds)
 
 
 def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:

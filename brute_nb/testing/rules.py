@@ -81,7 +81,7 @@ def openai_chat_problems(body: Mapping[str, Any]) -> list[str]:
     return problems + _tool_problems(body.get("tools"), "parameters", wrapped=True)
 
 
-def openai_responses_problems(body: Mapping[str, Any]) -> list[str]:
+def openai_responses_problems(body: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
     problems = [] if body.get("model") else ["model: a model is required"]
     items = body.get("input")
     if isinstance(items, str):
@@ -103,7 +103,7 @@ def openai_responses_problems(body: Mapping[str, Any]) -> list[str]:
             answered.add(item.get("call_id"))
         elif kind == "message" and item.get("role") not in ("system", "developer", "user", "assistant"):
             problems.append(f"input.{i}.role: invalid role {item.get('role')!r}")
-        problems.extend(rules_tools.responses_item(i, item))
+        problems.extend(rules_tools.responses_item(i, item, also))
     problems.extend(f"No tool output found for function call {c}." for c in calls if c not in answered)
     return problems + _tool_problems(body.get("tools"), "parameters", wrapped=False,
                                      server=rules_tools.responses_tool)
@@ -146,10 +146,14 @@ CHECKS = {"openai_chat": openai_chat_problems, "openai_responses": openai_respon
 """The rules per API, by the names the fake server routes requests to."""
 
 
-def request_problems(api: str, body: Mapping[str, Any]) -> list[str]:
-    """The problems the fake server would refuse ``body`` for on ``api`` (one of ``CHECKS``), empty when valid."""
+def request_problems(api: str, body: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
+    """The problems the fake server would refuse ``body`` for on ``api`` (one of ``CHECKS``), empty when valid;
+    ``also``: item and part kinds the API sent in its replies (it takes back every kind it sends)."""
     if api not in CHECKS:
         raise ValueError(f"unknown API {api!r}; expected one of {', '.join(CHECKS)}")
+    if api == "openai_responses":
+        return (openai_responses_problems(body, also) + rules_tools.tool_choice(api, body)
+                + rules_content.openai_responses(body, also))
     return CHECKS[api](body) + rules_tools.tool_choice(api, body) + rules_content.problems(api, body)
 
 

@@ -127,7 +127,7 @@ RESPONSES_PARTS = frozenset({"input_text", "output_text", "refusal", "input_imag
 ``output_text`` and ``refusal`` sent back)."""
 
 
-def openai_responses(body: Mapping[str, Any]) -> list[str]:
+def openai_responses(body: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
     problems = []
     text = body.get("text")
     if isinstance(text, Mapping) and "format" in text:
@@ -145,7 +145,7 @@ def openai_responses(body: Mapping[str, Any]) -> list[str]:
                     problems.append(f"{where}: one of file_id, file_data or file_url is required")
                 elif part.get("file_data") and not part.get("filename"):
                     problems.append(f"{where}.filename: a filename is required with file_data")
-            elif kind not in RESPONSES_PARTS:
+            elif kind not in RESPONSES_PARTS and kind not in also:
                 problems.append(f"{where}.type: Invalid value: {kind!r}")
             if kind in ("input_image", "input_file") and item.get("role") not in ("user", None):
                 problems.append(f"{where}: {kind} is only allowed in user messages")

@@ -67,9 +67,9 @@ def responses_tool(i: int, tool: Mapping[str, Any]) -> list[str] | None:
     return []
 
 
-def responses_item(i: int, item: Mapping[str, Any]) -> list[str]:
+def responses_item(i: int, item: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
     kind = item.get("type", "message")
-    if kind not in RESPONSES_ITEMS:
+    if kind not in RESPONSES_ITEMS and kind not in also:
         return [f"input[{i}].type: Invalid value: {kind!r}."]
     return []
 

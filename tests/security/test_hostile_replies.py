@@ -152,7 +152,7 @@ def _sent_back(request: dict[str, Any], api: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("case", cases("blocks"))
-def test_reply_blocks_are_inert_sent_back_as_received_and_an_unknown_kind_is_refused(
+def test_reply_blocks_are_inert_sent_back_as_received_and_an_unknown_kind_is_kept(
         case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from brute_nb.transports.blocks import clean
     from tests.security.hostile.replies import KEY_HERE

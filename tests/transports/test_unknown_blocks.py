@@ -13,7 +13,7 @@ import pytest
 
 from brute_nb.message import Message
 from brute_nb.notebook.views.turn_model import NOTICE, TurnModel
-from brute_nb.testing import FakeProvider, Reply, rules_content, rules_tools
+from brute_nb.testing import FakeProvider, Reply
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
@@ -28,13 +28,6 @@ RESPONSES_CASES = {**NEW_RESPONSES, "a kind no API has yet": FUTURE_RESPONSES}
 UNKNOWN = {"mcp connector": [], "compaction": ["compaction"], "remote mcp": ["mcp_list_tools"],
            "image_generation_call": [], "file_search_call": []}
 """The kinds each reply shows as a "provider block" row: the ones brute_nb reads nothing of."""
-
-
-@pytest.fixture(autouse=True)
-def future_api(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The API that sends a hologram item (and part) takes it back, as it does every kind it sends."""
-    monkeypatch.setattr(rules_tools, "RESPONSES_ITEMS", rules_tools.RESPONSES_ITEMS | {"hologram"})
-    monkeypatch.setattr(rules_content, "RESPONSES_PARTS", rules_content.RESPONSES_PARTS | {"output_hologram"})
 
 
 @pytest.mark.parametrize("name", NEW_ANTHROPIC)
@@ -99,6 +92,16 @@ async def test_responses_items_of_new_kinds_are_kept_and_go_back(fake_provider: 
     assert sent[start:start + len(items)] == sent_back(items)
     assert ResponsesItems.dump(Message.from_json(reply.to_json())) == sent_back(items)
     assert reply.meta.get("provider_blocks", []) == UNKNOWN.get(name, ["hologram", "output_hologram"])
+
+
+def test_the_fake_takes_back_the_kinds_it_sent_and_refuses_others() -> None:
+    """As the API: a kind it sent in a reply comes back accepted; one it never sent is refused."""
+    from brute_nb.testing.rules import request_problems
+
+    body = {"model": "m", "input": [{"role": "user", "content": "hi"}, *FUTURE_RESPONSES]}
+    assert any("'hologram'" in p for p in request_problems("openai_responses", body))
+    assert any("'output_hologram'" in p for p in request_problems("openai_responses", body))
+    assert request_problems("openai_responses", body, also=frozenset({"hologram", "output_hologram"})) == []
 
 
 async def test_mcp_tool_use_shows_as_a_tool_the_provider_ran() -> None:

@@ -110,12 +110,14 @@ REPLIES += (
         "still goes back as blocks"),
     _blocks("anthropic-unknown-block-kind", "anthropic",
             ({"type": "holographic_projection", "payload": MARKUP}, {"type": "text", "text": "hi"}),
-            "a block kind no API documents: a clear error naming it; nothing half-kept; the next turn works",
-            error="holographic_projection"),
+            "a block kind no API documents yet: the paid turn is kept, the block whole (shown as its kind, inert) "
+            "and sent back as received"),
     _blocks("responses-unknown-item-kind", "openai_responses",
             ({"type": "holographic_projection", "id": "hp_1", "payload": MARKUP},),
-            "an output item kind no API documents: a clear error naming it; the next turn works",
-            error="holographic_projection"),
+            "an output item kind no API documents yet: kept whole, shown as its kind, inert, sent back"),
+    _blocks("anthropic-hostile-block-kind", "anthropic",
+            ({"type": MARKUP, "payload": MARKUP}, {"type": "text", "text": "hi"}),
+            "a block whose kind is markup: its one row shows the kind as text, never as HTML"),
 )
 
 BATCH = frozenset({"batch"})
