@@ -38,7 +38,7 @@ kernel has one provider at a time, and a dict of every provider seen would keep 
 def tracer() -> Any | None:
     """The tracer to record with, or None when no real tracer provider is configured (nothing is recorded)."""
     trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
+    if trace is None or _initializing(trace):
         return None
     provider = trace.get_tracer_provider()
     if type(provider).__name__ in _INACTIVE:
@@ -46,6 +46,14 @@ def tracer() -> Any | None:
     if _last[0] is not provider:
         _last[:] = [provider, provider.get_tracer(SCOPE, _version())]
     return _last[1]
+
+
+def _initializing(module: Any) -> bool:
+    """Whether ``module`` is still being imported, by another thread (the warm-up's SDK import brings
+    ``opentelemetry.trace`` in): it is in ``sys.modules`` from the start of its import, half made. Nobody can have
+    set a tracer provider through a module not made yet, so there is nothing to trace, and no need to wait for it.
+    ``__spec__._initializing`` is the flag the import system itself reads to tell (``importlib._bootstrap``)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def _version() -> str | None:
@@ -178,7 +186,10 @@ def _set_usage(span: Any, usage: Usage) -> None:
 @contextlib.contextmanager
 def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None) -> Iterator[Any]:
     """An ``execute_tool`` span around one tool call; yields a function that records its result text (redacted
-    here, so a turn with no tracer does not redact it only to drop it)."""
+    here, so a turn with no tracer does not redact it only to drop it).
+
+    A failure's text is content too (the paths and arguments the tool was given): without content capture its
+    status says only the class of what the tool raised, if it raised."""
     found = tracer()
     if found is None:
         yield _ignore
@@ -193,19 +204,19 @@ def tool_call(env: Mapping[str, Any], call: Any, description: str | None = None)
                                                               default=str)
     with _span(found, f"execute_tool {call.name}", "INTERNAL", attributes) as span:
 
-        def finished(text: str, is_error: bool) -> None:
+        def finished(text: str, is_error: bool, error_class: str | None = None) -> None:
             if is_error:
                 span.set_attribute("error.type", "tool_error")
                 from opentelemetry.trace import Status, StatusCode
 
-                span.set_status(Status(StatusCode.ERROR, redact(text)[:200]))
+                span.set_status(Status(StatusCode.ERROR, redact(text)[:200] if capturing_content() else error_class))
             elif capturing_content():
                 span.set_attribute("gen_ai.tool.call.result", redact(text))
 
         yield finished
 
 
-def _ignore(text: str, is_error: bool) -> None:
+def _ignore(text: str, is_error: bool, error_class: str | None = None) -> None:
     """The result recorder when nothing is traced."""
 
 

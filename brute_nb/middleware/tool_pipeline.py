@@ -133,7 +133,7 @@ class DefaultToolPipeline:
         description = getattr(adapter, "description", None)
         with use_env(env), in_call(call.id, call.name), tracing.tool_call(env, call, description) as traced:
             output = await self._output(env, call)
-            traced(output.text, output.is_error)
+            traced(output.text, output.is_error, output.error_type)
         # The time a person took to answer an approval question is not the tool's (the approver records it).
         waited = env.get("metadata", {}).get("approval_waits", {}).get(call.id, 0.0)
         return self._message(env, index, call, output, max(0.0, (time.perf_counter() - start) * 1000 - waited))
@@ -170,7 +170,8 @@ class DefaultToolPipeline:
             value = await adapter.call(call.arguments)
             output = finish(value, env.get("overflow_dir"))
         except Exception as exc:
-            output = finish(ToolOutput(error_text(exc), is_error=True), env.get("overflow_dir"))
+            output = finish(ToolOutput(error_text(exc), is_error=True, error_type=type(exc).__qualname__),
+                            env.get("overflow_dir"))
         return output
 
     @staticmethod

@@ -8,6 +8,7 @@ the universal truncation runs, unless the tool already truncated itself.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -73,8 +74,8 @@ def finish(value: Any, overflow_dir: str | os.PathLike[str] | None = None) -> To
     if out.truncated:
         return out
     capped = truncate(out.text, directory=overflow_dir)
-    return ToolOutput(capped.text, truncated=capped.text != out.text, is_error=out.is_error,
-                      overflow_path=capped.overflow_path, attachments=out.attachments)
+    return dataclasses.replace(out, text=capped.text, truncated=capped.text != out.text,
+                               overflow_path=capped.overflow_path)
 
 
 def error_text(exc: BaseException) -> str:

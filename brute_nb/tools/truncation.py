@@ -48,6 +48,9 @@ class ToolOutput:
     overflow_path: str | None = None
     attachments: tuple[Any, ...] = ()
     """Images a tool returned (a rendered chart), sent with its result."""
+    error_type: str | None = None
+    """The class of the exception the tool raised (``text`` is then its ``error_text``): what a trace may export
+    of a failure without content capture, where the text (paths, arguments) may not go."""
 
     def __str__(self) -> str:
         return self.text

@@ -161,9 +161,40 @@ async def test_a_failed_tool_call_is_marked_as_an_error(
     assert tool_span.status.status_code == trace.StatusCode.ERROR
 
 
-async def test_a_failed_tool_calls_error_status_holds_no_key(
+@tool
+def missing(path: str) -> str:
+    """Fail the way a tool reports a failure itself: a result text that starts with Error.
+
+    Args:
+        path: A file to read.
+    """
+    return f"Error: no such file {path}"
+
+
+async def test_a_failed_tool_calls_status_names_only_the_error_class_without_content_capture(
         fake_provider: FakeProvider, spans: InMemorySpanExporter, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error text holds what the tool was given and found (paths, arguments): content, exported only when
+    content capture is on (issue 39 §2.12). The class of what it raised is safe, and says what kind of failure."""
+    monkeypatch.delenv(tracing.CAPTURE_CONTENT, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    fake_provider.add(reply("", call("leak", {"text": "x"}), call("missing", {"path": "/home/ada/payroll.csv"})),
+                      "Sorry.")
+    await agent_for(providers(fake_provider)["anthropic"], tmp_path / "s.jsonl", [leak, missing]).astart("leak")
+    found = by_name(spans.get_finished_spans())
+    (raised,), (reported,) = found["execute_tool leak"], found["execute_tool missing"]
+    assert raised.status.status_code == reported.status.status_code == trace.StatusCode.ERROR
+    assert raised.status.description == "ValueError"
+    assert not reported.status.description  # a result text, no class: nothing but the error status
+    recorded = json.dumps([[dict(s.attributes or {}), s.status.description] for s in spans.get_finished_spans()],
+                          default=str)
+    assert "payroll" not in recorded and "bad" not in recorded and "sk-ant" not in recorded
+
+
+async def test_a_failed_tool_calls_error_status_holds_no_key_with_content_capture(
+        fake_provider: FakeProvider, spans: InMemorySpanExporter, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tracing.CAPTURE_CONTENT, "true")
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     fake_provider.add(reply("", call("leak", {"text": "x"})), "Sorry.")
     await agent_for(providers(fake_provider)["anthropic"], tmp_path / "s.jsonl", [leak]).astart("leak")
@@ -211,3 +242,41 @@ def test_the_api_alone_is_not_a_tracer_provider() -> None:
     """Some library imported the OpenTelemetry API, but nobody set an SDK provider: nothing is recorded."""
     assert type(trace.get_tracer_provider()).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider")
     assert tracing.tracer() is None
+
+
+def test_a_tracer_asked_while_another_thread_imports_opentelemetry_is_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up thread imports ``opentelemetry.trace`` (the SDKs' ``opentelemetry.propagate`` does) while the
+    first turn or map row asks for a tracer: the module is then in ``sys.modules`` half made, and reading it failed
+    the turn with "partially initialized module" (issue 39 §2.1). Half made, nobody can have set a provider through
+    it yet: nothing is traced, and the turn goes on. Here the import is held half way, in a real second thread."""
+    import importlib.abc
+    import importlib.machinery
+    import threading
+    from types import ModuleType
+
+    started, finish = threading.Event(), threading.Event()
+
+    class HeldHalfWay(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+            return importlib.machinery.ModuleSpec(name, self) if name == "opentelemetry.trace" else None
+
+        def exec_module(self, module: ModuleType) -> None:
+            started.set()
+            finish.wait(60)
+            module.get_tracer_provider = trace.get_tracer_provider  # type: ignore[attr-defined]
+
+    import opentelemetry
+
+    monkeypatch.setattr(opentelemetry, "trace", trace)  # the import below sets the package's attribute: put back
+    monkeypatch.delitem(sys.modules, "opentelemetry.trace")
+    monkeypatch.setattr(sys, "meta_path", [HeldHalfWay(), *sys.meta_path])
+    importer = threading.Thread(target=importlib.import_module, args=("opentelemetry.trace",), daemon=True)
+    importer.start()
+    try:
+        assert started.wait(60)
+        assert "opentelemetry.trace" in sys.modules
+        assert tracing.tracer() is None
+    finally:
+        finish.set()
+        importer.join(60)
+    assert tracing.tracer() is None  # imported whole now: the API's own provider, still not a real one
