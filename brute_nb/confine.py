@@ -79,14 +79,18 @@ def real(path: StrPath) -> str:
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
 
 
-Signature = tuple[int, int, int, int]
+Signature = tuple[int, int, int, int, int]
 
 
 def signature(st: os.stat_result) -> Signature:
-    """(device, inode, size, mtime in ns) of a file: what tells a kept answer about it (a session's messages, an
-    AGENTS.md read, a parsed skill) that the file changed or was replaced since; an edit, an atomic save or a new
-    file at the same path each change at least one of them."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    """(device, inode, size, mtime, change time, in ns) of a file: what tells a kept answer about it (a session's
+    messages, an AGENTS.md read, a parsed skill) that the file changed or was replaced since; an edit, an atomic
+    save or a new file at the same path each change at least one of them. Size and mtime are anyone's to set back
+    (``os.utime``, ``touch -r``, a tool that keeps times); the change time is not, so a same-size rewrite with its
+    old mtime put back still shows (issue 39 §2.15). It is only as fine as the filesystem's clock, though: a
+    reader that must be exact about a file changed within a tick of its look checks the bytes too
+    (``sessions.file.preload``)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def inside(path: StrPath, root: StrPath) -> bool:
@@ -323,10 +327,10 @@ def replace(where: Place, data: bytes, *, like: os.stat_result | None = None,
                     os.fchown(fd, like.st_uid, like.st_gid)
                 os.fchmod(fd, stat.S_IMODE(like.st_mode))
             os.fsync(fd)
-            st = os.fstat(fd)
+            os.rename(tmp, where.name, src_dir_fd=where.dir_fd, dst_dir_fd=where.dir_fd)
+            st = os.fstat(fd)  # after the rename, which sets the change time a signature holds; of this very file
         finally:
             os.close(fd)
-        os.rename(tmp, where.name, src_dir_fd=where.dir_fd, dst_dir_fd=where.dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=where.dir_fd)

@@ -235,3 +235,54 @@ def test_a_read_ahead_keeps_nothing_for_a_torn_file_and_goes_at_the_next_load_of
     assert session_file.preload(SessionFile(mine), ReadCheck())
     SessionFile(other).load()
     assert session_file._preloaded is None  # a load of another file let it go: it is not kept for ever
+
+
+def _after_the_clock_moves_past(path: Path) -> None:
+    """Return once the filesystem's clock has moved past ``path``'s last change (its ticks are 1-10 ms), so a
+    change made from now on gets another change time: a loop on the clock itself, nothing timed."""
+    probe = path.with_name(path.name + ".probe")
+    changed = path.stat().st_ctime_ns
+    while True:
+        probe.write_bytes(b"")
+        if probe.stat().st_ctime_ns > changed:
+            probe.unlink()
+            return
+
+
+def test_a_same_size_rewrite_with_its_old_mtime_put_back_is_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 §2.15: size and mtime are the user's to set (``os.utime``, ``touch -r``, a tool that keeps times);
+    the change time is not, so a rewrite shows in it."""
+    from brute_nb.sendable import ReadCheck
+
+    monkeypatch.setattr(session_file, "SETTLED_NS", 0)  # trust the signature alone: no second look at the bytes
+    path = tmp_path / "s.jsonl"
+    SessionFile(path).append([msg("old")])
+    _after_the_clock_moves_past(path)
+    assert session_file.preload(SessionFile(path), ReadCheck())
+    st = path.stat()
+    path.write_bytes(msg("new").to_json().encode() + b"\n")  # same size, same inode
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+    messages, _ = SessionFile(path).load()
+    assert [m.content for m in messages] == ["new"]
+
+
+def test_a_read_ahead_of_a_file_changed_just_before_is_used_only_if_its_bytes_are_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The change time is only as fine as the filesystem's clock (a tick of 1-10 ms; 2 s on some): a file changed
+    within a tick of its read ahead can change again, same size, and keep every time. Such a read ahead is checked
+    against the file's bytes when it is taken. Here a filesystem whose clock never moved: a signature blind to
+    time."""
+    from brute_nb.sendable import ReadCheck
+
+    monkeypatch.setattr(session_file, "signature", lambda st: (st.st_dev, st.st_ino, st.st_size, 0, 0))
+    path = tmp_path / "s.jsonl"
+    SessionFile(path).append([msg("old")])
+    assert session_file.preload(SessionFile(path), ReadCheck())
+    path.write_bytes(msg("new").to_json().encode() + b"\n")
+    assert [m.content for m in SessionFile(path).load()[0]] == ["new"]
+
+    assert session_file.preload(SessionFile(path), ReadCheck())  # unchanged: taken, not parsed again
+    monkeypatch.setattr(session_file, "_parse", lambda *a, **k: pytest.fail("parsed again"))
+    assert [m.content for m in SessionFile(path).load()[0]] == ["new"]
