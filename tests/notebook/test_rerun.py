@@ -69,3 +69,38 @@ def test_a_demo_runs_twice_in_one_kernel(tmp_path: Path, demo: str) -> None:
         kc.allow_stdin = False  # as nbclient: the approval question becomes deny (the browser test answers it)
         assert run_notebook(kc, root / f"{demo}.ipynb") == {}
         assert run_notebook(kc, root / f"{demo}.ipynb") == {}
+
+
+def cell_texts(kc: Any, path: Path) -> dict[int, str]:
+    """Every code cell of ``path`` run in order, as Run All would: what each showed (streams, plain text, errors),
+    by cell index."""
+    import nbformat
+
+    shown = {}
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type == "code":
+            _, outputs = run(kc, cell.source, timeout=120)
+            shown[index] = "".join(str(o["content"].get("text") or o["content"].get("data", {}).get("text/plain")
+                                       or o["content"].get("evalue") or "") for o in outputs)
+    return shown
+
+
+@pytest.mark.kernel
+@pytest.mark.timeout(600)
+def test_cost_and_compare_traces_its_second_run_all_as_its_first(tmp_path: Path) -> None:
+    """OpenTelemetry lets a process set its tracer provider once: the demo's second Run All printed "Overriding of
+    current TracerProvider is not allowed" and its spans cell showed none (issue 39 §2, Also)."""
+    import nbformat
+
+    root = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns("scratch*", "*.brute", ".ipynb_checkpoints"))
+    path = root / "cost_and_compare.ipynb"
+    spans_cell = next(i for i, c in enumerate(nbformat.read(path, as_version=4).cells)
+                      if "get_finished_spans" in c.source)
+    with kernel(root, BRUTE_MODEL="", BRUTE_NB_DEMO="replay") as (_, kc):
+        kc.allow_stdin = False
+        first = cell_texts(kc, path)
+        second = cell_texts(kc, path)
+    assert "invoke_agent brute_nb" in first[spans_cell]
+    assert second[spans_cell] == first[spans_cell]
+    assert not [text for text in second.values() if "Overriding" in text]
