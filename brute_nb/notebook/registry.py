@@ -10,6 +10,7 @@ agent stack, is imported when the first session is asked for.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,8 @@ class Registry:
         self._location: Any = None
         self.error_recorder: Any = None
         """The ``post_run_cell`` hook filling ``Err`` (``cells.ErrorRecorder``), removed at unload."""
+        self.last_host: tuple[str, str] | None = None
+        """(session, host) of the last ``%%brute`` turn (``crossing``)."""
 
     @property
     def location(self) -> Any:
@@ -55,10 +58,34 @@ class Registry:
         key = (path, name)
         nb = self.agents.get(key)
         if nb is None:
-            nb = NotebookAgent(name, path, settings=self.settings, notebook=loc.path)
+            nb = NotebookAgent(name, path, settings=self.starting_settings(loc), notebook=loc.path)
             nb.on_fork = self.adopt  # a fork of a kernel session becomes the current one
             self.agents[key] = nb
         return nb
+
+    def starting_settings(self, loc: Any) -> Settings:
+        """The settings a new session starts from: the current session's, as the user left them (its model, its
+        server and that server's key), so a second session goes on talking to the same host rather than to the
+        provider's public one with the environment's key. Its own cassette (replay, record) is not handed on: two
+        sessions cannot go on from one place in it."""
+        from brute_nb.notebook.paths import session_path
+
+        current = self.agents.get((session_path(loc, self.current_name), self.current_name))
+        if current is None:
+            return self.settings
+        return dataclasses.replace(current.settings, replay=None, record=None)
+
+    def crossing(self, nb: NotebookAgent) -> str | None:
+        """One line when this session's turn goes to another host than the last turn of another session did
+        (``--base-url`` or the environment differ between them), so a host never changes silently; None otherwise.
+        Each call records the host this turn goes to."""
+        host = nb.host()
+        if host is None:
+            return None
+        last, self.last_host = self.last_host, (nb.name, host)
+        if last is None or last[0] == nb.name or last[1] == host:
+            return None
+        return f"session {nb.name} sends to {host} (session {last[0]} sent to {last[1]})"
 
     def configure(self, options: Mapping[str, Any], session: str | None = None) -> NotebookAgent:
         """What ``%%brute`` options, ``%brute config k=v``, ``brute_nb.configure`` and ``brute_nb.chat`` share:

@@ -86,6 +86,26 @@ class NotebookAgent:
             self._model = (key, auto(s.model, replay=s.replay, record=s.record, **extra, **s.options))
         return self._model[1]
 
+    def host(self) -> str | None:
+        """Where this session's requests go (``scheme://host:port``): its base URL, else the one its environment
+        sets (``OPENAI_BASE_URL``), else its provider's own; None when nothing is sent (a replay) or it cannot tell
+        (no provider configured yet, a model call of the user's)."""
+        from urllib.parse import urlsplit
+
+        try:
+            provider: Any = self.model_provider()
+        except BruteError:
+            return None
+        if getattr(provider, "replaying", False):
+            return None
+        variable = getattr(provider, "base_url_variable", None)
+        url = (getattr(provider, "base_url", None) or (os.environ.get(variable) if variable else None)
+               or getattr(provider, "home_url", None))
+        if not isinstance(url, str) or not url:
+            return None
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{parts.netloc}" if parts.netloc else url
+
     def _environment(self) -> str | None:
         """What of the environment the model call depends on: nothing for a set provider or a replay (a replayed
         cassette must go on where it was), else ``environment_fingerprint``."""
@@ -120,6 +140,8 @@ class NotebookAgent:
             # kept would refuse every later switch, as anthropic's create takes no temperature).
             left = {"base_url": "", "api_key": "", "options": {}}
             changes = {**{k: v for k, v in left.items() if k not in changes}, **changes}
+        if changes.get("base_url", before.base_url) != before.base_url and "api_key" not in changes:
+            changes = {**changes, "api_key": ""}  # a key given for one server never goes to another
         self.settings = self.settings.updated(**changes)
         try:
             self._check(set(changes))

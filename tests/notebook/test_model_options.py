@@ -191,3 +191,33 @@ def test_options_belong_to_their_provider_and_can_be_cleared(shell: Any, monkeyp
         shell.run_line_magic("brute", "config options=temperature=0.3")
         shell.run_cell_magic("brute", "-o none", "plain")
         assert "temperature" not in fake.requests[-1]["json"]
+
+
+def test_a_second_session_never_changes_host_silently(shell: Any, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Two loopback servers: "local" (the base URL set for one session, with its own key) and "public" (where the
+    environment's key and base URL point, standing in for the provider's public host)."""
+    local_key = "sk-local-server-key-0123456789"
+    with FakeProvider(["local 1", "local 2", "local 3"], api_key=local_key) as local, \
+            FakeProvider(["public 1"]) as public:
+        monkeypatch.setenv("OPENAI_API_KEY", public.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", public.openai_base_url)
+        capsys.readouterr()
+        shell.run_line_magic("brute", f"config model=openai:local-1 base_url={local.openai_base_url} "
+                                      f"api_key={local_key}")
+        said = capsys.readouterr().out
+        assert said.startswith("these settings are session default's"), said  # where they apply, when set
+        shell.run_cell_magic("brute", "", "hi")
+        shell.run_cell_magic("brute", "-s other", "hello from another session")
+        assert local.received == 2 and public.received == 0  # the new session starts from the settings in use
+        assert "hello from another session" in json.dumps(local.requests[-1]["json"])
+        capsys.readouterr()
+        shell.run_cell_magic("brute", "-s solo --base-url none", "the environment's host, by choice")
+        assert public.received == 1
+        assert "session solo sends to " + public.base_url in capsys.readouterr().out
+        shell.run_cell_magic("brute", "-s other", "back again")
+        out = capsys.readouterr().out
+        assert f"session other sends to {local.base_url} (session solo sent to {public.base_url})" in out
+        keys = ({r["headers"]["authorization"] for r in local.requests},
+                {r["headers"]["authorization"] for r in public.requests})
+    assert keys == ({f"Bearer {local_key}"}, {f"Bearer {public.api_key}"})  # each key went to its own host only

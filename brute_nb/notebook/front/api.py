@@ -23,7 +23,8 @@ def chat(session: str | None = None, **options: Any) -> Any:
 
 
 def configure(**settings: Any) -> NotebookAgent:
-    """Change the current session's settings from Python (``%brute config`` without the printout).
+    """Change the current session's settings from Python (``%brute config`` without the printout). They are that
+    session's: a new session starts from them, sessions already started keep their own.
 
     Keys (``settings.KEYS``, checked as ``%%brute`` and ``%brute config`` check them): notebook, model, tools,
     system, max_iterations, root, replay, record, window, approve, budget, summarize, context, mcp, base_url (none

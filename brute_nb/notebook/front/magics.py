@@ -138,6 +138,9 @@ class BruteMagics(Magics):
             return self._over(args, cell.strip("\n").rstrip())
         _refuse_map_options(args)
         nb = self._session(args)
+        crossing = self.registry.crossing(nb)
+        if crossing:
+            print(crossing)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
         files: list[Any] = []
         prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {}, files,
@@ -403,6 +406,8 @@ class BruteMagics(Magics):
                 nb = reg.configure(config_pairs(rest))
             except (SettingsError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
+            print(f"these settings are session {nb.name}'s: a new session (-s NAME) starts from them, sessions "
+                  "already started keep their own")
         loc = reg.location
         s = nb.settings
         print(f"notebook:       {loc.path}  (from {loc.source})")
