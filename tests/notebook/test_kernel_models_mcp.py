@@ -65,7 +65,7 @@ def test_models_options_aliases_and_mcp_in_a_kernel(tmp_path: Path) -> None:
             assert reply_content["status"] == "error" and "did you mean temperature" in reply_content["evalue"]
 
             out = text_of(ok(kc, "%brute models"))
-            assert "fast             openai:gpt-fast" in out and "OPENAI_API_KEY is set" in out
+            assert "fast             openai:gpt-fast" in out and "environment (OPENAI_API_KEY)" in out
             assert "models at openai:gpt-fast: cannot list them (HTTP 404)" in out  # the fake has no /models
 
             (server_pid,) = mcp_children(kernel_pid)

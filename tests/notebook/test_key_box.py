@@ -98,3 +98,20 @@ def test_live_with_no_key_says_what_to_type(shell: Any, monkeypatch: pytest.Monk
         shell.run_line_magic("brute", "live")
     assert str(info.value) == key_box.HEADLESS
     assert nb.settings.replay is None and os.environ["BRUTE_LIVE"] == "1"
+
+
+def test_models_says_which_providers_have_a_key_and_the_model_each_would_use(
+        shell: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    keys.save("anthropic", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-openai-models-01")
+    with FakeProvider([], api_key=None) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)  # listing asks nothing of the internet
+        shell.run_line_magic("brute", "config model=anthropic:claude-opus-4-1")
+        shell.run_line_magic("brute", "models")
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    assert "saved" in lines["anthropic"] and "claude-sonnet-5-5" in lines["anthropic"]
+    assert "environment (OPENAI_API_KEY)" in lines["openai"] and "gpt-5.5" in lines["openai"]
+    assert "no key" in lines["mistral"]
+    assert "claude-opus-4-1 is not in the installed anthropic SDK's model list" in out
+    assert KEY not in out and "sk-env-openai-models-01" not in out

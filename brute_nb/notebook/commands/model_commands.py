@@ -57,13 +57,17 @@ def keys(rest: list[str]) -> None:
 
 def models(nb: Any) -> None:
     from brute_nb.providers import aliases
-    from brute_nb.providers.catalog import configured, list_models
+    from brute_nb.providers.catalog import KEYED, configured, key_lines, list_models
 
-    print("providers configured here:")
-    for name, how in configured() or [("(none)", "set a key, or use --base-url URL or -m llm:MODEL")]:
-        print(f"  {name:<16} {how}")
+    print("providers (the key each has, and the model it would use; %brute keys set NAME saves one):")
+    print("\n".join(key_lines()))
+    servers = [(name, how) for name, how in configured() if name not in KEYED or "BASE_URL" in how]
     if nb.settings.base_url:
-        print(f"  {'--base-url':<16} {nb.settings.base_url}")
+        servers.append(("--base-url", nb.settings.base_url))
+    if servers:
+        print("servers configured here:")
+        for name, how in servers:
+            print(f"  {name:<16} {how}")
     saved = aliases.load()
     if saved:
         print(f"aliases ({aliases.path()}):")
@@ -75,6 +79,9 @@ def models(nb: Any) -> None:
         print(f"no current model: {exc}")
         return
     label = getattr(provider, "label", type(provider).__name__)
+    problem = _sdk_problem(label)
+    if problem:
+        print(f"note: {problem}")
     found, why = list_models(provider)
     if why:
         print(f"models at {label}: cannot list them ({why})")
@@ -82,6 +89,14 @@ def models(nb: Any) -> None:
     print(f"models at {label} ({len(found)}):")
     for model in found:
         print(f"  {model}")
+
+
+def _sdk_problem(label: str) -> str | None:
+    """Whether the current model is missing from its SDK's table or marked deprecated there (a 404 waiting)."""
+    from brute_nb.providers.sdk_models import problem
+
+    provider, _, model = label.partition(":")
+    return problem(provider, model) if model else None
 
 
 def installed() -> None:
