@@ -27,6 +27,10 @@ IN_NOTEBOOK_NO_PROMPT = "no model key yet: paste one in the box above, then run 
 READY = "the key is set: the next %%brute cells go to a real model"
 IN_TERMINAL = "no model key yet: type %brute keys set anthropic (or openai), then run this cell again"
 HEADLESS = "no model key yet: run brute-nb keys set anthropic (or openai) in a terminal, then run this notebook again"
+STYLE = ("<style>.jp-OutputArea:has(.brute-key-box .brute-chat) "
+         ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']{display:none}</style>")
+"""Once the box has become the chat panel, the line saying there was no key is out of date: JupyterLab hides it
+(the saved notebook keeps it, as the cell's error)."""
 PREFIXES = (("sk-ant-", "anthropic"), ("sk-or-", "openrouter"), ("AIza", "gemini"), ("sk-proj-", "openai"))
 """Key prefixes that say whose a key is: the box picks that provider as the key is pasted."""
 
@@ -40,6 +44,7 @@ def offer(shell: Any, prompt: str | None, session: str) -> None:
     if in_kernel and stdin_available():
         from IPython.display import display
 
+        display({"text/html": STYLE, "text/plain": ""}, raw=True)  # type: ignore[no-untyped-call]
         display(panel(prompt, session))  # type: ignore[no-untyped-call]
         raise UsageError(IN_NOTEBOOK if prompt is not None else IN_NOTEBOOK_NO_PROMPT)
     raise UsageError(IN_TERMINAL if stdin_available() else HEADLESS)
