@@ -49,12 +49,16 @@ def load() -> dict[str, str]:
         return {}
     except OSError as exc:
         raise KeyFileError(f"{file}: cannot read it ({exc}); fix or remove the file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise KeyFileError(f"{file}: not valid JSON ({exc}); fix or remove the file") from None
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise KeyFileError(f"{file}: expected one JSON object of provider -> key; fix or remove the file")
     keys = {name: value for name, value in data.items() if name != NOTE[0]}
     remember(*keys.values())
+    bad = sorted(name for name, value in keys.items() if not _clean(value))
+    if bad:  # a line break in a key would split the request's headers
+        raise KeyFileError(f"{file}: the key for {', '.join(bad)} has spaces or control characters inside; set it "
+                           f"again with %brute keys set {bad[0]}, or fix or remove the file")
     return keys
 
 
@@ -69,10 +73,14 @@ def check_key(provider: str, key: str) -> str:
     text = key.strip()
     if not text:
         raise KeyFileError(f"no key given for {provider}: nothing was saved")
-    if any(ch.isspace() or not ch.isprintable() for ch in text):
+    if not _clean(text):
         raise KeyFileError(f"the key given for {provider} has spaces or control characters inside; paste the key "
                            "alone, on one line")
     return text
+
+
+def _clean(key: str) -> bool:
+    return bool(key) and not any(ch.isspace() or not ch.isprintable() for ch in key)
 
 
 def save(provider: str, key: str | None) -> Path:

@@ -225,3 +225,26 @@ async def test_the_redirect_hook_drops_every_key_header_off_origin(header: str) 
         await hook(request)
         assert (header in request.headers) is kept, url
         assert request.headers["accept"] == "*/*"
+
+
+@pytest.mark.parametrize("case", cases("file"))
+def test_a_hostile_keys_file_is_a_clear_error_and_never_overwritten(case: Case, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Every route that reads the keys file (a turn's provider, ``%brute keys``, ``brute-nb keys``, a save)."""
+    from brute_nb import cli
+    from brute_nb.providers.catalog import keys_command
+
+    file = keys.path()
+    file.parent.mkdir(parents=True)
+    file.write_bytes(case.data)
+    routes = {"auto": lambda: auto(), "list": lambda: keys_command([], input),
+              "save": lambda: keys.save("openai", "sk-openai-hostile-file-0009")}
+    for route, run in routes.items():
+        with pytest.raises(keys.KeyFileError) as info:
+            run()
+        message = str(info.value)
+        assert str(file) in message and "fix or remove" in message, f"{route}: {case.expect}"
+        assert "hostile-file" not in message and "X-Evil" not in message, f"{route} echoed the file"
+    assert cli.main(["keys"]) == 1
+    assert str(file) in capsys.readouterr().err
+    assert file.read_bytes() == case.data  # what could not be read is never replaced

@@ -7,6 +7,10 @@ answer with a redirect to another host, which must receive no key. ``redact`` ca
 it up and sends it on (``brute_nb.sendable``, the redaction point of every request; ``DefaultToolPipeline`` for a
 tool's arguments): the key must appear in no request body, workspace file or session file.
 
+``file`` cases are a keys file (``%brute keys set``'s, issue 41) as a careless edit or another program may leave
+it: every one is a clear error naming the file, never a traceback, never the text of a value in it, and never
+overwritten by a later save (``data``: the file's bytes).
+
 ``data`` for ``host``: ``model`` (as ``-m`` takes it) and ``variable`` (where the key is); for ``allowed``: ``how``;
 for ``redirect``: ``api``; for ``redact``: ``where``. ``results`` cases have a batch name where its results are,
 on another host (Anthropic's ``results_url``, which its SDK fetches as given): that host gets no key (``data``:
@@ -22,6 +26,7 @@ ALLOWED = frozenset({"allowed"})
 REDIRECT = frozenset({"redirect"})
 REDACT = frozenset({"redact"})
 RESULTS = frozenset({"results"})
+FILE = frozenset({"file"})
 
 KEYS: tuple[Case, ...] = (
     Case("openai-key-to-a-base-url", {"model": "openai:gpt-fake", "variable": "OPENAI_API_KEY"},
@@ -57,4 +62,11 @@ KEYS: tuple[Case, ...] = (
          "a reply echoing the key into write(content=...) writes no key to the workspace or the session", REDACT),
     Case("key-in-a-fix-report", {"where": "fix"},
          "%brute fix sends the failing line's values redacted (item 7)", REDACT),
+    Case("key-file-not-json", b"anthropic = sk-ant-hostile-file-0001\n", "a keys file that is not JSON", FILE),
+    Case("key-file-a-list", b'["sk-ant-hostile-file-0002"]', "a JSON list, not an object", FILE),
+    Case("key-file-a-number", b'{"anthropic": 41}', "a key that is not a string", FILE),
+    Case("key-file-header-injection", b'{"anthropic": "sk-ant-hostile-file-0003\\r\\nX-Evil: 1"}',
+         "a key with a line break would split the request's headers: refused when read", FILE),
+    Case("key-file-not-utf8", b'{"anthropic": "sk-ant-\xff\xfe"}', "bytes that are no text", FILE),
+    Case("key-file-deep", b"[" * 30_000 + b"]" * 30_000, "JSON nested too deep to parse (no RecursionError)", FILE),
 )
