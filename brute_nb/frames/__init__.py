@@ -16,9 +16,11 @@ Each imports pandas and numpy inside its functions, so ``import brute_nb`` stays
 
 from __future__ import annotations
 
-from brute_nb.frames.messages import COLUMNS, KIND, frame
+from brute_nb.frames.messages import BASE, COLUMNS, KIND, frame
 from brute_nb.frames.meta_columns import META_COLUMNS
 from brute_nb.frames.to_log import log_from_frame
 from brute_nb.frames.tool_calls import TOOL_CALL_COLUMNS, tool_calls_frame
 
-__all__ = ["COLUMNS", "KIND", "META_COLUMNS", "TOOL_CALL_COLUMNS", "frame", "log_from_frame", "tool_calls_frame"]
+__all__ = [
+    "BASE", "COLUMNS", "KIND", "META_COLUMNS", "TOOL_CALL_COLUMNS", "frame", "log_from_frame", "tool_calls_frame",
+]

@@ -38,6 +38,8 @@ KIND = "brute_nb"
 """The ``attrs`` key marking a frame as a session log (``"log"``) or its tool calls (``"tool_calls"``): the
 notebook shows such frames with their text as text (``notebook.views.frame_view``); pandas carries it through
 filters."""
+BASE = "brute_nb.base"
+"""The ``attrs`` key naming the folder a frame's paths are shown relative to (``%brute search``'s hits)."""
 
 
 def frame(log: Iterable[Any]) -> pd.DataFrame:

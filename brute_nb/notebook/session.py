@@ -227,6 +227,7 @@ class NotebookAgent:
         """
         import pandas as pd
 
+        from brute_nb.frames import KIND
         from brute_nb.usage import Usage
 
         df = self.df
@@ -244,7 +245,9 @@ class NotebookAgent:
             value: Any = column.sum() if name == "model_calls" else column.sum(min_count=1)  # unknown stays unknown
             dtype: Any = column.dtype
             sums[name] = pd.array([value], dtype=dtype)
-        return pd.concat([per_turn, pd.DataFrame(sums, index=pd.Index(["total"], name=per_turn.index.name))])
+        out = pd.concat([per_turn, pd.DataFrame(sums, index=pd.Index(["total"], name=per_turn.index.name))])
+        out.attrs[KIND] = "usage"  # a notebook shows its cost in dollars (views/frame_view.py)
+        return out
 
     @property
     def last(self) -> Any:

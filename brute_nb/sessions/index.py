@@ -93,12 +93,18 @@ def search(text: str, folder: str | os.PathLike[str] | None = None) -> pd.DataFr
             rows.append({"notebook": notebook, "session": name, "message": index, "turn": row["turn"],
                          "role": row["role"], "created_at": row.get("created_at"),
                          "snippet": snippet(str(row["content"]), text)})
-    return pd.DataFrame(rows, columns=["notebook", "session", "message", "turn", "role", "created_at", "snippet"])
+    from brute_nb.frames import BASE, KIND
+
+    out = pd.DataFrame(rows, columns=["notebook", "session", "message", "turn", "role", "created_at", "snippet"])
+    out.attrs[KIND] = "search"  # a notebook shows the notebooks relative to the folder searched, the snippet whole
+    out.attrs[BASE] = str(Path(folder) if folder is not None else Path.cwd())
+    return out
 
 
 def snippet(content: str, text: str) -> str:
-    """The part of ``content`` around the first ``text`` (any case), on one line."""
+    """The part of ``content`` around the first ``text`` (any case), on one line: each run of white space (line
+    breaks, a read result's tabs) one space."""
     at = content.lower().find(text.lower())
     start = max(0, at - SNIPPET_CHARS // 2)
-    piece = content[start:start + SNIPPET_CHARS].replace("\n", " ")
+    piece = " ".join(content[start:start + SNIPPET_CHARS].split())
     return ("..." if start else "") + piece + ("..." if start + SNIPPET_CHARS < len(content) else "")

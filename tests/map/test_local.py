@@ -289,7 +289,7 @@ def test_a_map_frame_shows_replies_as_text_and_session_paths_by_their_file_name(
     with loaded_shell(notebook.parent) as ip:
         html = ip.display_formatter.format(out)[0]["text/html"]
     assert InteractiveShell.initialized() is False
-    name = Path(out["session"].iloc[0]).name
-    assert f"{name}</span>" in html  # cut at its start: the file name that tells the rows apart shows
+    stem = Path(out["session"].iloc[0]).stem
+    assert f">{stem[:8]}…</span>" in html  # the start of the (hash) file name that tells the rows apart
     assert f'title="{out["session"].iloc[0]}"' in html  # the whole path on hover
     assert "echo: Say r0\nin two lines" in html and "white-space:pre-wrap" in html

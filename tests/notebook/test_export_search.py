@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,22 @@ def test_brute_export_and_search(shell: Any, tmp_path: Path, capsys: pytest.Capt
         shell.run_line_magic("brute", "export --format=html plan.html")
     hits = shell.run_line_magic("brute", "search PLAN")
     assert list(hits["role"]) == ["user", "assistant"]
+
+
+def test_search_shows_where_and_what_in_a_notebook(tmp_path: Path, shell: Any) -> None:
+    """Issue 41 item 4: the hits showed absolute paths, ``NaT`` for a message with no time, a result's tabs as
+    ``\\t``, and a snippet cut to pandas' 50 characters."""
+    from brute_nb.notebook.views.frame_view import frame_html
+
+    sub = tmp_path / "reports"
+    sub.mkdir()
+    tail = " and then some more words to make the snippet longer than fifty characters"
+    chat(sub, "q3", "main", [reply("Reading.", call("read", {"file_path": "x"})), "The budget\tis 3" + tail],
+         "what is the budget?")
+    hits = search("budget", tmp_path)
+    assert list(hits["role"]) == ["user", "assistant"]
+    html = frame_html(hits) or ""
+    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td>(.*?)</td>", html, flags=re.S)]
+    assert cells[0] == "reports/q3.ipynb" and str(tmp_path) not in "".join(cells)
+    assert "NaT" not in html and "\\t" not in html and "\t" not in hits["snippet"].iloc[1]
+    assert ("The budget is 3" + tail) in cells

@@ -4,6 +4,7 @@ and nothing a model wrote becomes markup."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,3 +89,42 @@ def test_the_view_is_pandas_own_for_an_unmarked_frame() -> None:
     df = frame(LOG)
     df.attrs.clear()
     assert frame_html(df) == df._repr_html_()
+
+
+def _cells(html: str) -> list[str]:
+    """Each ``<td>``'s text, tags dropped (what a reader sees in the cell)."""
+    return [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td>(.*?)</td>", html, flags=re.S)]
+
+
+def test_a_tool_calls_arguments_show_their_line_breaks(shell: Any) -> None:
+    """Issue 41 item 4: a call's arguments are a dict, shown by pandas as its repr (``'ls\\npwd'``)."""
+    html = shown(shell, tool_calls_frame(LOG))["text/html"]
+    assert "command: ls\npwd" in html and "\\n" not in html
+
+
+def test_a_map_frame_fits_the_notebook(shell: Any) -> None:
+    """Issue 41 item 4: a row's session is a hash file name in a hash folder; the cell shows the file's first
+    characters (the whole path in its title), an unknown value as an empty cell, a cost in dollars."""
+    path = "/home/u/project/reviews.brute/map/map-295fbcbf8439/sessions/82867cf05d2061cde36c3821.jsonl"
+    df = pd.DataFrame({"reply": ["mixed"], "error": [None], "cost": [0.00012], "session": [path]})
+    df.attrs[KIND] = "map"
+    html = shown(shell, df)["text/html"]
+    assert _cells(html) == ["mixed", "", "$0.00012", "82867cf0…"]
+    assert f'title="{path}"' in html
+
+
+def test_usage_shows_its_cost_in_dollars(shell: Any, tmp_path: Path) -> None:
+    """Issue 41 item 4: ``%brute usage``'s cost column read as a bare number (``0.0123``)."""
+    from brute_nb.notebook.session import NotebookAgent
+    from brute_nb.notebook.settings import Settings
+    from brute_nb.testing.scripted import Scripted
+
+    nb = NotebookAgent("s", tmp_path / "s.jsonl", settings=Settings(tools="none", root=tmp_path))
+    nb.provider = Scripted(["hello"])
+    nb.agent.start("hi")
+    usage = nb.usage
+    assert usage.attrs[KIND] == "usage"
+    usage["cost"] = pd.array([0.0123, 0.0123], dtype="Float64")
+    html = shown(shell, usage)["text/html"]
+    assert _cells(html)[-2:] == ["$0.0123", "1"]  # the total row: cost, then model calls
+    assert "<th>total</th>" in html
