@@ -146,3 +146,32 @@ def test_search_shows_where_and_what_in_a_notebook(tmp_path: Path, shell: Any) -
     assert cells[0] == "reports/q3.ipynb" and str(tmp_path) not in "".join(cells)
     assert "NaT" not in html and "\\t" not in html and "\t" not in hits["snippet"].iloc[1]
     assert ("The budget is 3" + tail) in cells
+
+
+def test_an_export_is_titled_at_a_word_and_shown_as_a_link(shell: Any, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41 item 4: the title was the first prompt cut at 60 characters, mid-word, and the written file's path
+    was printed as text, where a notebook can show a link that opens it."""
+    from IPython.core.displaypub import CapturingDisplayPublisher
+
+    from brute_nb.message import Log
+    from brute_nb.notebook.commands.export import preview
+    from brute_nb.notebook.registry import registry
+
+    long = "Please summarise the quarterly budget report and list every department that overspent"
+    log = Log()
+    log.user(long)
+    title = preview(list(log))
+    assert title.endswith("…") and long.startswith(title[:-1]) and long[len(title) - 1] == " ", title
+
+    shell.run_line_magic("brute", f"config notebook={tmp_path / 'demo.ipynb'}")
+    nb = registry().current()
+    nb.provider = Scripted(["Done."])
+    nb.ask(long, display=False)
+    capsys.readouterr()
+    shell.run_line_magic("brute", "export --format md")
+    assert f"exported as md: {nb.session_path.with_suffix('.md')}" in capsys.readouterr().out  # a terminal's text
+    shell.display_pub = CapturingDisplayPublisher()
+    shell.run_line_magic("brute", "export --format md other.md")
+    page = next(out["data"]["text/html"] for out in shell.display_pub.outputs if "text/html" in out["data"])
+    assert '<a href="other.md"' in page and str(tmp_path) not in page.split("title=")[0]

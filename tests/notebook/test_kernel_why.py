@@ -116,3 +116,19 @@ def test_the_session_line_is_found_in_the_archive_after_compaction_and_summaries
     assert session_line(tmp_path / "s.jsonl", "c9") == SessionLine(tmp_path / "s.archive.jsonl", 4, 2)
     assert session_line(tmp_path / "s.jsonl", "c10") == SessionLine(tmp_path / "s.jsonl", 3, 1)
     assert session_line(tmp_path / "s.jsonl", "nope") is None
+
+
+def test_the_page_names_the_session_line_and_the_cell_once(tmp_path: Path) -> None:
+    """Issue 41 item 4: the page showed the session line as a link, then again as text in the block under it."""
+    from brute_nb.notebook.commands.provenance import SessionLine, Why
+    from brute_nb.notebook.kernel_tools.kernel_journal import Assignment, Turn
+
+    session = tmp_path / "nb.brute" / "default.jsonl"
+    done = Assignment("total", "assigned", "run_cell", "toolu_1", "total = 6", "[0]", str(tmp_path / "nb.ipynb"),
+                      Turn("run it", 0, 0), 1)
+    found = Why("total", done, "default", SessionLine(session, 4, 1), session)
+    assert "session line: " in found.text() and "cell:         [0] of nb.ipynb" in found.text()  # text keeps both
+    page = found._repr_html_()
+    assert page.count("session line") == 1 and page.count("default.jsonl:4") == 1
+    assert page.count("[0]") == 1 and page.count("nb.ipynb") == 2  # the link's href and its text
+    assert "total = 6" in page and "tool call:" in page

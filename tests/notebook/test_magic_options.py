@@ -197,3 +197,21 @@ def test_the_magic_turns_server_tools_on_and_config_turns_them_off(ip: Any, fake
 def test_a_bad_server_tool_option_is_a_usage_error(ip: Any) -> None:
     result = ip.run_cell("%%brute --server-tools web_serch --quiet\nhi")
     assert "--server-tools: server tools: unknown server tool 'web_serch'" in str(result.error_in_exec)
+
+
+def test_config_names_paths_relative_to_the_notebooks_folder(ip: Any, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41 item 4: every path was absolute, a long prefix that says nothing in a notebook whose kernel runs in
+    the notebook's folder (as Jupyter starts it); a path outside that folder stays whole."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "work").mkdir()
+    elsewhere = tmp_path.parent / f"elsewhere-{tmp_path.name[::-1]}" / "demo.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.touch()
+    ip.run_line_magic("brute", f"config root=work replay={elsewhere}")
+    text = capsys.readouterr().out
+    assert "notebook:       nb.ipynb  (from BRUTE_NB_NOTEBOOK)" in text
+    assert "session:        default  ->  nb.brute/default.jsonl" in text
+    assert "root:           work\n" in text and f"replay:         {elsewhere}\n" in text
+    assert str(tmp_path) not in text

@@ -107,8 +107,26 @@ def write(data: bytes, path: Path, root: Path, *, replace: bool) -> Path:
     return target
 
 
+TITLE_CHARS = 60
+
+
 def preview(messages: list[Any]) -> str:
-    """The first prompt, to title an export."""
-    return next((render.plain(str(p.content)).splitlines()[0][:60] for p, _ in turns(messages)
+    """The first prompt's first line, to title an export: a long one is cut at a word, with "…"."""
+    line = next((render.plain(str(p.content)).strip().splitlines()[0] for p, _ in turns(messages)
                  if p is not None and str(p.content).strip()), "brute_nb session")
+    if len(line) <= TITLE_CHARS:
+        return line
+    cut = line[:TITLE_CHARS + 1].rsplit(" ", 1)[0].rstrip() if " " in line[:TITLE_CHARS + 1] else line[:TITLE_CHARS]
+    return cut + "…"
+
+
+def shown(path: Path, folder: Path, text: str) -> dict[str, str]:
+    """What ``%brute export`` shows: ``text`` in a terminal; in a notebook a link to the file, relative to the
+    notebook's folder as JupyterLab resolves links in outputs (the whole path on hover)."""
+    from brute_nb.notebook.commands.provenance import folder_link
+
+    href = folder_link(path, folder)
+    before, _, _ = text.rpartition(str(path))
+    return {"text/plain": text,
+            "text/html": f'{escape(before)}<a href="{escape(href)}" title="{escape(str(path))}">{escape(href)}</a>'}
 

@@ -61,20 +61,26 @@ class Why:
                 return f"{self.name} is not defined, and the agent has not assigned it in this kernel ({NOT_RECORDED})."
             return (f"{self.name} was not assigned by the agent in this kernel: it comes from your own cells (or an "
                     f"import). {NOT_RECORDED[0].upper()}{NOT_RECORDED[1:]}.")
+        return "\n".join(line for _, line in self._lines(a))
+
+    def _lines(self, a: Assignment) -> list[tuple[str, str]]:
+        """The answer's lines, each with what it is: the page shows the session line and the cell as links, not
+        again in the text under them."""
         turn = f", turn {self.where.turn}" if self.where else ""
         prompt = f' ("{a.turn.prompt}")' if a.turn.prompt else ""
-        lines = [f"{self.name} was last {HOW.get(a.how, a.how)} by the agent: session {self.session}{turn}{prompt}.",
-                 f"  tool call:    {a.tool}, id {a.call_id}"]
+        lines = [("head", f"{self.name} was last {HOW.get(a.how, a.how)} by the agent: session {self.session}{turn}"
+                          f"{prompt}."),
+                 ("call", f"  tool call:    {a.tool}, id {a.call_id}")]
         if a.cell:
             notebook = f" of {link(Path(a.notebook), self.session_path)}" if a.notebook else ""
-            lines.append(f"  cell:         {a.cell}{notebook}")
-        lines.append(f"  session line: {self.where.path}:{self.where.line}" if self.where else
-                     f"  session line: not found in {self.session_path} (the turn was not saved, or the session "
-                     "was reset since)")
-        lines += [f"  note: {note}" for note in self.notes]
-        lines.append("  code:" if a.tool == "python" else "  code (the cell's source as it ran):")
-        lines += ["    " + line for line in shown_code(a.code)]
-        return "\n".join(lines)
+            lines.append(("cell", f"  cell:         {a.cell}{notebook}"))
+        lines.append(("where", f"  session line: {self.where.path}:{self.where.line}") if self.where else
+                     ("where", f"  session line: not found in {self.session_path} (the turn was not saved, or the "
+                               "session was reset since)"))
+        lines += [("note", f"  note: {note}") for note in self.notes]
+        lines.append(("code", "  code:" if a.tool == "python" else "  code (the cell's source as it ran):"))
+        lines += [("code", "    " + line) for line in shown_code(a.code)]
+        return lines
 
     def __repr__(self) -> str:
         return self.text()
@@ -86,16 +92,20 @@ class Why:
         a = self.assignment
         if a is None:
             return f"<pre>{html.escape(self.text())}</pre>"
-        first, _, rest = self.text().partition("\n")
-        parts = [f"<p>{html.escape(first)}</p>"]
+        lines = self._lines(a)
+        parts = [f"<p>{html.escape(lines[0][1])}</p>"]
+        linked = set()
         if self.where is not None:
             href = link(self.where.path, self.session_path)
             label = html.escape(f"{self.where.path.name}:{self.where.line}")
             parts.append(f'<p>session line: <a href="{html.escape(href)}" title="{html.escape(str(self.where.path))}">'
                          f"{label}</a></p>")
+            linked.add("where")
         if a.cell and a.notebook and self.session_path is not None:
             href = link(Path(a.notebook), self.session_path)
             parts.append(f'<p>cell {html.escape(a.cell)} of <a href="{html.escape(href)}">{html.escape(href)}</a></p>')
+            linked.add("cell")
+        rest = "\n".join(line for kind, line in lines[1:] if kind not in linked)
         parts.append(f"<pre>{html.escape(rest)}</pre>")
         return "\n".join(parts)
 
@@ -112,7 +122,11 @@ def link(target: Path, session_path: Path | None) -> str:
     links in outputs; the path itself when it is elsewhere."""
     if session_path is None:
         return target.as_posix()
-    folder = session_path.parent.parent
+    return folder_link(target, session_path.parent.parent)
+
+
+def folder_link(target: Path, folder: Path) -> str:
+    """``target`` relative to ``folder`` (the notebook's), as a link in an output; the path itself elsewhere."""
     full = target if target.is_absolute() else folder / target
     try:
         return Path(os.path.relpath(full, folder)).as_posix()

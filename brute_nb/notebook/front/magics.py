@@ -318,7 +318,7 @@ class BruteMagics(Magics):
         print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
 
     def _cmd_export(self, rest: list[str]) -> None:
-        from brute_nb.notebook.commands.export import default_path, export, preview, write
+        from brute_nb.notebook.commands.export import default_path, export, preview, shown, write
 
         fmt, paths = "html", []
         words = iter(rest)
@@ -337,7 +337,10 @@ class BruteMagics(Magics):
         folder = nb.session_path.parent.parent  # the notebook's folder: <folder>/<stem>.brute/<session>.jsonl
         target = Path(paths[0]).expanduser() if paths else default_path(nb.session_path, fmt)
         written = write(data, target if target.is_absolute() else folder / target, folder, replace=not paths)
-        print(f"session {nb.name} ({len(messages)} messages) exported as {fmt}: {written}")
+        from IPython.display import display
+
+        text = f"session {nb.name} ({len(messages)} messages) exported as {fmt}: {written}"
+        display(shown(written, folder, text), raw=True)
 
     def _cmd_search(self, rest: list[str]) -> Any:
         from brute_nb.sessions.index import search
@@ -410,13 +413,14 @@ class BruteMagics(Magics):
                   "already started keep their own")
         loc = reg.location
         s = nb.settings
-        print(f"notebook:       {loc.path}  (from {loc.source})")
-        print(f"session:        {nb.name}  ->  {nb.session_path}")
-        print(f"root:           {nb.root}")
+        print(f"notebook:       {_here(loc.path)}  (from {loc.source})")
+        print(f"session:        {nb.name}  ->  {_here(nb.session_path)}")
+        print(f"root:           {_here(nb.root)}")
         print(f"{'model:':<15} {s.model}")
         print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
         for key in ("max_iterations", "window", "context", "replay", "record", "approve"):
-            print(f"{key + ':':<15} {getattr(s, key)}")
+            value = getattr(s, key)
+            print(f"{key + ':':<15} {_here(value) if key in ('replay', 'record') and value else value}")
         from brute_nb.middleware.budget import limits_text
 
         # a sub-cent ceiling as itself ($0.00005, not 5e-05); none set: "{}", as the demos recorded it
@@ -509,6 +513,16 @@ def _help_text() -> str:
 
 
 BruteMagics.brute.__doc__ = _help_text()
+
+
+def _here(path: Any) -> str:
+    """A path as ``%brute config`` shows it: relative to the kernel's folder (Jupyter starts a kernel in its
+    notebook's) when it is inside it, whole when it is elsewhere."""
+    full = Path(path).absolute()
+    try:
+        return str(full.relative_to(Path.cwd())) or "."
+    except ValueError:
+        return str(path)
 
 
 def _is_url(text: str) -> bool:
