@@ -47,6 +47,14 @@ def test_no_model_is_one_line_saying_what_to_type(shell: Any, monkeypatch: pytes
     assert "keys set anthropic" in message
 
 
+def test_brute_fix_with_no_model_is_the_same_line(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("brute_nb.notebook.approvals.stdin_available", lambda: False)
+    shell.run_cell("values = [1]\nvalues[3]", store_history=True)
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("brute", "fix")
+    assert str(info.value) == key_box.HEADLESS
+
+
 def test_a_key_pasted_in_the_box_runs_the_same_prompt(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     box = key_box.panel("What is 2 + 2?", "default")
     provider, secret, use, _ = box.children[0].children

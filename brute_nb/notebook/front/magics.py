@@ -307,7 +307,12 @@ class BruteMagics(Magics):
         if prompt is None:
             print(cell_turn.NO_ERROR)
             return
-        cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+        try:
+            cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
+        except NoModelError:
+            from brute_nb.notebook.front.key_box import offer
+
+            offer(self.shell, prompt, nb.name)
 
     def _cmd_system(self, rest: list[str]) -> None:
         """The system prompt as the next turn sends it (rebuilt each turn: date, frames and rules are current)."""
