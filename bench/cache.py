@@ -52,8 +52,8 @@ async def loop(cache: bool) -> tuple[float, int, int]:
                .use(AnswerCalls, tools=list(wrap_all(select_tools("all")).values()), answer=RESULT).run(provider))
         env = await bot.astart("Read every module under src/ and find the bug.")
         replies = [m for m in env["messages"] if m.role == "assistant"]
-        return (sum(input_price(dict(m.meta)) for m in replies), sum(m.meta.get("cached_tokens") or 0 for m in replies),
-                len(fake.requests))
+        reads = sum((m.usage or Tokens()).cache_read_tokens for m in replies)
+        return sum(input_price(dict(m.meta)) for m in replies), reads, len(fake.requests)
 
 
 def measure() -> dict[str, Any]:

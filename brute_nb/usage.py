@@ -14,9 +14,13 @@ a part of ``output_tokens``, never added to it, and it is None when the provider
 a compatible server, a session written before it was kept): unknown, not zero. A sum that includes an unknown is
 unknown, so a total never claims a count nobody reported.
 
-Providers report differently, and a message's ``meta`` keeps what its provider reported: OpenAI's input already
-includes the cached part (``cached_tokens``), Anthropic's leaves out both cache reads (``cached_tokens``) and
-writes (``cache_write_tokens``). ``Usage.of_meta`` is the one place that difference is known.
+Providers report differently (OpenAI's input already includes the cached part, Anthropic's leaves out both cache
+reads and writes), so the counts are put in this convention once, when a transport reads a reply
+(``reported``, pydantic-ai's ``RequestUsage.extract`` idiom): a reply's ``meta`` holds ``input_tokens``,
+``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens`` and ``reasoning_tokens`` as this module means
+them, and no reader downstream sees a vendor's raw count. ``cache_read_tokens`` in a meta marks that convention.
+A session line written before it has ``cached_tokens`` instead and its provider's raw input (``LEGACY_*``): it is
+read the old way, here and only here (``Usage.of_meta``, ``in_convention``), and the file is never rewritten for it.
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
+CONVENTION_KEY = "cache_read_tokens"
+"""The meta key whose presence says the counts beside it are in this module's convention (every reply read now)."""
+LEGACY_READS = "cached_tokens"
+"""Where a session line written before the convention kept its cache reads."""
 INPUT_EXCLUDES_CACHE = frozenset({"anthropic"})
-"""Providers whose reported ``input_tokens`` leave out cache reads and writes."""
+"""Providers whose old session lines hold an ``input_tokens`` without cache reads and writes (the API's raw count)."""
 
 
 class Counted(Protocol):
@@ -83,7 +91,9 @@ class Usage:
 
     @classmethod
     def of_meta(cls, meta: Mapping[str, Any]) -> Usage | None:
-        """A reply's usage from its ``meta`` as its provider reported it; None when it reported no counts.
+        """A reply's usage from its ``meta``; None when it holds no counts. A line written before the convention
+        (no ``cache_read_tokens``) is read the old way: its cache reads from ``cached_tokens``, and its provider's
+        input without the cache made whole.
 
         A count that is not a non-negative integer (a hand-edited session line) counts as not reported, and so
         does a reasoning count larger than the output it is part of.
@@ -91,10 +101,11 @@ class Usage:
         reported_input, output = _count(meta.get("input_tokens")), _count(meta.get("output_tokens"))
         if reported_input is None and output is None:
             return None
-        reads = _count(meta.get("cached_tokens")) or 0
+        legacy = CONVENTION_KEY not in meta
+        reads = _count(meta.get(LEGACY_READS if legacy else CONVENTION_KEY)) or 0
         writes = _count(meta.get("cache_write_tokens")) or 0
         total = reported_input or 0
-        if meta.get("provider") in INPUT_EXCLUDES_CACHE:
+        if legacy and meta.get("provider") in INPUT_EXCLUDES_CACHE:
             total += reads + writes
         reasoning = _count(meta.get("reasoning_tokens"))
         if reasoning is not None and reasoning > (output or 0):
@@ -102,7 +113,42 @@ class Usage:
         return cls(total, output or 0, reads, writes, reasoning)
 
     @classmethod
+    def reported(cls, *, input_tokens: object, output_tokens: object, cache_read_tokens: object = None,
+                 cache_write_tokens: object = None, reasoning_tokens: object = None,
+                 input_includes_cache: bool = True) -> dict[str, int]:
+        """A reply's counts for its ``meta``, in this convention, from what its API reported (a transport calls
+        this as it reads the reply; ``input_includes_cache=False`` for an API whose input leaves the cache out).
+
+        A count the API did not report is left out (reasoning then reads as unknown); once any count is there,
+        ``cache_read_tokens`` is too (0 when none were reported), the mark of the convention.
+        """
+        given = {"input_tokens": input_tokens, "output_tokens": output_tokens, CONVENTION_KEY: cache_read_tokens,
+                 "cache_write_tokens": cache_write_tokens, "reasoning_tokens": reasoning_tokens}
+        out = {k: int(v) for k, v in given.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        if not out:
+            return out
+        out.setdefault(CONVENTION_KEY, 0)
+        if not input_includes_cache and "input_tokens" in out:
+            out["input_tokens"] += out[CONVENTION_KEY] + out.get("cache_write_tokens", 0)
+        return out
+
+    @classmethod
     def total(cls, messages: Iterable[Counted]) -> Usage | None:
         """The usage of the replies among ``messages`` added up; None when none of them reported counts."""
         found = [u for m in messages if m.role == "assistant" and (u := m.usage) is not None]
         return sum(found, cls()) if found else None
+
+
+def in_convention(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``meta`` with its counts in the convention: an old line's read the old way and written under the
+    new keys (what a count edited in a frame is written beside, so the old reading is not applied to it again);
+    a meta already in it, or with no counts, comes back as it is."""
+    out = dict(meta)
+    usage = Usage.of_meta(out)
+    if CONVENTION_KEY in out or usage is None:
+        return out
+    out.pop(LEGACY_READS, None)
+    if _count(out.get("input_tokens")) is not None:
+        out["input_tokens"] = usage.input_tokens
+    out[CONVENTION_KEY] = usage.cache_read_tokens
+    return out

@@ -91,7 +91,7 @@ class TokenCounter:
 
 def reported_input(message: Message) -> int | None:
     """The prompt size a provider reported on an assistant reply, cache reads and writes included (``Usage``'s
-    convention: Anthropic reports them apart from ``input_tokens``); None if absent."""
+    convention, which the reply's meta holds since its transport read it); None if absent."""
     usage = message.usage
     return None if usage is None or not isinstance(message.meta.get("input_tokens"), int) else usage.input_tokens
 

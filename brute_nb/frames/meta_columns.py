@@ -3,6 +3,10 @@ messages' meta dicts into a typed column, a value of the wrong type shown as mis
 
 Its own module because building a frame and reading one back must compute these columns alike: ``log_from_frame``
 recomputes them from ``meta`` and writes back only the cells that differ, so an untouched value keeps its bytes.
+
+The token columns are ``Usage``'s counts (``brute_nb.usage``), the numbers every other reader shows: a reply's meta
+holds them as such (``cached_tokens`` is its ``cache_read_tokens``), and the few lines written before that
+convention are read the old way, row by row, through ``Usage.of_meta``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from operator import is_, is_not
 from typing import Any
 
 from brute_nb.frames.arrays import _masked, _number_or_none, _objects, _scatter, _strings
+from brute_nb.usage import CONVENTION_KEY, LEGACY_READS, Usage
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -21,6 +26,11 @@ META_COLUMNS: tuple[str, ...] = (
     "created_at", "duration_ms",
 )
 """Columns lifted out of ``Message.meta`` (providers report these keys)."""
+TOKEN_KEYS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens", "cached_tokens": CONVENTION_KEY,
+              "cache_write_tokens": "cache_write_tokens"}
+"""Each token column and the meta key it shows (in ``Usage``'s convention)."""
+LIFTED: tuple[str, ...] = (*META_COLUMNS, CONVENTION_KEY)
+"""The meta keys read while a file is parsed (``sessions.columns``): the columns' own, and the convention's mark."""
 
 
 def _non_empty(metas: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], Any]:
@@ -56,8 +66,12 @@ def _meta_columns(n: int, full: Sequence[dict[str, Any]], rows: Any,
         return _values(full, key) if lifted is None else list(chain.from_iterable(lifted.pop(key)))
 
     out = {"model": _strings(_scatter(n, rows, _texts_or_nan(values("model")), np.nan), text_only=True)}
-    for key in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
-        out[key] = _masked_column(n, rows, values(key), np.int64, pd.arrays.IntegerArray)
+    tokens = {column: values(key) for column, key in TOKEN_KEYS.items()}
+    legacy = values(LEGACY_READS)
+    if legacy:
+        _read_legacy(full, tokens, legacy)
+    for key in TOKEN_KEYS:
+        out[key] = _masked_column(n, rows, tokens[key], np.int64, pd.arrays.IntegerArray)
     out["cost"] = _masked_column(n, rows, values("cost"), np.float64, pd.arrays.FloatingArray)
     out["finish_reason"] = _strings(_scatter(n, rows, _texts_or_nan(values("finish_reason")), np.nan),
                                     text_only=True)
@@ -67,6 +81,27 @@ def _meta_columns(n: int, full: Sequence[dict[str, Any]], rows: Any,
     out["created_at"] = _timestamps(n, rows, stamps)
     out["duration_ms"] = _masked_column(n, rows, values("duration_ms"), np.float64, pd.arrays.FloatingArray)
     return out
+
+
+def _read_legacy(full: Sequence[dict[str, Any]], tokens: dict[str, list[Any]], legacy: list[Any]) -> None:
+    """The token columns of the lines written before ``Usage``'s convention (no ``cache_read_tokens``, their
+    cache reads in ``cached_tokens``), read the old way (``Usage.of_meta``); lines in the convention are untouched.
+    Only a file with such lines pays for this pass (``legacy`` is empty when no meta has ``cached_tokens``)."""
+    from operator import contains
+
+    marked = list(map(contains, full, repeat(CONVENTION_KEY)))
+    if False not in marked:
+        return
+    for column in ("input_tokens", "cached_tokens"):
+        if not tokens[column]:
+            tokens[column] = [None] * len(full)
+    inputs, reads = tokens["input_tokens"], tokens["cached_tokens"]
+    for i in compress(range(len(full)), map(is_, marked, repeat(False))):
+        meta = full[i]
+        reads[i] = legacy[i]
+        usage = Usage.of_meta(meta)
+        if usage is not None and type(inputs[i]) is int and inputs[i] >= 0:
+            inputs[i] = usage.input_tokens
 
 
 _TEXT_OR_NONE = {str, type(None)}

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from brute_nb.errors import FrameError
 from brute_nb.frames.arrays import _missing
-from brute_nb.frames.meta_columns import META_COLUMNS, _meta_columns, _non_empty
+from brute_nb.frames.meta_columns import META_COLUMNS, TOKEN_KEYS, _meta_columns, _non_empty
 from brute_nb.message import Log, Message
+from brute_nb.usage import in_convention
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +37,12 @@ def log_from_frame(df: pd.DataFrame) -> Log:
     out = Log()
     for i, label in enumerate(df.index):
         meta = metas[i]
-        for key, value in edits[i].items():
+        if not edits[i].keys().isdisjoint(TOKEN_KEYS):
+            # An edited count is in Usage's convention, as the column showed it: an old line's counts are moved to
+            # the convention first, so the old reading is not applied to the new number.
+            meta = in_convention(meta)
+        for name, value in edits[i].items():
+            key = TOKEN_KEYS.get(name, name)
             if value is None:
                 meta.pop(key, None)
             else:

@@ -296,7 +296,7 @@ class Provider:
         meta: dict[str, JSON] = {
             "provider": self.provider,
             "model": message.meta.get("model") or self.model,
-            "input_tokens": None, "output_tokens": None, "cached_tokens": None, "finish_reason": None,
+            "input_tokens": None, "output_tokens": None, "cache_read_tokens": None, "finish_reason": None,
             **message.meta,
             "duration_ms": int((time.monotonic() - started) * 1000),
             "created_at": datetime.now(UTC).isoformat(timespec="milliseconds"),

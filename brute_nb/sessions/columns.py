@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from brute_nb.confine import open_named
 from brute_nb.frames.arrays import _objects
 from brute_nb.frames.messages import _ROLE_CODE, _assemble, _frame_of, _present, _rows, _texts, frame
-from brute_nb.frames.meta_columns import META_COLUMNS
+from brute_nb.frames.meta_columns import LIFTED
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,7 @@ def _file_columns(file: BinaryIO) -> dict[str, Any]:
     full: list[dict[str, Any]] = []
     gathered: dict[str, list[Any]] = {"meta": [], "calls": [], "call_rows": [], "ids": [], "id_rows": []}
     shared: dict[str, str] = {}
-    lifted: dict[str, list[Iterable[Any]]] = {key: [] for key in META_COLUMNS}  # a block at a time, in ``full``'s order
+    lifted: dict[str, list[Iterable[Any]]] = {key: [] for key in LIFTED}  # a block at a time, in ``full``'s order
     for roles, texts, calls_, ids, metas_ in file_blocks(file):
         n = len(codes)
         codes += bytes(map(_ROLE_CODE.__getitem__, roles))

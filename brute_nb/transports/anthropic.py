@@ -317,9 +317,10 @@ def message_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
         data,
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
-        cached_tokens=usage.get("cache_read_input_tokens"),
+        cache_read_tokens=usage.get("cache_read_input_tokens"),
         cache_write_tokens=usage.get("cache_creation_input_tokens"),
         reasoning_tokens=(usage.get("output_tokens_details") or {}).get("thinking_tokens"),
+        input_includes_cache=False,  # Messages API: input_tokens counts only what came after the last cache hit
     )
     reason = finish_reason(data.get("stop_reason"))
     if reason is not None:

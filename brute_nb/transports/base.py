@@ -19,6 +19,7 @@ from typing import Any
 
 from brute_nb.message import JSON, Message
 from brute_nb.sendable import history
+from brute_nb.usage import Usage
 
 FINISH_REASONS: dict[str, str] = {
     # One vocabulary in meta["finish_reason"] whatever the provider (RubyLLM's): stop, tool_calls, max_tokens,
@@ -71,19 +72,20 @@ def unreadable(transport: str, item: object, expected: str, found: str) -> TypeE
     return TypeError(f"{transport} transport cannot read {type(item).__name__}: expected {expected}; {found}")
 
 
-def usage_meta(**counts: object) -> dict[str, JSON]:
-    """Token counts for ``meta``, dropping the ones a provider did not report."""
-    return {k: int(v) for k, v in counts.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-
-
-def response_meta(data: Mapping[str, Any], **counts: object) -> dict[str, JSON]:
-    """What every provider's response says about itself: model, response id and token counts."""
+def response_meta(data: Mapping[str, Any], *, input_tokens: object, output_tokens: object,
+                  cache_read_tokens: object = None, cache_write_tokens: object = None,
+                  reasoning_tokens: object = None, input_includes_cache: bool = True) -> dict[str, JSON]:
+    """What every provider's response says about itself: model, response id and token counts, the counts put in
+    ``Usage``'s one convention here, as the reply is read (``Usage.reported``), so nothing downstream sees the
+    API's raw numbers. The caller names its API's fields and says whether its input includes the cache."""
     meta: dict[str, JSON] = {}
     if data.get("model"):
         meta["model"] = data["model"]
     if data.get("id"):
         meta["response_id"] = data["id"]
-    meta.update(usage_meta(**counts))
+    meta.update(Usage.reported(input_tokens=input_tokens, output_tokens=output_tokens,
+                               cache_read_tokens=cache_read_tokens, cache_write_tokens=cache_write_tokens,
+                               reasoning_tokens=reasoning_tokens, input_includes_cache=input_includes_cache))
     return meta
 
 

@@ -165,7 +165,7 @@ def completion_meta(data: Mapping[str, Any]) -> dict[str, JSON]:
         data,
         input_tokens=usage.get("prompt_tokens"),
         output_tokens=usage.get("completion_tokens"),
-        cached_tokens=(usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        cache_read_tokens=(usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
         reasoning_tokens=(usage.get("completion_tokens_details") or {}).get("reasoning_tokens"),
     )
 

@@ -110,7 +110,7 @@ def response_message(data: Mapping[str, Any]) -> Message:
         data,
         input_tokens=usage.get("input_tokens"),
         output_tokens=usage.get("output_tokens"),
-        cached_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens"),
+        cache_read_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens"),
         reasoning_tokens=(usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
     )
     status = data.get("status")

@@ -150,7 +150,8 @@ def _response_message(response: Any) -> Message:
     usage = response.usage
     meta = response_meta({"model": response.model_name, "id": response.provider_response_id},
                          input_tokens=usage.input_tokens or None, output_tokens=usage.output_tokens or None,
-                         cached_tokens=usage.cache_read_tokens or None)
+                         cache_read_tokens=usage.cache_read_tokens or None,
+                         cache_write_tokens=usage.cache_write_tokens or None)  # RequestUsage: input includes both
     # pydantic-ai says "tool_call" where the shared vocabulary says "tool_calls".
     reason = finish_reason("tool_calls" if response.finish_reason == "tool_call" else response.finish_reason)
     if reason is not None:

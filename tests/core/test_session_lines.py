@@ -240,8 +240,11 @@ def meta_columns_value_by_value(n: int, full: list[dict[str, Any]], rows: Any) -
     out = {"model": _strings(_scatter(n, rows, [v if type(v := m.get("model")) is str else np.nan for m in full],
                                       np.nan), text_only=True)}
     for key in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
-        out[key] = _masked(n, rows, [v if type(v := m.get(key)) is int and _INT64_MIN <= v <= _INT64_MAX else None
-                                     for m in full], np.int64, pd.arrays.IntegerArray)
+        # The cache reads of a line in Usage's convention are its cache_read_tokens; an older line's, cached_tokens.
+        keys = [("cache_read_tokens" if "cache_read_tokens" in m else key) if key == "cached_tokens" else key
+                for m in full]
+        out[key] = _masked(n, rows, [v if type(v := m.get(k)) is int and _INT64_MIN <= v <= _INT64_MAX else None
+                                     for m, k in zip(full, keys, strict=True)], np.int64, pd.arrays.IntegerArray)
     out["cost"] = _masked(n, rows, [None if (v := m.get("cost")) is None else _number_or_none(v) for m in full],
                           np.float64, pd.arrays.FloatingArray)
     out["finish_reason"] = _strings(_scatter(n, rows, [v if type(v := m.get("finish_reason")) is str else np.nan
@@ -255,8 +258,8 @@ def meta_columns_value_by_value(n: int, full: list[dict[str, Any]], rows: Any) -
 meta_values = (st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.sampled_from([2**63 - 1, -(2**63), 2**63])
                | st.floats() | st.text(max_size=3) | st.just([1]) | st.just({"a": 1}))
 column_metas = st.dictionaries(st.sampled_from(["model", "input_tokens", "output_tokens", "cached_tokens",
-                                                "cache_write_tokens", "cost", "finish_reason", "duration_ms",
-                                                "created_at", "other"]), meta_values, max_size=6)
+                                                "cache_read_tokens", "cache_write_tokens", "cost", "finish_reason",
+                                                "duration_ms", "created_at", "other"]), meta_values, max_size=6)
 
 
 @settings(max_examples=300, deadline=None)

@@ -59,18 +59,18 @@ async def test_anthropic_breakpoints_and_the_fakes_cache_accounting(fake_provide
     assert marks(bodies[3]) == ["system.0", "messages.4.0", "messages.6.0"]
     replies = [m for m in env["messages"] if m.role == "assistant"]
     first, later = replies[0].meta, [m.meta for m in replies[1:]]
-    assert first["cached_tokens"] == 0 and first["cache_write_tokens"] > 1024  # tools + system + prompt written
+    assert first["cache_read_tokens"] == 0 and first["cache_write_tokens"] > 1024  # tools + system + prompt written
     for before, meta in zip([first, *later], later, strict=False):
         # Each step reads everything the previous one wrote, and writes only what is new since.
-        assert meta["cached_tokens"] == before["cached_tokens"] + before["cache_write_tokens"]
-        assert 0 < meta["cache_write_tokens"] < meta["cached_tokens"]
+        assert meta["cache_read_tokens"] == before["cache_read_tokens"] + before["cache_write_tokens"]
+        assert 0 < meta["cache_write_tokens"] < meta["cache_read_tokens"]
 
 
 async def test_without_caching_nothing_is_read(fake_provider: FakeProvider) -> None:
     fake_provider.add(*(reply("", call("read", {"file_path": str(i)})) for i in range(2)), "done")
     env = await looping(FACTORIES["anthropic"](fake_provider, cache=False)).astart("read them")
     assert all(marks(r["json"]) == [] for r in fake_provider.requests)
-    assert all(m.meta["cached_tokens"] == 0 for m in env["messages"] if m.role == "assistant")
+    assert all(m.meta["cache_read_tokens"] == 0 for m in env["messages"] if m.role == "assistant")
 
 
 async def test_explicit_marks_are_kept_within_the_limit(fake_provider: FakeProvider) -> None:
@@ -107,7 +107,7 @@ async def test_openai_prefix_is_byte_stable_with_a_session_key(fake_provider: Fa
         assert json.dumps(after[key]).startswith(json.dumps(before[key])[:-1])
         assert after["tools"] == before["tools"]
     assert {b["prompt_cache_key"] for b in bodies} == {session_key("s.jsonl")}
-    cached = [m.meta["cached_tokens"] for m in env["messages"] if m.role == "assistant"]
+    cached = [m.meta["cache_read_tokens"] for m in env["messages"] if m.role == "assistant"]
     assert cached[0] == 0 and all(c > 0 and c % 128 == 0 for c in cached[1:])
     assert all(c < m.meta["input_tokens"] for c, m in zip(cached, [m for m in env["messages"]
                                                                    if m.role == "assistant"], strict=True))

@@ -52,14 +52,17 @@ async def test_cache_reads_are_priced_at_their_own_rate(fake_provider: FakeProvi
     fake_provider.add(reply("cached", cached_tokens=2000))
     env = await tool_agent(FACTORIES["anthropic"](fake_provider, model=REAL_MODEL["anthropic"])).astart("go " * 4000)
     m = env["messages"][-1]
-    uncached = Message("assistant", "", meta={**m.meta, "cached_tokens": 0, "cost": None})
-    # Anthropic's input_tokens leave the cache reads out; the bill counts them, at a tenth of the input rate.
-    assert m.usage == Usage(input_tokens=m.meta["input_tokens"] + 2000, output_tokens=m.meta["output_tokens"],
+    # Anthropic's input_tokens leave the cache reads out; the transport adds them back as it reads the reply (the
+    # meta holds Usage's convention), and the bill counts them at a tenth of the input rate.
+    fresh = m.raw["usage"]["input_tokens"]
+    assert m.meta["input_tokens"] == fresh + 2000 and m.meta["cache_read_tokens"] == 2000
+    assert m.usage == Usage(input_tokens=fresh + 2000, output_tokens=m.meta["output_tokens"],
                             cache_read_tokens=2000, reasoning_tokens=None)  # no breakdown sent: unknown
-    assert m.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], input_tokens=m.meta[
-        "input_tokens"] + 2000, output_tokens=m.meta["output_tokens"], cache_read_tokens=2000))
+    assert m.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], input_tokens=fresh + 2000,
+                                               output_tokens=m.meta["output_tokens"], cache_read_tokens=2000))
+    uncached = Message("assistant", "", meta={**m.meta, "input_tokens": fresh, "cache_read_tokens": 0, "cost": None})
     assert m.cost > price(uncached.meta)  # 2000 more billed tokens, but cheaper than 2000 uncached ones
-    assert m.cost < price({**m.meta, "input_tokens": m.meta["input_tokens"] + 2000, "cached_tokens": 0})
+    assert m.cost < price({**m.meta, "cache_read_tokens": 0})
 
 
 def test_repricing_and_unknown_providers() -> None:
@@ -96,10 +99,12 @@ async def test_for_anthropic_a_token_budget_counts_the_tokens_the_price_counts(f
     provider = FACTORIES["anthropic"](fake_provider, model=REAL_MODEL["anthropic"])
     env = await tool_agent(provider, (Budget, {"tokens": 5000})).astart("go")
     first = env["messages"][1]
-    assert first.meta["input_tokens"] + first.meta["output_tokens"] < 5000  # what the budget counted before
+    raw = first.raw["usage"]
+    assert raw["input_tokens"] + raw["output_tokens"] < 5000  # what the budget counted before
     assert len(fake_provider.requests) == 1  # stopped: the 5,000 cache-read tokens count
     assert f"({first.usage.tokens:,} of 5,000 tokens)" in env["should_exit"]["message"]
-    assert first.usage.tokens == first.meta["input_tokens"] + 5000 + first.meta["output_tokens"]
+    assert first.usage.tokens == raw["input_tokens"] + 5000 + raw["output_tokens"]
+    assert first.usage.tokens == first.meta["input_tokens"] + first.meta["output_tokens"]  # the meta holds it so
     assert first.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], **first.usage.to_dict()))
 
 

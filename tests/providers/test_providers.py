@@ -48,7 +48,7 @@ async def test_multi_turn_tool_session(fake_provider: FakeProvider, kind: str, s
     assert meta["provider"] == ("anthropic" if kind == "anthropic" else "openai")
     assert meta["model"] in ("gpt-fake", "claude-fake")
     assert meta["finish_reason"] == "stop" and log[1].meta["finish_reason"] == "tool_calls"
-    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0 and meta["cached_tokens"] == 0
+    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0 and meta["cache_read_tokens"] == 0
     assert isinstance(meta["duration_ms"], int) and "T" in meta["created_at"]
 
 

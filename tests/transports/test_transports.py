@@ -82,7 +82,7 @@ def test_openai_wrap_completion_choice_message_and_meta() -> None:
     (m,) = OpenAI.wrap_each(completion)
     assert m.content == "ab"
     assert m.meta["finish_reason"] == "max_tokens"
-    assert (m.meta["input_tokens"], m.meta["output_tokens"], m.meta["cached_tokens"]) == (10, 2, 4)
+    assert (m.meta["input_tokens"], m.meta["output_tokens"], m.meta["cache_read_tokens"]) == (10, 2, 4)
     assert m.meta["model"] == "gpt-x"
     (c,) = OpenAI.wrap_each(completion["choices"][0])
     assert c.content == "ab"
@@ -147,7 +147,7 @@ def test_responses_wrap_response() -> None:
     assert m.tool_calls == (ToolCall("fc1", "f", {"q": "x"}),)
     assert m.meta["finish_reason"] == "tool_calls"
     assert m.meta["thinking"] == "thought"
-    assert (m.meta["input_tokens"], m.meta["cached_tokens"]) == (7, 1)
+    assert (m.meta["input_tokens"], m.meta["cache_read_tokens"]) == (7, 1)
     (bare,) = ResponsesItems.wrap_each(response["output"])
     assert bare.content == "Hi"
 
@@ -199,7 +199,8 @@ def test_anthropic_wrap_blocks_thinking_usage_and_back() -> None:
     assert m.meta["finish_reason"] == "tool_calls"
     assert m.meta["stop_reason"] == "tool_use"
     assert m.meta["thinking"] == "plan"
-    assert (m.meta["cached_tokens"], m.meta["cache_write_tokens"]) == (3, 2)
+    # Read into Usage's convention: the Messages API's input leaves the cache reads and writes out.
+    assert (m.meta["input_tokens"], m.meta["cache_read_tokens"], m.meta["cache_write_tokens"]) == (10, 3, 2)
     dumped = Anthropic.dump(m)
     assert dumped["content"][0] == {"type": "thinking", "thinking": "plan", "signature": "sig"}
 
