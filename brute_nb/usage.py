@@ -104,9 +104,7 @@ class Usage:
         legacy = CONVENTION_KEY not in meta
         reads = _count(meta.get(LEGACY_READS if legacy else CONVENTION_KEY)) or 0
         writes = _count(meta.get("cache_write_tokens")) or 0
-        total = reported_input or 0
-        if legacy and meta.get("provider") in INPUT_EXCLUDES_CACHE:
-            total += reads + writes
+        total = (reported_input or 0) + (left_out(meta) if legacy else 0)
         reasoning = _count(meta.get("reasoning_tokens"))
         if reasoning is not None and reasoning > (output or 0):
             reasoning = None
@@ -137,6 +135,15 @@ class Usage:
         """The usage of the replies among ``messages`` added up; None when none of them reported counts."""
         found = [u for m in messages if m.role == "assistant" and (u := m.usage) is not None]
         return sum(found, cls()) if found else None
+
+
+def left_out(meta: Mapping[str, Any]) -> int:
+    """What an old line's ``input_tokens`` left out and the convention counts: its cache reads and writes when its
+    provider reported them apart (``INPUT_EXCLUDES_CACHE``), else 0. The one rule for old lines, which
+    ``Usage.of_meta`` and the frame's row-by-row pass (``frames.meta_columns``) both apply."""
+    if meta.get("provider") not in INPUT_EXCLUDES_CACHE:
+        return 0
+    return (_count(meta.get(LEGACY_READS)) or 0) + (_count(meta.get("cache_write_tokens")) or 0)
 
 
 def in_convention(meta: Mapping[str, Any]) -> dict[str, Any]:

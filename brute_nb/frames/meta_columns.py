@@ -6,18 +6,18 @@ recomputes them from ``meta`` and writes back only the cells that differ, so an 
 
 The token columns are ``Usage``'s counts (``brute_nb.usage``), the numbers every other reader shows: a reply's meta
 holds them as such (``cached_tokens`` is its ``cache_read_tokens``), and the few lines written before that
-convention are read the old way, row by row, through ``Usage.of_meta``.
+convention are read the old way, by the rule ``Usage.of_meta`` applies (``usage.left_out``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import chain, compress, repeat
-from operator import is_, is_not
+from operator import and_, is_, is_not
 from typing import Any
 
 from brute_nb.frames.arrays import _masked, _number_or_none, _objects, _scatter, _strings
-from brute_nb.usage import CONVENTION_KEY, LEGACY_READS, Usage
+from brute_nb.usage import CONVENTION_KEY, INPUT_EXCLUDES_CACHE, LEGACY_READS, left_out
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -85,23 +85,29 @@ def _meta_columns(n: int, full: Sequence[dict[str, Any]], rows: Any,
 
 def _read_legacy(full: Sequence[dict[str, Any]], tokens: dict[str, list[Any]], legacy: list[Any]) -> None:
     """The token columns of the lines written before ``Usage``'s convention (no ``cache_read_tokens``, their
-    cache reads in ``cached_tokens``), read the old way (``Usage.of_meta``); lines in the convention are untouched.
-    Only a file with such lines pays for this pass (``legacy`` is empty when no meta has ``cached_tokens``)."""
-    from operator import contains
+    cache reads in ``cached_tokens``), read the old way; lines in the convention are untouched. Only a file with
+    such lines pays for this pass (``legacy`` is empty when no meta has ``cached_tokens``), and only a provider
+    whose old input left the cache out (``INPUT_EXCLUDES_CACHE``) has its input made whole row by row, by the
+    rule ``Usage.of_meta`` applies (``usage.left_out``): the loops over every row run in C."""
+    from operator import contains, not_
 
-    marked = list(map(contains, full, repeat(CONVENTION_KEY)))
-    if False not in marked:
+    unmarked = list(map(not_, map(contains, full, repeat(CONVENTION_KEY))))
+    if True not in unmarked:
         return
     for column in ("input_tokens", "cached_tokens"):
         if not tokens[column]:
             tokens[column] = [None] * len(full)
     inputs, reads = tokens["input_tokens"], tokens["cached_tokens"]
-    for i in compress(range(len(full)), map(is_, marked, repeat(False))):
-        meta = full[i]
-        reads[i] = legacy[i]
-        usage = Usage.of_meta(meta)
-        if usage is not None and type(inputs[i]) is int and inputs[i] >= 0:
-            inputs[i] = usage.input_tokens
+    if False not in unmarked:  # a file written before the convention: every row reads the old way
+        reads[:] = legacy
+    else:
+        for i in compress(range(len(full)), unmarked):
+            reads[i] = legacy[i]
+    providers = list(map(dict.get, full, repeat("provider")))
+    excluding = [type(p) is str and p in INPUT_EXCLUDES_CACHE for p in providers]
+    for i in compress(range(len(full)), map(and_, unmarked, excluding)):
+        if type(inputs[i]) is int and inputs[i] >= 0:
+            inputs[i] += left_out(full[i])
 
 
 _TEXT_OR_NONE = {str, type(None)}
