@@ -15,7 +15,14 @@ from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.providers.anthropic_stream import StreamedReply, schemas_built
-from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
+from brute_nb.providers.base import (
+    Provider,
+    incomplete,
+    server_tool_entries,
+    server_tool_extras,
+    tool_specs,
+    wrapped,
+)
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
 from brute_nb.transports.blocks import clean
@@ -58,6 +65,8 @@ class AnthropicMessages(Provider):
                  for s in tool_specs(env.get("tools"))] + server_tool_entries("anthropic", env.get("tools"))
         if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
+        for key, value in server_tool_extras("anthropic", env.get("tools")).items():  # the MCP connector's servers
+            kwargs[key] = [*(self.params.get(key) or ()), *(v for v in value if v not in (self.params.get(key) or ()))]
         if env.get("tool_choice") == "none" and kwargs.get("tools"):
             kwargs["tool_choice"] = {"type": "none"}  # ToolChoiceNoneParam: tools stay listed, none may be called
         if env.get("schema") is not None:
@@ -77,14 +86,22 @@ class AnthropicMessages(Provider):
             reply = _joined(reply, await self._once(env, {**kwargs, "messages": sent}))
         return wrapped(Anthropic, reply)
 
+    def _create(self, kwargs: dict[str, Any]) -> Any:
+        """``messages.create``, or the beta API's when the request carries a beta-only parameter (``betas``,
+        ``mcp_servers``...): the SDK sends those only there."""
+        if set(kwargs) & beta_only():
+            return self.client.beta.messages.create
+        return self.client.messages.create
+
     async def _once(self, env: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        create = self._create(kwargs)
         if not self.stream:
-            sent = await self.client.messages.create(**kwargs)
+            sent = await create(**kwargs)
             await schemas_built()  # the reply's dump builds the models the warm-up may be building: wait, never race
             data = as_data(sent)  # a local: an HTML page is named from it
             return dict(data)
         reply = StreamedReply()
-        stream = await self.client.messages.create(**kwargs, stream=True)
+        stream = await create(**kwargs, stream=True)
         await schemas_built()  # its events build the models the warm-up may be building: wait for it, never race it
         async with stream:
             async for event in stream:
@@ -95,6 +112,13 @@ class AnthropicMessages(Provider):
         if final is None or final.get("stop_reason") is None:
             raise incomplete(self.provider)
         return final
+
+
+def beta_only() -> frozenset[str]:
+    """The parameters only the beta ``messages.create`` of the installed SDK takes (``options.BETA_ONLY``)."""
+    from brute_nb.providers.options import anthropic_beta_only
+
+    return anthropic_beta_only()
 
 
 MAX_CONTINUATIONS = 8

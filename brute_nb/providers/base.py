@@ -108,6 +108,14 @@ def server_tool_entries(api: str, tools: Any) -> list[dict[str, JSON]]:
     return request_tools(api, of(tools))
 
 
+def server_tool_extras(api: str, tools: Any) -> dict[str, Any]:
+    """What else the request needs for the server tools among ``env["tools"]`` (Anthropic's ``mcp_servers``)."""
+    from brute_nb.tools.server import of
+    from brute_nb.transports.server_tools import request_extras
+
+    return request_extras(api, of(tools))
+
+
 class Provider:
     """Base of OpenAIChat, OpenAIResponses and AnthropicMessages; subclasses implement ``_build`` and ``_complete``."""
 
@@ -151,6 +159,12 @@ class Provider:
             raise ProviderNotConfiguredError("pass record=... or replay=..., not both")
         if stall_timeout is not None and stall_timeout <= 0:
             raise ProviderNotConfiguredError(f"stall_timeout={stall_timeout!r}: pass a number of seconds above 0")
+        if params.get("extra_headers") is not None:
+            from brute_nb.providers.options import header_problems
+
+            problems = header_problems(params["extra_headers"])
+            if problems:  # a key in a header would go wherever the client goes: credentials follow the host
+                raise ProviderNotConfiguredError("; ".join(problems))
         self.model = model
         self.base_url = base_url
         self.api_key = api_key

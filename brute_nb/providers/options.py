@@ -4,7 +4,9 @@ A value is JSON when it parses (numbers, booleans, objects such as ``thinking={"
 text itself. The check reads the signature of the installed SDK's own ``create`` method, so it follows the SDK
 (anthropic 2.x's ``messages.create`` takes no ``temperature``, and says so here, before any request), and an
 unknown name is refused with the close matches and every name the call takes. Arguments brute_nb itself sends
-(model, messages, tools, stream...) cannot be overridden this way.
+(model, messages, tools, stream...) cannot be overridden this way. Anthropic's beta parameters (``betas``,
+``mcp_servers``, ``context_management``...) are taken too: the provider then calls the beta ``messages.create``.
+``extra_headers`` passes headers the SDK sends as given (``anthropic-beta``, a proxy's own), never a key header.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import difflib
 import inspect
 import json
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 from brute_nb.errors import ProviderNotConfiguredError
@@ -22,12 +25,18 @@ class OptionError(ProviderNotConfiguredError, ValueError):
     """A provider option the SDK call does not take (or not written KEY=VALUE); the message lists what it takes."""
 
 SET_BY_BRUTE = frozenset({"self", "model", "messages", "input", "system", "tools", "stream", "stream_options",
-                          "extra_headers", "extra_query", "timeout"})
+                          "extra_query", "timeout"})
 CREATE = {
     "openai": ("openai.resources.chat.completions", "AsyncCompletions", "chat.completions.create"),
     "openai-responses": ("openai.resources.responses", "AsyncResponses", "responses.create"),
     "anthropic": ("anthropic.resources.messages", "AsyncMessages", "messages.create"),
 }
+BETA = {"anthropic": ("anthropic.resources.beta.messages", "AsyncMessages", "beta.messages.create")}
+"""The beta call whose own parameters (``betas``, ``mcp_servers``...) a provider's options may use too: the
+provider then calls it instead (``AnthropicMessages._create``)."""
+KEY_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization")
+"""Headers that carry a key: never set through ``extra_headers``, which would send it to whatever host the client
+talks to (a key goes only to its provider's host: ``credentials``); ``api_key=`` is the way to give one."""
 
 
 def parse_pairs(pairs: Iterable[str]) -> dict[str, Any]:
@@ -48,13 +57,29 @@ def accepted(kind: str) -> tuple[str, list[str]] | None:
     """The SDK call a provider kind makes and the options it takes (None when brute_nb cannot tell: llm)."""
     import importlib
 
-    entry = CREATE.get("openai" if kind not in CREATE and kind != "llm" else kind)
+    kind = "openai" if kind not in CREATE and kind != "llm" else kind
+    entry = CREATE.get(kind)
     if entry is None:
         return None
     module, cls, label = entry
     create = getattr(importlib.import_module(module), cls).create
     names = [n for n in inspect.signature(create).parameters if n not in SET_BY_BRUTE]
+    if kind in BETA:
+        names += [n for n in _parameters(BETA[kind]) if n not in names and n not in SET_BY_BRUTE]
     return label, names
+
+
+def _parameters(entry: tuple[str, str, str]) -> list[str]:
+    import importlib
+
+    module, cls, _ = entry
+    return list(inspect.signature(getattr(importlib.import_module(module), cls).create).parameters)
+
+
+@cache
+def anthropic_beta_only() -> frozenset[str]:
+    """The parameters of Anthropic's beta ``messages.create`` its ``messages.create`` does not take."""
+    return frozenset(_parameters(BETA["anthropic"])) - frozenset(_parameters(CREATE["anthropic"]))
 
 
 def check(kind: str, options: Mapping[str, Any]) -> None:
@@ -63,7 +88,7 @@ def check(kind: str, options: Mapping[str, Any]) -> None:
     if found is None:
         return
     label, names = found
-    problems = []
+    problems = header_problems(options.get("extra_headers"))
     for key in options:
         if key in SET_BY_BRUTE:
             problems.append(f"{key} is set by brute_nb itself")
@@ -73,3 +98,18 @@ def check(kind: str, options: Mapping[str, Any]) -> None:
                                                                      if close else ""))
     if problems:
         raise OptionError("-o: " + "; ".join(problems) + f". {label} takes: {', '.join(names)}")
+
+
+def header_problems(headers: Any) -> list[str]:
+    """What is wrong with ``extra_headers``: not a mapping of names to strings, or a header that carries a key."""
+    if headers is None:
+        return []
+    if not isinstance(headers, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in headers.items()):
+        return ['extra_headers takes an object of header names to strings (-o extra_headers=\'{"anthropic-beta": '
+                '"..."}\')']
+    keys = [k for k in headers if k.strip().lower() in KEY_HEADERS]
+    if keys:
+        return [f"extra_headers cannot set {', '.join(keys)}: a key goes only to its provider's host; give it as "
+                "api_key=... (%brute config api_key=...)"]
+    return []

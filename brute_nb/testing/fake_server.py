@@ -195,6 +195,8 @@ class FakeProvider:
         if not isinstance(body, dict):
             return _json(400, error_body(api, 400, "the request body must be a JSON object"))
         problems = rules.request_problems(api, body, also=self.sent_kinds) if self.enforce_rules else []
+        if self.enforce_rules and api == "anthropic":
+            problems += rules_tools.anthropic_beta(body, headers.get("anthropic-beta", ""))
         if problems:
             return _json(400, error_body(api, 400, "; ".join(problems)))
         return None

@@ -43,6 +43,8 @@ def anthropic_server_tool(i: int, tool: Mapping[str, Any]) -> list[str] | None:
     kind = tool.get("type")
     if kind in (None, "custom"):
         return None
+    if kind == "mcp_toolset":  # the MCP connector's tools: named by a server of the request's mcp_servers
+        return [] if tool.get("mcp_server_name") else [f"tools.{i}.mcp_toolset.mcp_server_name: Field required"]
     name = ANTHROPIC_SERVER_TOOLS.get(str(kind))
     if name is None:
         return [f"tools.{i}.type: Input tag {kind!r} found using 'type' does not match any of the expected tags: "
@@ -64,7 +66,28 @@ def responses_tool(i: int, tool: Mapping[str, Any]) -> list[str] | None:
                 f"{', '.join(map(repr, sorted(RESPONSES_TOOLS)))}."]
     if kind == "code_interpreter" and not isinstance(tool.get("container"), str | Mapping):
         return [f"Missing required parameter: 'tools[{i}].container'."]
+    if kind == "file_search" and not tool.get("vector_store_ids"):
+        return [f"Missing required parameter: 'tools[{i}].vector_store_ids'."]
+    if kind == "mcp" and not (tool.get("server_label") and (tool.get("server_url") or tool.get("connector_id"))):
+        return [f"Missing required parameter: 'tools[{i}].server_label' and one of 'server_url' or 'connector_id'."]
     return []
+
+
+MCP_BETA = "mcp-client-2025-11-20"
+
+
+def anthropic_beta(body: Mapping[str, Any], beta_header: str) -> list[str]:
+    """The MCP connector (``mcp_servers`` and ``mcp_toolset`` tools) exists only under its beta header, and each
+    toolset names one of the request's servers."""
+    toolsets = [t for t in body.get("tools") or () if isinstance(t, Mapping) and t.get("type") == "mcp_toolset"]
+    if not ("mcp_servers" in body or toolsets):
+        return []
+    if MCP_BETA not in [b.strip() for b in beta_header.split(",")]:
+        return [f"mcp_servers: Extra inputs are not permitted (the MCP connector needs the anthropic-beta header "
+                f"{MCP_BETA})"]
+    names = {s.get("name") for s in body.get("mcp_servers") or () if isinstance(s, Mapping)}
+    return [f"mcp_toolset {t.get('mcp_server_name')!r} names no server of mcp_servers" for t in toolsets
+            if t.get("mcp_server_name") not in names]
 
 
 def responses_item(i: int, item: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:

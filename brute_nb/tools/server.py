@@ -1,62 +1,78 @@
-"""ServerTool: a tool the provider runs itself (web search, web fetch, code execution), as a first-class tool.
+"""ServerTool: a tool the provider runs itself (web search and fetch, code execution, image generation, file search,
+a remote MCP server), as a first-class tool.
 
 It joins a tool list like any other (``DefaultToolPipeline(tools=[*ALL, ServerTool("web_search", max_uses=3)])``,
 ``configure(server_tools=...)``, ``%%brute --server-tools web_search``), so the agent advertises it with the rest;
 the provider, not brute_nb, runs it, and its call and result come back inside the reply (kept block by block, see
 ``transports.blocks``). The name is brute_nb's, the same for every provider; each API's own spelling and which of
 the options it takes are the transports' (``transports.server_tools``), and a provider that offers no such tool
-refuses it by name before anything is sent. Options are checked when the tool is made (RubyLLM's
-``with_server_tools``; chatlas's and claudette's provider tools).
+refuses it by name before anything is sent. A version and the options are checked when the tool is made, against
+the installed SDKs' request types (an option no API's type for the tool declares is refused, every problem at once;
+RubyLLM's ``with_server_tools``; chatlas's and claudette's provider tools).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.errors import ToolDefinitionError
+from brute_nb.redact import remember
 from brute_nb.tools.adapter import Adapter
+from brute_nb.transports.server_tools import SPELLING, definition_problems
 
-OPTIONS: dict[str, frozenset[str]] = {
-    "web_search": frozenset({"allowed_domains", "blocked_domains", "max_uses", "user_location",
-                             "search_context_size"}),
-    "web_fetch": frozenset({"allowed_domains", "blocked_domains", "max_uses", "max_content_tokens", "citations"}),
-    "code_execution": frozenset({"container"}),
-}
-"""The server tools brute_nb knows and every option any provider takes for each (a provider may take fewer)."""
+NAMES = tuple(dict.fromkeys(name for names in SPELLING.values() for name in names))
+"""The server tools brute_nb knows (one name for every API that offers the tool)."""
 DESCRIPTIONS = {"web_search": "Search the web (run by the provider).",
                 "web_fetch": "Fetch a web page or PDF (run by the provider).",
-                "code_execution": "Run code in the provider's sandbox (run by the provider)."}
+                "code_execution": "Run code in the provider's sandbox (run by the provider).",
+                "image_generation": "Generate or edit an image (run by the provider).",
+                "file_search": "Search the uploaded files of a vector store (run by the provider).",
+                "mcp": "Call the tools of a remote MCP server (run by the provider)."}
+SECRETS = ("authorization", "authorization_token")
+"""Options that carry a remote MCP server's token: a key like any other, redacted from everything shown."""
+VERSIONED = re.compile(r"^(?P<name>[a-z_]+?)_(?P<version>\d{8}|\d{4}_\d{2}_\d{2})$")
+"""A name with its version, as the API spells it: ``code_execution_20260120``, ``web_search_2025_08_26``."""
 
 
 class ServerTool:
-    """``ServerTool("web_search", allowed_domains=["python.org"], max_uses=3)``: a provider-run tool and its options."""
+    """``ServerTool("web_search", allowed_domains=["python.org"], max_uses=3)``: a provider-run tool and its options;
+    ``ServerTool("code_execution_20260120")`` (or ``version="20260120"``) names a version of the API's tool."""
 
-    __slots__ = ("name", "options")
+    __slots__ = ("name", "options", "version")
 
-    def __init__(self, name: str, **options: Any) -> None:
-        if name not in OPTIONS:
-            raise ToolDefinitionError(f"unknown server tool {name!r}; brute_nb knows {', '.join(OPTIONS)}")
-        unknown = sorted(set(options) - OPTIONS[name])
-        if unknown:
-            raise ToolDefinitionError(f"server tool {name} takes no {', '.join(unknown)}; it takes "
-                                      f"{', '.join(sorted(OPTIONS[name]))}")
+    def __init__(self, name: str, version: str | None = None, **options: Any) -> None:
+        named = VERSIONED.match(name) if isinstance(name, str) and name not in NAMES else None
+        if named is not None and named["name"] in NAMES and version is None:
+            name, version = named["name"], named["version"]
+        if name not in NAMES:
+            raise ToolDefinitionError(f"unknown server tool {name!r}; brute_nb knows {', '.join(NAMES)} (a version "
+                                      "as the API spells it too: code_execution_20260120)")
+        given = {k: v for k, v in options.items() if v is not None}
+        problems = definition_problems(name, version, given)
+        if problems:
+            raise ToolDefinitionError("; ".join(problems))
         self.name = name
-        self.options: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
+        self.version = version
+        self.options: dict[str, Any] = given
+        remember(*(str(given[k]) for k in SECRETS if isinstance(given.get(k), str)))  # redacted wherever shown
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ServerTool) and (self.name, self.options) == (other.name, other.options)
+        return isinstance(other, ServerTool) and ((self.name, self.version, self.options)
+                                                  == (other.name, other.version, other.options))
 
     def __hash__(self) -> int:
-        return hash((self.name, repr(sorted(self.options.items()))))
+        return hash((self.name, self.version, repr(sorted(self.options.items()))))
 
     def __repr__(self) -> str:
+        version = f", version={self.version!r}" if self.version else ""
         options = "".join(f", {k}={v!r}" for k, v in self.options.items())
-        return f"ServerTool({self.name!r}{options})"
+        return f"ServerTool({self.name!r}{version}{options})"
 
     def to_dict(self) -> dict[str, Any]:
-        """What the provider maps to its API: ``{"server": name, "options": {...}}``."""
-        return {"server": self.name, "options": dict(self.options)}
+        """What the provider maps to its API: ``{"server": name, "version": ..., "options": {...}}``."""
+        return {"server": self.name, "version": self.version, "options": dict(self.options)}
 
     def as_adapter(self) -> Adapter:
         return ServerAdapter(self)
@@ -96,7 +112,7 @@ def server_tools(spec: str | Iterable[Any] | None) -> tuple[ServerTool, ...]:
             except ToolDefinitionError as exc:
                 problems.append(str(exc))
         else:
-            problems.append(f"{item!r} is not a server tool: give a name ({', '.join(OPTIONS)}) or ServerTool(...)")
+            problems.append(f"{item!r} is not a server tool: give a name ({', '.join(NAMES)}) or ServerTool(...)")
     if problems:
         raise ToolDefinitionError("server tools: " + "; ".join(problems))
     return tuple(out)

@@ -1,14 +1,23 @@
 """Server tools in each API's own form: ``ServerTool("web_search", max_uses=3)`` to the tool entry a request carries.
 
-The spellings are the installed SDKs' request types: Anthropic's versioned tools (``WebSearchTool20250305Param``,
-``WebFetchTool20250910Param``, ``CodeExecutionTool20250825Param``), the Responses API's ``WebSearchToolParam`` and
-``CodeInterpreter``. The invariant: a tool or an option an API does not take is refused here, naming what it does
-offer, so nothing is sent that the API would refuse or, worse, silently ignore. Pure functions.
+The spellings, versions and options are the installed SDKs' request types, read from them when first needed
+(``anthropic.types.beta.BetaToolUnionParam``: ``web_search_20250305``, ``code_execution_20260120``, ``mcp_toolset``...;
+``openai.types.responses.ToolParam``: ``web_search``, ``code_interpreter``, ``image_generation``, ``file_search``,
+``mcp``), so a version or an option the SDK learns is taken without a change here. The invariant: a tool, a version
+or an option an API does not take is refused here by name, saying what it does take, so nothing is sent that the
+API would refuse or, worse, silently ignore. Pure functions (the SDKs' type modules are read, never called).
+
+The Anthropic MCP connector is two parts of one request: the server in ``mcp_servers`` and its tools as an
+``mcp_toolset`` entry, under a beta (``request_extras``); one ``ServerTool("mcp", server_label=..., server_url=...)``
+gives both, and the Responses API's ``mcp`` tool from the same options.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import importlib
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from typing import Any, Protocol
 
 from brute_nb.errors import BruteError
@@ -19,6 +28,7 @@ class ServerTool(Protocol):
     """What a transport reads of ``brute_nb.tools.server.ServerTool`` (a layer beside this one, not imported)."""
 
     name: str
+    version: str | None
     options: dict[str, Any]
 
 
@@ -26,9 +36,131 @@ class ServerToolError(BruteError, ValueError):
     """A server tool (or one of its options) the provider in use does not offer."""
 
 
+SPELLING: dict[str, dict[str, str]] = {
+    "anthropic": {"web_search": "web_search", "web_fetch": "web_fetch", "code_execution": "code_execution",
+                  "mcp": "mcp_toolset"},
+    "openai-responses": {"web_search": "web_search", "code_execution": "code_interpreter",
+                         "image_generation": "image_generation", "file_search": "file_search", "mcp": "mcp"},
+}
+"""Per API: brute_nb's name of each tool it offers, and the API's ``type`` (a version is added to it: ``_20260120``)."""
+DEFAULT_VERSION: dict[str, dict[str, str]] = {
+    "anthropic": {"web_search": "20250305", "web_fetch": "20250910", "code_execution": "20250825"}}
+"""The version sent when a ServerTool names none (Anthropic's tools exist only in versions)."""
+SDK_TYPES = {"anthropic": ("anthropic.types.beta", "BetaToolUnionParam"),
+             "openai-responses": ("openai.types.responses", "ToolParam")}
+"""The union of request tool types each API's SDK declares (Anthropic's beta union is the stable one and more)."""
+SET_HERE = frozenset({"type", "name", "mcp_server_name"})
+"""Fields brute_nb fills in itself."""
+MCP_SERVER = ("anthropic.types.beta", "BetaRequestMCPServerURLDefinitionParam")
+MCP_BETA = "mcp-client-2025-11-20"
+"""The beta the MCP connector's ``mcp_servers`` and ``mcp_toolset`` need (``AnthropicBetaParam``)."""
+ANTHROPIC_MCP = {"server_label": "name", "server_url": "url", "authorization": "authorization_token"}
+"""The Responses ``mcp`` tool's names for what Anthropic's ``mcp_servers`` entry names otherwise."""
+
+
+@cache
+def tool_types(api: str) -> dict[str, frozenset[str]] | None:
+    """``{type: fields}`` of every request tool type the installed SDK of ``api`` declares; None without that SDK."""
+    where = SDK_TYPES.get(api)
+    if where is None:
+        return None
+    try:
+        union = getattr(importlib.import_module(where[0]), where[1])
+    except (ImportError, AttributeError):
+        return None
+    out: dict[str, frozenset[str]] = {}
+    for member in _members(union):
+        fields = frozenset(getattr(member, "__required_keys__", ())) | frozenset(getattr(member, "__optional_keys__",
+                                                                                         ()))
+        hint = typing.get_type_hints(member).get("type") if hasattr(member, "__annotations__") else None
+        for literal in _literals(hint):
+            out[literal] = fields
+    return out
+
+
+def _members(union: Any) -> list[Any]:
+    args = typing.get_args(union)
+    if not args:
+        return [union]
+    return [m for a in args for m in _members(a)]
+
+
+def _literals(hint: Any) -> list[str]:
+    """The string literals of a ``Literal[...]`` (inside ``Required[...]`` or ``Union[...]`` too)."""
+    if hint is None:
+        return []
+    if isinstance(hint, str):
+        return [hint]
+    return [lit for a in typing.get_args(hint) for lit in _literals(a)]
+
+
+@cache
+def _mcp_server_fields() -> frozenset[str]:
+    try:
+        param = getattr(importlib.import_module(MCP_SERVER[0]), MCP_SERVER[1])
+    except (ImportError, AttributeError):
+        return frozenset()
+    return (frozenset(param.__optional_keys__) | frozenset(param.__required_keys__)) - {"type"}
+
+
+def api_type(api: str, tool: ServerTool) -> str | None:
+    """The API's ``type`` for ``tool`` (its version added), None when the API offers no such tool."""
+    base = SPELLING.get(api, {}).get(tool.name)
+    if base is None:
+        return None
+    version = tool.version or DEFAULT_VERSION.get(api, {}).get(tool.name)
+    return f"{base}_{version}" if version else base
+
+
+def versions(api: str, name: str) -> list[str]:
+    """The versions of a tool the installed SDK of ``api`` declares (Anthropic's dates, Responses' ``2025_08_26``)."""
+    base = SPELLING.get(api, {}).get(name)
+    types = tool_types(api) or {}
+    if base is None:
+        return []
+    return sorted(t[len(base) + 1:] for t in types if t.startswith(base + "_") and t[len(base) + 1:][:1].isdigit())
+
+
+def takes(api: str, tool: ServerTool) -> frozenset[str] | None:
+    """The options ``tool`` takes on ``api`` (brute_nb's spellings included); None when the SDK cannot tell."""
+    kind = api_type(api, tool)
+    types = tool_types(api)
+    if kind is None or types is None or kind not in types:
+        return None
+    fields = types[kind] - SET_HERE
+    if api == "anthropic" and tool.name == "mcp":
+        return fields | (_mcp_server_fields() - set(ANTHROPIC_MCP.values())) | set(ANTHROPIC_MCP)
+    if api == "openai-responses" and tool.name == "web_search":
+        return fields | {"allowed_domains"}  # sent as filters.allowed_domains
+    return fields
+
+
+def problems(api: str, tool: ServerTool) -> list[str]:
+    """What ``api`` does not take of ``tool`` (empty when it takes it all, or when its SDK is not installed)."""
+    kind = api_type(api, tool)
+    if kind is None:
+        return [f"{tool.name} is not offered"]
+    types = tool_types(api)
+    if types is None:
+        return []
+    if kind not in types:
+        have = versions(api, tool.name)
+        return [f"{tool.name} has no version {tool.version} here (the installed SDK has "
+                f"{', '.join(have) if have else 'it without a version'})"]
+    allowed = takes(api, tool) or frozenset()
+    extra = sorted(set(tool.options) - allowed)
+    if extra:
+        return [f"{tool.name} takes no {', '.join(extra)} here (it takes {', '.join(sorted(allowed)) or 'no options'})"]
+    return []
+
+
 def _anthropic(tool: ServerTool) -> dict[str, JSON]:
-    kind = {"web_search": "web_search_20250305", "web_fetch": "web_fetch_20250910",
-            "code_execution": "code_execution_20250825"}[tool.name]
+    kind = api_type("anthropic", tool) or tool.name
+    if tool.name == "mcp":
+        toolset = takes("anthropic", tool) or frozenset()
+        own = {k: v for k, v in tool.options.items() if k in toolset and k not in _mcp_server_fields()
+               and k not in ANTHROPIC_MCP}
+        return {"type": kind, "mcp_server_name": str(tool.options.get("server_label") or ""), **own}
     out: dict[str, JSON] = {"type": kind, "name": tool.name}
     for key, value in tool.options.items():
         out[key] = {"enabled": bool(value)} if key == "citations" and isinstance(value, bool) else value
@@ -36,29 +168,22 @@ def _anthropic(tool: ServerTool) -> dict[str, JSON]:
 
 
 def _responses(tool: ServerTool) -> dict[str, JSON]:
+    kind = api_type("openai-responses", tool) or tool.name
+    out: dict[str, JSON] = {"type": kind}
     if tool.name == "code_execution":
-        return {"type": "code_interpreter", "container": tool.options.get("container") or {"type": "auto"}}
-    out: dict[str, JSON] = {"type": "web_search"}
+        out["container"] = {"type": "auto"}
+    if tool.name == "mcp":
+        out["require_approval"] = "never"  # brute_nb has no turn to answer an approval request in
     for key, value in tool.options.items():
-        if key == "allowed_domains":
+        if key == "allowed_domains" and tool.name == "web_search":
             out["filters"] = {"allowed_domains": list(value)}
         else:
             out[key] = value
     return out
 
 
-Mapper = Callable[[ServerTool], dict[str, JSON]]
-OFFERED: dict[str, tuple[Mapper, dict[str, frozenset[str]]]] = {
-    "anthropic": (_anthropic, {
-        "web_search": frozenset({"allowed_domains", "blocked_domains", "max_uses", "user_location"}),
-        "web_fetch": frozenset({"allowed_domains", "blocked_domains", "max_uses", "max_content_tokens",
-                                "citations"}),
-        "code_execution": frozenset()}),
-    "openai-responses": (_responses, {
-        "web_search": frozenset({"allowed_domains", "user_location", "search_context_size"}),
-        "code_execution": frozenset({"container"})}),
-}
-"""Per API: how a server tool is spelled, and which tools (with which options) it offers."""
+MAPPERS: dict[str, Callable[[ServerTool], dict[str, JSON]]] = {"anthropic": _anthropic,
+                                                               "openai-responses": _responses}
 
 
 def request_tools(api: str, tools: Iterable[ServerTool]) -> list[dict[str, JSON]]:
@@ -66,24 +191,60 @@ def request_tools(api: str, tools: Iterable[ServerTool]) -> list[dict[str, JSON]
     tools = list(tools)
     if not tools:
         return []
-    mapper, offered = OFFERED.get(api, (None, {}))
-    problems = []
-    for tool in tools:
-        if tool.name not in offered:
-            problems.append(f"{tool.name} is not offered")
-            continue
-        extra = sorted(set(tool.options) - offered[tool.name])
-        if extra:
-            takes = ", ".join(sorted(offered[tool.name])) or "no options"
-            problems.append(f"{tool.name} takes no {', '.join(extra)} here (it takes {takes})")
-    if problems or mapper is None:
-        raise ServerToolError(f"{api} server tools: {'; '.join(problems)}. {_offers(api)}")
+    found = [p for tool in tools for p in problems(api, tool)]
+    mapper = MAPPERS.get(api)
+    if found or mapper is None:
+        raise ServerToolError(f"{api} server tools: {'; '.join(found)}. {_offers(api)}")
     return [mapper(t) for t in tools]
 
 
+def request_extras(api: str, tools: Iterable[ServerTool]) -> dict[str, Any]:
+    """What else a request needs for ``tools``: Anthropic's MCP connector, ``mcp_servers`` and its beta."""
+    servers = [_mcp_server(t) for t in tools if t.name == "mcp"] if api == "anthropic" else []
+    return {"mcp_servers": servers, "betas": [MCP_BETA]} if servers else {}
+
+
+def _mcp_server(tool: ServerTool) -> dict[str, JSON]:
+    out: dict[str, JSON] = {"type": "url"}
+    for key, value in tool.options.items():
+        key = ANTHROPIC_MCP.get(key, key)
+        if key in _mcp_server_fields():
+            out[key] = value
+    return out
+
+
 def _offers(api: str) -> str:
-    offers = "; ".join(f"{name} offers {', '.join(tools)}" for name, (_, tools) in OFFERED.items())
-    if api in OFFERED:
+    offers = "; ".join(f"{name} offers {', '.join(tools)}" for name, tools in SPELLING.items())
+    if api in SPELLING:
         return offers + "."
     return (f"{api} runs no server tools ({offers}): pick one of those models with -m, or leave the server tools "
             "out (%brute config server_tools=none).")
+
+
+def definition_problems(name: str, version: str | None, options: Mapping[str, Any]) -> list[str]:
+    """What no API takes of a tool as it is made (``ServerTool(...)``): a version no API has, an option no API's
+    type for it declares. Asked of the installed SDKs only when there is a version or an option to check."""
+    offering = [api for api, names in SPELLING.items() if name in names]
+    if not (version or options) or not offering:
+        return []
+    tool = _Made(name, version, dict(options))
+    known = [api for api in offering if tool_types(api) is not None]
+    if not known:
+        return []
+    kinds = {api: api_type(api, tool) for api in known}
+    if version and not any(kinds[api] in (tool_types(api) or {}) for api in known):
+        have = sorted({v for api in known for v in versions(api, name)})
+        return [f"server tool {name} has no version {version}; the installed SDKs have "
+                f"{', '.join(have) if have else 'none'}"]
+    allowed = set().union(*(takes(api, tool) or () for api in known))
+    extra = sorted(set(options) - allowed)
+    if extra:
+        return [f"server tool {name} takes no {', '.join(extra)}; it takes {', '.join(sorted(allowed))}"]
+    return []
+
+
+class _Made:
+    """A tool being made, as the functions above read one."""
+
+    def __init__(self, name: str, version: str | None, options: dict[str, Any]) -> None:
+        self.name, self.version, self.options = name, version, options

@@ -147,3 +147,116 @@ def test_hostile_citations_are_shown_as_text_never_as_html() -> None:
     shown = render.markdown_html(render.sources_text(hostile))
     assert "href=\"javascript" not in shown and "<img" not in shown and "<script" not in shown
     assert shown.count("<a ") == 1
+
+
+MCP = {"server_label": "example-mcp", "server_url": "https://mcp.example.com/sse"}
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_server_tool_names_its_version(fake_provider: FakeProvider, stream: bool) -> None:
+    """Recordings use ``code_execution_20260120``: the name the API spells, or ``version=``, sends that version."""
+    assert ServerTool("code_execution_20260120") == ServerTool("code_execution", version="20260120")
+    fake_provider.add(Reply(blocks=tuple(ANTHROPIC["code_execution"])))
+    tools = [ServerTool("code_execution_20260120"), ServerTool("web_search", version="20260209", max_uses=2)]
+    await tool_agent(FACTORIES["anthropic"](fake_provider, stream=stream), tools).astart("sum")
+    sent = [{k: v for k, v in t.items() if k != "cache_control"} for t in fake_provider.requests[0]["json"]["tools"]]
+    assert sent == [{"type": "code_execution_20260120", "name": "code_execution"},
+                    {"type": "web_search_20260209", "name": "web_search", "max_uses": 2}]
+
+
+def test_versions_and_options_are_checked_against_the_installed_sdks_when_made() -> None:
+    with pytest.raises(ToolDefinitionError, match=r"code_execution has no version 20990101; the installed SDKs "
+                                                  r"have .*20260120"):
+        ServerTool("code_execution_20990101")
+    with pytest.raises(ToolDefinitionError, match=r"image_generation takes no qualty\b.*it takes .*quality"):
+        ServerTool("image_generation", qualty="high")
+    with pytest.raises(ToolDefinitionError, match="mcp takes no server_lable, serverurl"):  # every problem at once
+        ServerTool("mcp", server_lable="x", serverurl="https://x")
+    with pytest.raises(ToolDefinitionError, match="web_fetch takes no use_cache"):  # not in the default version
+        ServerTool("web_fetch", use_cache=True)
+    assert ServerTool("web_fetch_20260309", use_cache=True, url_sources=["https://example.org"]).options
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_responses_gets_image_generation_file_search_and_remote_mcp(fake_provider: FakeProvider,
+                                                                          stream: bool, tmp_path: Any) -> None:
+    from tests.transports.recorded_blocks import NEW_RESPONSES
+
+    fake_provider.add(Reply(blocks=tuple(NEW_RESPONSES["remote mcp"])), "later")
+    tools = [ServerTool("image_generation", quality="high", size="1024x1024"),
+             ServerTool("file_search", vector_store_ids=["vs_1"], max_num_results=3),
+             ServerTool("mcp", **MCP, allowed_tools=["ask_question"])]
+    a = tool_agent(FACTORIES["openai_responses"](fake_provider, stream=stream), tools)
+    env = await a.astart("ask the wiki")
+    assert fake_provider.requests[0]["json"]["tools"] == [
+        {"type": "image_generation", "quality": "high", "size": "1024x1024"},
+        {"type": "file_search", "vector_store_ids": ["vs_1"], "max_num_results": 3},
+        {"type": "mcp", "require_approval": "never", **MCP, "allowed_tools": ["ask_question"]}]
+    (call,) = env["messages"][-1].server_tool_calls
+    assert call["name"] == "mcp" and call["arguments"] == {"arguments": "{\"q\":\"what is it?\"}"}
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_anthropic_gets_the_mcp_connector_with_its_beta(fake_provider: FakeProvider, stream: bool) -> None:
+    from tests.transports.recorded_blocks import NEW_ANTHROPIC
+
+    fake_provider.add(Reply(blocks=tuple(NEW_ANTHROPIC["mcp connector"])), "again")
+    tools = [SHELL, ServerTool("mcp", **MCP, authorization="tok-mcp-0123456789")]
+    a = tool_agent(FACTORIES["anthropic"](fake_provider, stream=stream), tools)
+    env = await a.astart("echo hi")
+    request = fake_provider.requests[0]
+    assert request["json"]["mcp_servers"] == [{"type": "url", "name": "example-mcp", "url": MCP["server_url"],
+                                               "authorization_token": "tok-mcp-0123456789"}]
+    toolset = {k: v for k, v in request["json"]["tools"][-1].items() if k != "cache_control"}
+    assert toolset == {"type": "mcp_toolset", "mcp_server_name": "example-mcp"}
+    assert "mcp-client-2025-11-20" in request["headers"]["anthropic-beta"]
+    (call,) = env["messages"][-1].server_tool_calls
+    assert (call["name"], call["arguments"]) == ("echo", {"text": "hi"})
+
+
+def test_the_fake_refuses_the_mcp_connector_without_its_beta() -> None:
+    from brute_nb.testing.rules_tools import anthropic_beta
+
+    body = {"mcp_servers": [{"type": "url", "name": "a", "url": "https://a"}],
+            "tools": [{"type": "mcp_toolset", "mcp_server_name": "a"}]}
+    assert "Extra inputs are not permitted" in anthropic_beta(body, "")[0]
+    assert anthropic_beta(body, "mcp-client-2025-11-20") == []
+    assert "names no server" in anthropic_beta({**body, "mcp_servers": []}, "mcp-client-2025-11-20")[0]
+
+
+async def test_image_generation_is_refused_where_it_is_not_offered(fake_provider: FakeProvider) -> None:
+    with pytest.raises(ServerToolError, match="image_generation is not offered"):
+        await tool_agent(FACTORIES["anthropic"](fake_provider), [ServerTool("image_generation")]).astart("x")
+    assert fake_provider.received == 0
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_beta_flags_and_extra_headers_reach_the_api(fake_provider: FakeProvider, stream: bool) -> None:
+    """``-o betas=[...]`` (a beta parameter: the beta messages.create is called) and ``-o extra_headers={...}``,
+    checked against the SDK's signatures as every option is."""
+    from brute_nb.providers.auto import build
+
+    fake_provider.add("ok")
+    provider = build("anthropic", "claude-fake", base_url=fake_provider.base_url, api_key=fake_provider.api_key,
+                     max_retries=0, stream=stream, betas=["compact-2026-01-12"],
+                     extra_headers={"X-Trace": "run-1"})
+    await tool_agent(provider, [SHELL]).astart("x")
+    request = fake_provider.requests[0]
+    assert "compact-2026-01-12" in request["headers"]["anthropic-beta"]
+    assert request["headers"]["x-trace"] == "run-1"
+    assert "betas" not in request["json"]
+
+
+@pytest.mark.parametrize("headers", [{"x-api-key": "sk-other"}, {"Authorization": "Bearer sk-other"}])
+def test_extra_headers_never_carry_a_key(headers: dict[str, str]) -> None:
+    """Credentials follow the host: a key goes as api_key=..., never in a header sent wherever the client goes."""
+    from brute_nb.errors import ProviderNotConfiguredError
+    from brute_nb.providers.anthropic import AnthropicMessages
+    from brute_nb.providers.auto import build
+
+    with pytest.raises(ProviderNotConfiguredError, match=r"extra_headers cannot set .*api_key="):
+        build("anthropic", "claude-x", extra_headers=headers)
+    with pytest.raises(ProviderNotConfiguredError, match="extra_headers cannot set"):
+        AnthropicMessages("claude-x", extra_headers=headers)
+    with pytest.raises(ProviderNotConfiguredError, match="takes no 'betaz'"):
+        build("anthropic", "claude-x", betaz=["x"])
