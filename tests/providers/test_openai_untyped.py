@@ -4,6 +4,7 @@ be byte for byte what ``create(**provider.request(env))`` sends."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import httpx2
@@ -84,7 +85,9 @@ async def test_the_request_is_the_bytes_create_sends(kind: str, stream: bool) ->
     assert bodies[0] == bodies[1]
     assert b'"metadata":{"run":"b"}' in bodies[0]  # the caller's extra_body still goes out
     parts = [b'"image_url"', b'"file"'] if kind == "chat" else [b'"input_image"', b'"input_file"']
-    assert all(part in bodies[0] for part in parts) and b"a,b" in bodies[0]  # the attachments went out
+    # the attachments went out: the text file pasted for Chat, an input_file for Responses (issue 42 §3)
+    text = b"a,b" if kind == "chat" else b"data:text/csv;base64," + base64.b64encode(b"a,b\n1,2\n")
+    assert all(part in bodies[0] for part in parts) and text in bodies[0]
     if kind == "chat":
         assert b'"content":null,"tool_calls"' in bodies[0]  # the call-only turn keeps its wire form
 
