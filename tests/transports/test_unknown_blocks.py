@@ -178,3 +178,20 @@ def test_a_key_known_later_is_redacted_from_kept_blocks(monkeypatch: pytest.Monk
     sent = str(dump())
     assert key not in sent and "0123456789abcdef" not in sent
     assert "holo_0" in sent  # still sent back, with the key redacted
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_value_the_sdk_does_not_know_prints_no_serializer_warning(fake_provider: FakeProvider, stream: bool,
+                                                                         tmp_path: Any) -> None:
+    """A known block holding a value of a new kind (a citation location no SDK lists yet): the data is kept as sent
+    and no pydantic "serializer warnings" UserWarning reaches the cell (issue 42 §5)."""
+    cited = {"type": "text", "text": "Paris.", "citations": [
+        {"type": "map_location", "cited_text": "Paris", "url": "https://example.org/map", "title": "Map",
+         "latitude": 48.85}]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reply, later = await two_turns(fake_provider, "anthropic", [cited], stream, tmp_path / "s.jsonl")
+    assert serializer_warnings(caught) == []
+    assert reply.meta["citations"][0]["cited_text"] == "Paris"
+    turn = next(t for t in later["messages"] if t["role"] == "assistant")
+    assert turn["content"] == sent_back([cited])  # the new location's own field (latitude) included
