@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -533,3 +534,17 @@ def test_a_finished_turn_moves_from_live_to_history_in_one_message(chat: ChatWid
     assert chat.wait_idle(WAIT)
     assert ("value", True) in held and ("live", True) in held
     assert all(inside for _, inside in held), held
+
+
+def test_a_replay_without_the_prompt_says_so_in_plain_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41: the panel, like the cell, leads with what happened and the command that goes live, not a class."""
+    monkeypatch.delenv("BRUTE_MODEL", raising=False)
+    cassette = tmp_path / "s.jsonl"
+    cassette.write_text(json.dumps({"method": "POST", "path": "/v1/messages", "request": {"model": "claude-x"},
+                                    "status": 200, "body": "{}"}) + "\n")
+    chat = ChatWidget(NotebookAgent("chat", tmp_path / "chat.jsonl", settings=Settings(replay=cassette, tools="none")))
+    click_send(chat, "a prompt of my own")
+    assert chat.wait_idle(WAIT)
+    shown = re.sub(r"<details.*?</details>", "", chat.transcript_html, flags=re.S)  # the traceback, folded
+    assert "this notebook replays a recording; your prompt is not in it" in shown
+    assert "%brute live" in shown and "CassetteMismatchError" not in shown

@@ -243,7 +243,8 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             notice = (STOPPED, "interrupted")
             raise
         except Exception as exc:  # shown in the transcript; the kernel and the widget go on
-            notice, error = (f"{type(exc).__name__}: {exc}", "error"), exc
+            said = str(exc) if getattr(exc, "shown_plain", False) else f"{type(exc).__name__}: {exc}"
+            notice, error = (said, "error"), exc
         finally:
             if agent is not None:
                 turn.detach(agent)
