@@ -64,6 +64,24 @@ def load_ipython_extension(ipython: Any) -> None:
     from brute_nb.notebook import preload, warm
 
     warm.start(ahead=preload.current_session)  # the SDK's imports and the session's file, while the user types
+    _open_cell_bridge(ipython)
+
+
+def _open_cell_bridge(ipython: Any) -> None:
+    """Where a person may be looking (a kernel whose client allows stdin), the cell tools' bridge now, made off
+    the load path (anywidget's import is not light), so the notebook's front end has said which cells it holds
+    before a turn edits one (``cell_bridge``)."""
+    kernel = getattr(ipython, "kernel", None)
+    if kernel is not None and getattr(kernel, "_allow_stdin", False):  # approvals.stdin_available, unimported
+        threading.Thread(target=_cell_bridge_now, name="brute-cell-bridge", daemon=True).start()
+
+
+def _cell_bridge_now() -> None:
+    from brute_nb.notebook.kernel_tools.cell_bridge import CellBridge, front
+
+    bridge: CellBridge | None = front()
+    if bridge is not None:
+        bridge.open()
 
 
 def _offer_fix(ipython: Any, error: Any, cell_id: str | None) -> None:

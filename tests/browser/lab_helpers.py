@@ -158,6 +158,26 @@ def wait_ran(cell: Any, timeout: float = WAIT_MS) -> None:
 
 
 
+HEARD = ("from brute_nb.notebook.kernel_tools import cell_bridge\n"
+         "print('document answered:', cell_bridge.live(cell_bridge._bridge) is not None)")
+"""A cell that says whether the kernel has heard the notebook's document through the cell tools' bridge."""
+
+
+def wait_heard(page: Any, tries: int = 120) -> None:
+    """Run the ``HEARD`` cell until the kernel has heard the open notebook's cells: the bridge is made off the
+    load path and its first answer reaches the kernel between cells, so a test that edits the live document waits
+    for that as a person's next cell usually does (a cell run too soon changes the saved file, and says so)."""
+    for _ in range(tries):
+        cell = run_cell(page, "document answered")
+        wait_ran(cell)
+        out = output_of(page, "document answered")
+        out.locator("text=document answered:").wait_for()
+        if "document answered: True" in out.inner_text():
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError("the kernel never heard the notebook's document through the cell bridge")
+
+
 def session_lines(path: Path) -> list[dict[str, Any]]:
     """A session file's lines as the JSON they hold."""
     return [json.loads(line) for line in path.read_text().splitlines()]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from lab_helpers import Lab, notebook_page, output_of, run_cell, select_cell, shot, wait_ran
+from lab_helpers import HEARD, Lab, notebook_page, output_of, run_cell, select_cell, shot, wait_heard, wait_ran
 
 from brute_nb.testing import call, reply
 
@@ -22,7 +22,7 @@ NOTEBOOK = "cell_edits.ipynb"
 BROKEN = "total = sum(range(4)\nprint(total)"
 FIXED = "total = sum(range(4))\nprint(total)"
 TURN = "%%brute --approve notebook=allow\nfix the cell that sums the range and run it"
-CELLS = ("%load_ext brute_nb\nimport brute_nb", BROKEN, TURN)
+CELLS = ("%load_ext brute_nb\nimport brute_nb", BROKEN, TURN, HEARD)
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +53,18 @@ def test_the_agent_edits_inserts_and_runs_cells_the_user_sees_and_can_undo(page:
         reply("Adding a check below.", call("insert_cell", {"source": "assert total == 6"})),
         "Fixed: the cell prints 6, and a check follows this cell.",
     )
+    wait_heard(page)
     turn = run_cell(page, "fix the cell that sums")
     wait_ran(turn)
     output_of(page, "fix the cell that sums").locator("text=the cell prints 6").wait_for()
-    wait_for_sources(page, ["%load_ext brute_nb\nimport brute_nb", FIXED, TURN, "assert total == 6", ""])
+    wait_for_sources(page, ["%load_ext brute_nb\nimport brute_nb", FIXED, TURN, "assert total == 6", HEARD, ""])
     output_of(page, "total = sum(range(4))").locator("text=6").first.wait_for()  # run_cell's output, in place
     shot(page, "lab-cell-edits-done")
 
     # The edit is the user's to undo, with the editor's own undo.
     select_cell(page, "total = sum(range(4))")
     page.keyboard.press("Control+z")
-    wait_for_sources(page, ["%load_ext brute_nb\nimport brute_nb", BROKEN, TURN, "assert total == 6", ""])
+    wait_for_sources(page, ["%load_ext brute_nb\nimport brute_nb", BROKEN, TURN, "assert total == 6", HEARD, ""])
 
     # %brute undo removes the cell the agent inserted (its last change).
     check = run_cell(page, "assert total == 6")  # the check passes: the kernel ran the fixed code
@@ -75,6 +76,6 @@ def test_the_agent_edits_inserts_and_runs_cells_the_user_sees_and_can_undo(page:
     page.keyboard.press("Enter")
     page.keyboard.type("%brute undo")
     page.keyboard.press("Shift+Enter")
-    wait_for_sources(page, ["%load_ext brute_nb\nimport brute_nb", BROKEN, TURN, "%brute undo", ""])
+    wait_for_sources(page, ["%load_ext brute_nb\nimport brute_nb", BROKEN, TURN, "%brute undo", HEARD, ""])
     assert cell.count() == 0 or "assert total" not in cell.inner_text()
     shot(page, "lab-cell-edits-undone")

@@ -12,7 +12,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from lab_helpers import Lab, code_cell, notebook_page, output_of, run_cell, shot, wait_ran
+from lab_helpers import Lab, code_cell, notebook_page, output_of, run_cell, session_lines, shot, wait_ran
 
 from brute_nb.testing import call, reply
 
@@ -54,3 +54,8 @@ def test_the_button_under_an_error_fixes_the_cell_in_place(page: Any, lab: Lab) 
     assert "---->" not in output_of(page, "print(price * 2)").inner_text()  # IPython's traceback is gone
     assert "prise" not in cell.locator(".jp-InputArea-editor").inner_text()
     shot(page, "lab-fix-done")
+    # The chat's turn runs while the kernel is free to hear the front end: the edit is reported as applied because
+    # the open notebook said so (issue 39 §2 item 3), not because it was sent.
+    edited = next(line for line in session_lines(lab.root / "fix_button.brute" / "default.jsonl")
+                  if line.get("role") == "tool" and "diff" in str(line.get("content")))
+    assert "the open notebook says it applied it" in str(edited.get("content")), edited

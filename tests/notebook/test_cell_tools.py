@@ -368,3 +368,39 @@ def test_the_users_own_notebook_linked_out_of_its_folder_is_refused(ws: Path, tm
     with pytest.raises(PathOutsideRootError):
         call(env, EditCell(), cell="1", source="x")
     assert (away / "real.ipynb").read_bytes() == before
+
+
+NO_DOCUMENT_SETUP = """
+import brute_nb
+from brute_nb.testing.scripted import Scripted, call, reply
+brute_nb.configure(notebook="demo.ipynb", approve="notebook=allow", tools="read,edit_cell")
+brute_nb.current().provider = Scripted([reply("Fixing.", call("edit_cell", {"cell": "1", "source": "x = 1"})),
+                                        "Fixed."])
+"""
+
+
+@pytest.mark.kernel
+def test_a_client_with_stdin_but_no_notebook_document_gets_the_saved_file_changed(tmp_path: Path) -> None:
+    """Issue 39 §2 item 3: a client that allows stdin but shows no notebook document (jupyter console, VS Code; here
+    jupyter_client's own, which answers no widget) dropped every edit while the tool reported success and ``%brute
+    undo`` reported a restore. Nothing answered, so the saved file is changed, the result says so, and undo puts
+    the file back."""
+    from kernel_helpers import kernel as start_kernel
+    from kernel_helpers import ok
+
+    from brute_nb.sessions.file import read_session
+
+    path = tmp_path / "demo.ipynb"
+    make_notebook(path, "x = 1 / 0")
+    before = path.read_bytes()
+    with start_kernel(tmp_path) as (_, kc):
+        assert kc.allow_stdin  # as jupyter console and VS Code send their requests
+        ok(kc, "%load_ext brute_nb")
+        ok(kc, NO_DOCUMENT_SETUP)
+        ok(kc, "%%brute\nfix the cell")
+        assert cells(path)[1] == "x = 1"
+        result = next(m for m in read_session(tmp_path / "demo.brute" / "default.jsonl") if m.role == "tool")
+        assert "no notebook document answered" in str(result.content) and "saved file" in str(result.content)
+        undone = "".join(o["content"].get("text", "") for o in ok(kc, "%brute undo") if o["msg_type"] == "stream")
+        assert "demo.ipynb: restored" in undone and "source restored" not in undone, undone
+    assert path.read_bytes() == before

@@ -41,12 +41,21 @@ def test_values_are_kept_for_the_last_turns_only() -> None:
 
 
 class Recorder(CellBridge):
-    def __init__(self) -> None:
+    """A front end with a notebook document that applies what it is sent and says so at once."""
+
+    def __init__(self, answers: bool = True) -> None:
         super().__init__()
         self.sent: list[dict[str, Any]] = []
+        self.answers = answers
 
-    def send(self, op: dict[str, Any]) -> None:
+    def send(self, op: dict[str, Any]) -> int:
         self.sent.append(op)
+        if self.answers:
+            self._outcomes[len(self.sent)] = ""
+        return len(self.sent)
+
+    def cells(self) -> dict[str, tuple[str, str]] | None:
+        return {"c1": ("code", "x = 2")} if self.answers else None
 
 
 def test_a_turns_live_cell_edits_are_reverted_newest_first_and_earlier_turns_are_left(tmp_path: Path) -> None:
@@ -68,6 +77,18 @@ def test_without_a_front_end_the_cell_edits_are_named_as_not_restored(tmp_path: 
     text = undo_turn(state, tmp_path, None)
     assert text is not None and "Could not restore:\n  cells: 1 edit(s) of the open notebook" in text
     assert undo_turn(state, tmp_path, None) is None  # that turn is done: nothing further to undo
+
+
+def test_a_front_end_with_no_document_is_not_told_to_restore(tmp_path: Path) -> None:
+    """Issue 39 §2 item 3: VS Code and jupyter console allow stdin but show no notebook document; undo sent the
+    inverse into the void and reported "source restored". Nothing answered, so nothing is claimed."""
+    state: dict[str, Any] = {}
+    kj.journal(state).begin(state, "edit")
+    state[EDITS_KEY] = [({"op": "edit", "id": "c1", "source": "x"}, None)]
+    silent = Recorder(answers=False)
+    text = undo_turn(state, tmp_path, silent)
+    assert text is not None and "source restored" not in text and "no notebook document answers" in text
+    assert silent.sent == []
 
 
 def test_two_calls_running_at_once_keep_the_value_from_before_both() -> None:

@@ -17,12 +17,15 @@ written under the cell. What the cell does to the namespace is journaled per tur
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
+
+import anyio
 
 from brute_nb import confine
 from brute_nb.attachments import from_bytes
@@ -40,6 +43,9 @@ T = TypeVar("T")
 NOTEBOOK_LIMIT = 64 * 1024 * 1024
 """The largest notebook file the cell tools read (one with many plots is a few MB)."""
 LIVE = "the notebook open in the user's front end: they see the change now and can undo it (Ctrl+Z in the cell)"
+APPLIED = "yes: the open notebook says it applied it"
+SENT = ("sent to the open notebook, which applies it as it gets it (it cannot answer while this turn's cell runs); "
+        "the cell was checked against the notebook as it was when the turn began")
 
 NOTEBOOK_PARAM = {"type": "string", "desc": "another notebook file in the workspace (default: this notebook)"}
 CELL_PARAM = {"type": "string", "desc": "the cell: its index as the notebook tool lists it ('3') or its id",
@@ -129,34 +135,66 @@ class CellTool(DocumentPaths, abstract=True):
         return await held(self, path, run, missing="Notebook file not found")
 
     def front(self, notebook: str | None) -> CellBridge | None:
-        """The live document's bridge, when the turn has one and the cell is in the notebook it shows."""
+        """The live document's bridge, when a notebook document answered through the turn's bridge and the cell is
+        in the notebook it shows; otherwise the saved file is changed (``fallback`` says why)."""
         bridge: CellBridge | None = current_env().get("cell_front")
         if bridge is None or (notebook and self.notebook_file(notebook) != self.notebook_file(None)):
             return None
-        return bridge
+        return cell_bridge.live(bridge)
 
-    async def live_cell(self, bridge: CellBridge, cell: str, notebook: str | None) -> tuple[str, str | None, str]:
-        """(id, source as the user's document holds it if known, cell type) of ``cell`` in the live notebook: an
-        id this bridge set, else the saved file's cell (its index or id), else an id the front end looks up."""
+    def fallback(self, notebook: str | None) -> dict[str, str]:
+        """The line a file result carries when a person may be looking at this notebook in a front end that showed
+        no document (VS Code, jupyter console): the change is in the saved file, not on their screen."""
+        bridge = current_env().get("cell_front")
+        mine = not notebook or self.notebook_file(notebook) == self.notebook_file(None)
+        return {"note": cell_bridge.NOT_ANSWERED} if bridge is not None and mine else {}
+
+    async def live_cell(self, bridge: CellBridge, cell: str, notebook: str | None) -> tuple[str, str, str]:
+        """(id, source, cell type) of ``cell`` in the live notebook, as its front end said it (or as the agent's
+        edit sent since leaves it): named by id, or by its index in the saved file. A cell the open notebook does
+        not have is refused, never sent into the void."""
         label = str(cell).strip()
-        if label in bridge.sources:
-            return label, bridge.sources[label], "code"
-        path = self.notebook_file(notebook) if notebook or current_env().get("notebook") else None
-        if path is not None and path.is_file():
-            def locate(nb: Any) -> tuple[str, str, str] | None:
-                try:
-                    c = nb.cells[ipynb_cells.find(nb, label, self.shown(path))]
-                except NotebookFileError:
-                    return None
-                return str(c.id), str(c.source), str(c.cell_type)
+        doc = bridge.cells() or {}
+        cell_id = label
+        if label not in doc and bridge.pending(label) is None:
+            path = self.notebook_file(notebook) if notebook or document() else None
+            saved = await self.look(path, _locator(label, self.shown(path))) if path and path.is_file() else None
+            if saved is None:
+                raise NotebookFileError(f"the open notebook has no cell {label!r} (it has {len(doc)} cells): name a "
+                                        "cell by its id, or by its index as the notebook tool lists it")
+            cell_id = saved
+        pending = bridge.pending(cell_id)
+        if pending is not None:
+            return cell_id, pending[0], pending[1] or doc.get(cell_id, ("code", ""))[0]
+        if cell_id not in doc:
+            raise NotebookFileError(f"cell {label} (id {cell_id}) of the saved notebook is no longer in the open "
+                                    "notebook: list the cells again (notebook tool) and name one it has")
+        kind, source = doc[cell_id]
+        return cell_id, source, kind
 
-            found = await self.look(path, locate)
-            if found is not None:
-                return found[0], bridge.sources.get(found[0], found[1]), found[2]
-        if label.strip("[]").isdigit():
-            raise NotebookFileError(f"cell {label} is not in the saved notebook (cells added since the last save have "
-                                    "no index here): save the notebook (Ctrl+S) and list the cells again")
-        return label, None, "code"
+    async def applied(self, bridge: CellBridge, op: dict[str, Any]) -> str:
+        """Send ``op`` and say what became of it: applied (the front end said so), or sent (this cell's turn keeps
+        the kernel from hearing the answer); a refusal or no answer where one could come is an error."""
+        n = bridge.send(op)
+        hear = cell_bridge.can_hear()
+        said = await anyio.to_thread.run_sync(lambda: bridge.outcome(n, cell_bridge.ANSWER_WAIT if hear else 0.0))
+        if said:
+            raise NotebookFileError(f"the open notebook did not apply it: {said}")
+        if said is None and hear:
+            raise NotebookFileError(f"sent, but the open notebook did not say it applied it within "
+                                    f"{cell_bridge.ANSWER_WAIT:g} s: check the cell before relying on it")
+        return APPLIED if said == "" else SENT
+
+
+def _locator(label: str, where: str) -> Callable[[Any], str | None]:
+    """The id of the saved notebook's cell ``label`` (an index or an id), or None."""
+    def locate(nb: Any) -> str | None:
+        try:
+            return str(nb.cells[ipynb_cells.find(nb, label, where)].id)
+        except NotebookFileError:
+            return None
+
+    return locate
 
 
 class EditCell(CellTool):
@@ -176,11 +214,10 @@ class EditCell(CellTool):
         bridge = self.front(notebook)
         if bridge is not None:
             cell_id, old, _ = await self.live_cell(bridge, cell, notebook)
-            bridge.send({"op": "edit", "id": cell_id, "source": source})
-            if old is not None:
-                cell_bridge.record(state(), {"op": "edit", "id": cell_id, "source": old})
-            return {"success": True, "notebook": LIVE, "id": cell_id,
-                    "diff": cell_diff(old, source) if old is not None else "(its old source was not saved)"}
+            cell_bridge.record(state(), {"op": "edit", "id": cell_id, "source": old})
+            applied = await self.applied(bridge, {"op": "edit", "id": cell_id, "source": source})
+            return {"success": True, "notebook": LIVE, "id": cell_id, "applied": applied,
+                    "diff": cell_diff(old, source)}
         path = self.notebook_file(notebook)
 
         def edit(nb: Any) -> tuple[int, str, str]:
@@ -189,7 +226,7 @@ class EditCell(CellTool):
 
         index, cell_id, before = await self.change(path, edit)
         return {"success": True, "notebook": self.shown(path), "cell": f"[{index}]", "id": cell_id,
-                "diff": cell_diff(before, source)}
+                "diff": cell_diff(before, source), **self.fallback(notebook)}
 
 
 class InsertCell(CellTool):
@@ -214,9 +251,10 @@ class InsertCell(CellTool):
             if cell_type not in ("code", "markdown"):
                 raise NotebookFileError(f"cell_type must be code or markdown, got {cell_type!r}")
             cell_id = ipynb_cells.new_id()
-            bridge.send({"op": "insert", "id": cell_id, "after": anchor, "cell_type": cell_type, "source": source})
             cell_bridge.record(state(), {"op": "delete", "id": cell_id})
-            return {"success": True, "notebook": LIVE, "id": cell_id, "note": "inserted, not run"}
+            applied = await self.applied(bridge, {"op": "insert", "id": cell_id, "after": anchor,
+                                                  "cell_type": cell_type, "source": source})
+            return {"success": True, "notebook": LIVE, "id": cell_id, "applied": applied, "note": "inserted, not run"}
         path = self.notebook_file(notebook)
 
         def insert(nb: Any) -> tuple[int, str]:
@@ -231,7 +269,7 @@ class InsertCell(CellTool):
 
         index, cell_id = await self.change(path, insert)
         return {"success": True, "notebook": self.shown(path), "cell": f"[{index}]", "id": cell_id,
-                "note": "inserted, not run"}
+                "note": "inserted, not run", **self.fallback(notebook)}
 
 
 class RunCell(CellTool):
@@ -256,9 +294,6 @@ class RunCell(CellTool):
         bridge = self.front(notebook)
         if bridge is not None:
             cell_id, code, kind = await self.live_cell(bridge, cell, notebook)
-            if code is None:
-                raise NotebookFileError(f"the source of cell {cell_id} is not known here (it was added since the "
-                                        "last save): save the notebook (Ctrl+S) and run it again")
             if kind != "code":
                 raise NotebookFileError(f"cell {cell_id} is a {kind} cell; only code cells run")
             where = str(self.notebook_file(notebook)) if notebook or current_env().get("notebook") else None
@@ -287,7 +322,9 @@ class RunCell(CellTool):
                 ipynb_cells.set_outputs(nb, at, ran)
 
         await self.change(path, save)
-        return result_for(f"[{index}]", ran)
+        out = result_for(f"[{index}]", ran)
+        note = self.fallback(notebook).get("note")
+        return dataclasses.replace(out, text=f"{out.text}\n\n(Note: {note}.)") if note else out
 
 
 def cell_diff(old: str, new: str) -> str:

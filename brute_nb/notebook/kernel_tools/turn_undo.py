@@ -18,7 +18,7 @@ from typing import Any
 
 from brute_nb.event_loop import run_sync
 from brute_nb.notebook.kernel_tools import namespace_watch as watch
-from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY, CellBridge
+from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY, CellBridge, live, revert
 from brute_nb.notebook.kernel_tools.cell_tools import DocumentUndo
 from brute_nb.notebook.kernel_tools.kernel_journal import Turn, journal
 from brute_nb.tools.context import shown_path, use_env
@@ -62,16 +62,12 @@ def _undo_cells(cells: list[tuple[dict[str, Any], Any]], bridge: CellBridge | No
                 failed: dict[str, str]) -> list[str]:
     if not cells:
         return []
+    bridge = live(bridge)
     if bridge is None:
-        failed["cells"] = (f"{len(cells)} edit(s) of the open notebook: no front end is connected now (use the "
-                           "editor's own undo, Ctrl+Z in the cell)")
+        failed["cells"] = (f"{len(cells)} edit(s) of the open notebook: no notebook document answers in this front "
+                           "end now (use the editor's own undo, Ctrl+Z in the cell)")
         return []
-    done = []
-    for inverse, _ in reversed(cells):
-        bridge.send(inverse)
-        done.append(f"cell {inverse['id']}: " + ("removed (the agent inserted it)" if inverse["op"] == "delete"
-                                                 else "source restored"))
-    return done
+    return [revert(bridge, inverse) for inverse, _ in reversed(cells)]
 
 
 def _undo_files(agent_state: dict[str, Any], root: Path, store: SnapshotStore, mark: int,
