@@ -15,6 +15,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from brute_nb.errors import PathOutsideRootError
+from brute_nb.notebook.kernel_tools.cell_bridge import CellBridge
 from brute_nb.notebook.kernel_tools.cell_tools import EditCell, InsertCell, RunCell
 from brute_nb.notebook.kernel_tools.ipynb_cells import NotebookFileError
 from brute_nb.tools import FSUndo, use_env
@@ -404,3 +405,51 @@ def test_a_client_with_stdin_but_no_notebook_document_gets_the_saved_file_change
         undone = "".join(o["content"].get("text", "") for o in ok(kc, "%brute undo") if o["msg_type"] == "stream")
         assert "demo.ipynb: restored" in undone and "source restored" not in undone, undone
     assert path.read_bytes() == before
+
+
+class AnsweringFront(CellBridge):
+    """A front end with a notebook document: says which cells it holds, and answers each operation at once (as a
+    chat panel's turn hears it), refusing an edit of a cell it does not have, as ``cell_bridge.js`` does."""
+
+    def __init__(self, cells: dict[str, str]) -> None:
+        super().__init__()
+        self.sent: list[dict[str, Any]] = []
+        self.held = dict(cells)
+
+    def send(self, op: dict[str, Any]) -> int:
+        self.sent.append(op)
+        n = len(self.sent)
+        if op["op"] == "edit" and op["id"] not in self.held:
+            self._outcomes[n] = f"the notebook has no cell with id {op['id']}"
+        else:
+            self._outcomes[n] = ""
+            if op["op"] in ("edit", "insert"):
+                self.held[op["id"]] = op["source"]
+        return n
+
+    def cells(self) -> dict[str, tuple[str, str]] | None:
+        return {k: ("code", v) for k, v in self.held.items()}
+
+
+def test_the_live_document_is_checked_and_its_answer_reported(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39 §2 item 3 without a browser: a cell the open notebook does not have is refused before anything is
+    sent, an edit it applied is reported applied (where the kernel can hear it), and run_cell runs what the
+    document holds."""
+    from brute_nb.notebook.kernel_tools import cell_bridge
+
+    monkeypatch.setattr(cell_bridge, "can_hear", lambda: True)
+    path = ws / "a.ipynb"
+    make_notebook(path, "x = 1")
+    saved_id = nbformat.read(path, as_version=4).cells[1].id
+    front = AnsweringFront({saved_id: "x = 1"})
+    env = {"state": {}, "root": str(ws), "ask": None, "events": None, "metadata": {}, "notebook": str(path),
+           "cell_front": front}
+    with pytest.raises(NotebookFileError, match="the open notebook has no cell 'ghost'"):
+        call(env, EditCell(), cell="ghost", source="print('ghost')")
+    with pytest.raises(NotebookFileError, match="the open notebook has no cell 'ghost'"):
+        call(env, RunCell(lambda: {}), cell="ghost")
+    assert front.sent == [] and cell_bridge.EDITS_KEY not in env["state"]
+    edited = call(env, EditCell(), cell="1", source="x = 2\nx")  # by its saved index, found live by its id
+    assert edited["applied"].startswith("yes") and edited["id"] == saved_id
+    assert "2" in call(env, RunCell(lambda: {}), cell=saved_id).text
+    assert [op["op"] for op in front.sent] == ["edit", "outputs"]

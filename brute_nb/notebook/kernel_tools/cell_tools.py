@@ -214,8 +214,8 @@ class EditCell(CellTool):
         bridge = self.front(notebook)
         if bridge is not None:
             cell_id, old, _ = await self.live_cell(bridge, cell, notebook)
-            cell_bridge.record(state(), {"op": "edit", "id": cell_id, "source": old})
             applied = await self.applied(bridge, {"op": "edit", "id": cell_id, "source": source})
+            cell_bridge.record(state(), {"op": "edit", "id": cell_id, "source": old})  # only what was applied
             return {"success": True, "notebook": LIVE, "id": cell_id, "applied": applied,
                     "diff": cell_diff(old, source)}
         path = self.notebook_file(notebook)
@@ -251,9 +251,9 @@ class InsertCell(CellTool):
             if cell_type not in ("code", "markdown"):
                 raise NotebookFileError(f"cell_type must be code or markdown, got {cell_type!r}")
             cell_id = ipynb_cells.new_id()
-            cell_bridge.record(state(), {"op": "delete", "id": cell_id})
             applied = await self.applied(bridge, {"op": "insert", "id": cell_id, "after": anchor,
                                                   "cell_type": cell_type, "source": source})
+            cell_bridge.record(state(), {"op": "delete", "id": cell_id})
             return {"success": True, "notebook": LIVE, "id": cell_id, "applied": applied, "note": "inserted, not run"}
         path = self.notebook_file(notebook)
 
