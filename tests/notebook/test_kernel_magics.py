@@ -72,7 +72,9 @@ def test_a_turn_fills_braces_and_its_outputs_name_the_session_lines(bench: Bench
     lines = bench.lines("main")
     assert [m["role"] for m in lines] == ["user", "assistant", "tool", "assistant"]
     used = Usage.total(Message.from_dict(m) for m in lines)
-    assert used is not None and used.input_tokens > sum(m["meta"]["input_tokens"] for m in lines[1::2])
+    # The lines hold Usage's convention: each reply's input counts the cache reads and writes it reported.
+    assert used is not None and used.input_tokens == sum(m["meta"]["input_tokens"] for m in lines[1::2])
+    assert used.cache_read_tokens + used.cache_write_tokens > 0 and "cached_tokens" not in lines[1]["meta"]
     finals = [c for c in shown(outputs) if c["data"].get("text/plain")]  # all but the emptied live display
     assert len(finals) == 4  # the two texts, the tool block, the footer
     for content in finals:
