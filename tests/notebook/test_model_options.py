@@ -5,6 +5,7 @@ fake provider behind the real SDK)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,7 @@ def test_models_lists_providers_aliases_and_the_endpoint(shell: Any, monkeypatch
         capsys.readouterr()
         shell.run_line_magic("brute", "models")
         out = capsys.readouterr().out
-    assert "deepseek         DEEPSEEK_API_KEY is set" in out
+    assert re.search(r"^  deepseek +environment \(DEEPSEEK_API_KEY\) +deepseek-chat$", out, re.M)
     assert "fast             openai:gpt-fast" in out
     assert "models at openai:zeta-1 (2):\n  alpha-2\n  zeta-1" in out
     shell.run_line_magic("brute", "config base_url=http://127.0.0.1:9/v1")
