@@ -179,6 +179,18 @@ def _cell_edit_document(root: Path, where: Path) -> str:
     return str(anyio.run(go))
 
 
+def _notebook_tool_document(root: Path, where: Path) -> str:
+    """The read-only notebook tool on the user's own notebook, opened as the cell tools open it (issue 39)."""
+    from brute_nb.notebook.kernel_tools.notebook_tools import Notebook
+
+    async def go() -> Any:
+        with use_env({**tool_env(root / "work"), "notebook": str(where)}):
+            return await Adapter.wrap(Notebook(shell=lambda: None)).call({"action": "list"})
+
+    (root / "work").mkdir(exist_ok=True)
+    return str(anyio.run(go))
+
+
 def _instructions(root: Path, where: Path) -> str:
     from brute_nb.notebook.kernel_tools.environment import instructions_section
 
@@ -249,6 +261,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("cell-edit", "work/nb.ipynb", ESCAPE | SPECIAL | {"huge"}, EVERY, _cell_edit),
     # The user's own notebook, outside the workspace root: a folder on its way that is a link is where the user
     # keeps it (Jupyter opened it there), but the file itself never links out of its folder.
+    # The notebook tool reads what a file at the notebook's path holds only when it is a regular file: a FIFO or
+    # a device is "no saved notebook", and a link out or a huge file is refused.
+    Entry("notebook-tool-document", "nb.ipynb", frozenset({"huge", "link-out", "link-chain-out"}), EVERY - {"write"},
+          _notebook_tool_document),
     Entry("cell-edit-document", "nb.ipynb", SPECIAL | {"huge", "link-out", "link-chain-out", "dangling-link-out"},
           EVERY, _cell_edit_document),
     Entry("instructions", "work/AGENTS.md", frozenset(), EVERY - {"write"}, _instructions, arm=_valid_skills),

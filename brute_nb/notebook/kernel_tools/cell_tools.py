@@ -87,6 +87,13 @@ class DocumentPaths(WorkspaceTool, abstract=True):
         return path.name if path == document() else shown_path(path)
 
 
+def read_document(path: Path) -> bytes:
+    """The user's own notebook's bytes, opened as the cell tools open it (``DocumentPaths``): inside its own folder,
+    no link out of it, a regular file, at most ``NOTEBOOK_LIMIT``."""
+    return confine.read_file(path, root=confine.real(path.parent), limit=NOTEBOOK_LIMIT,
+                             why="the cell tools' notebook limit")
+
+
 class DocumentUndo(DocumentPaths, FSUndo):
     """``FSUndo`` that can also put the user's own notebook back (``%brute undo`` of a turn that edited it)."""
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from brute_nb.notebook.kernel_tools.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL
+from brute_nb.notebook.kernel_tools.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL, read_document
 from brute_nb.notebook.kernel_tools.cells import ERR, CellError, clip, executed_cells, raw_sources, recorder_of
 from brute_nb.tools.base import Tool
 from brute_nb.tools.context import current_env
@@ -86,7 +86,7 @@ def _output_text(output: dict[str, Any]) -> tuple[str, str]:
 
 def saved_cells(path: Path) -> list[NbCell]:
     """The cells of a saved notebook (nbformat 4 JSON), with their outputs as bounded text."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(read_document(path).decode("utf-8"))  # a FIFO, a huge file, a link out: refused unread
     cells = []
     for i, cell in enumerate(data.get("cells") or []):
         texts, error = [], ""
@@ -324,7 +324,7 @@ def cell_below(shell: Any, notebook: Path | None) -> str | None:
     if notebook is None:
         return None
     try:
-        data = json.loads(notebook.read_text(encoding="utf-8"))
+        data = json.loads(read_document(notebook).decode("utf-8"))
     except (OSError, ValueError):
         return None
     cells = [c for c in (data.get("cells") if isinstance(data, dict) else None) or [] if isinstance(c, dict)]
