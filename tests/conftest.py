@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from IPython.core.interactiveshell import InteractiveShell
 
+from tests import leaks
+
 # The user's own config folder (stored keys, model aliases) never reaches a test: a key saved on the machine would
 # give a test a model it did not ask for. Kernels and subprocesses the tests start inherit it; a test that needs a
 # config of its own sets XDG_CONFIG_HOME (or BRUTE_NB_CONFIG_DIR) to its tmp_path.
@@ -49,6 +51,18 @@ def _shells_closed() -> Iterator[None]:
         _made.pop()
         for shell in made:
             atexit.unregister(shell.atexit_operations)
+
+
+@pytest.fixture(autouse=True)
+def _sockets_closed() -> Iterator[None]:
+    """A socket this test left to the garbage collector fails this test, not whichever test the collector next runs
+    in (``tests/leaks.py``). Set up before, and torn down after, every fixture the test asked for."""
+    leaks.watch()
+    yield
+    found = leaks.leaked()
+    if found:
+        pytest.fail("this test left sockets open for the garbage collector to close; close each client and server "
+                    "it opens (a with block or its fixture):\n  " + "\n  ".join(found), pytrace=False)
 
 
 @pytest.fixture

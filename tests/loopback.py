@@ -12,8 +12,10 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from brute_nb.testing.server import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -23,10 +25,9 @@ class Request:
     headers: Mapping[str, str]
 
 
-class Loopback(ThreadingHTTPServer):
-    """A started server on 127.0.0.1 and a free port; ``requests`` lists every request it read, in order."""
-
-    daemon_threads = True
+class Loopback(LoopbackServer):
+    """A started server on 127.0.0.1 and a free port; ``requests`` lists every request it read, in order (a
+    client's hang-up is no error: ``LoopbackServer``)."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         super().__init__(("127.0.0.1", 0), handler)

@@ -10,13 +10,14 @@ sends requests a real provider would accept. Replies come from a script, one ite
         OpenAIChat("gpt-x", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
         AnthropicMessages("claude-x", base_url=fake.base_url, api_key=fake.api_key, max_retries=0)
 
-The server is a ``ThreadingHTTPServer`` on 127.0.0.1:0 with Nagle disabled (streamed deltas go out at once). Like
-the real APIs it speaks HTTP/1.1 with keep-alive: JSON bodies carry a content-length, streams use chunked transfer
-encoding, and the connection stays open for the client's next request, so a client that pools connections across
-event loops fails here as it would against the real service. ``FakeProvider(keep_alive=False)`` is the old
-HTTP/1.0 server that closes the connection after every reply. Every HTTP request read is counted
-(``fake.received``), whatever its answer, and so is every connection accepted (``fake.connections``): one turn
-that sent its request twice shows up as a count, never as a silently passing test.
+The server is a ``ThreadingHTTPServer`` (``server.LoopbackServer``: a client's hang-up is no error) on 127.0.0.1:0
+with Nagle disabled (streamed deltas go out at once). Like the real APIs it speaks HTTP/1.1 with keep-alive: JSON
+bodies carry a content-length, streams use chunked transfer encoding, and the connection stays open for the
+client's next request, so a client that pools connections across event loops fails here as it would against the
+real service. ``FakeProvider(keep_alive=False)`` is the old HTTP/1.0 server that closes the connection after every
+reply. Every HTTP request read is counted (``fake.received``), whatever its answer, and so is every connection
+accepted (``fake.connections``): one turn that sent its request twice shows up as a count, never as a silently
+passing test.
 ``fake.handler`` serves the same answers to an ``httpx2.MockTransport`` without a socket.
 """
 
@@ -30,7 +31,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from brute_nb.message import ToolCall
@@ -40,6 +41,7 @@ from brute_nb.testing.fake_batches import Batches
 from brute_nb.testing.outcome import Outcome, error_body
 from brute_nb.testing.outcome import json_outcome as _json
 from brute_nb.testing.script import Fault, Reply, as_reply
+from brute_nb.testing.server import LoopbackServer
 
 API_KEY = "sk-fake-0123456789abcdef"
 """The key tests give the SDKs; recorded cassettes are checked never to contain it."""
@@ -84,7 +86,7 @@ class FakeProvider:
         self._lock = threading.Lock()
         self._sockets: set[Any] = set()
         self._closing = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackServer | None = None
         self._thread: threading.Thread | None = None
 
     def add(self, *items: Any) -> FakeProvider:
@@ -114,8 +116,7 @@ class FakeProvider:
 
     def start(self) -> FakeProvider:
         self._closing.clear()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
-        self._server.daemon_threads = True
+        self._server = LoopbackServer(("127.0.0.1", 0), _handler_class(self))
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-provider",
                                         daemon=True)
         self._thread.start()

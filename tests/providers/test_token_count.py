@@ -43,15 +43,15 @@ def test_the_endpoint_counts_what_the_request_is_then_billed() -> None:
 
 
 def test_the_fake_endpoint_refuses_what_the_real_one_refuses() -> None:
-    with FakeProvider() as fake:
-        client = anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0)
+    with (FakeProvider() as fake,
+          anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0) as client,
+          anthropic.Anthropic(base_url=fake.base_url, api_key="sk-wrong-000000000000", max_retries=0) as wrong):
         messages: Any = [{"role": "user", "content": "hi"}]
         assert client.messages.count_tokens(model="m", messages=messages).input_tokens > 0
         with pytest.raises(anthropic.BadRequestError, match="max_tokens: Extra inputs are not permitted"):
             client.messages.count_tokens(model="m", messages=messages, extra_body={"max_tokens": 10})
         with pytest.raises(anthropic.BadRequestError, match="must be non-empty"):
             client.messages.count_tokens(model="m", messages=[{"role": "user", "content": ""}])
-        wrong = anthropic.Anthropic(base_url=fake.base_url, api_key="sk-wrong-000000000000", max_retries=0)
         with pytest.raises(anthropic.AuthenticationError):
             wrong.messages.count_tokens(model="m", messages=messages)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -9,17 +10,29 @@ import pytest
 
 from brute_nb.testing import FakeProvider, call, malformed_json, rate_limit, reply, server_error, slow, truncated
 
+_clients: list[Any] = []
+"""The clients the running test made: each is closed when it ends (its pooled connections with it)."""
+
+
+@pytest.fixture(autouse=True)
+def _clients_closed() -> Iterator[None]:
+    yield
+    while _clients:
+        _clients.pop().close()
+
 
 def openai_client(fake: FakeProvider, **kw: Any) -> Any:
     import openai
 
-    return openai.OpenAI(base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0, **kw)
+    _clients.append(openai.OpenAI(base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0, **kw))
+    return _clients[-1]
 
 
 def anthropic_client(fake: FakeProvider, **kw: Any) -> Any:
     import anthropic
 
-    return anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0, **kw)
+    _clients.append(anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0, **kw))
+    return _clients[-1]
 
 
 def test_openai_rejects_an_unanswered_tool_call(fake_provider: FakeProvider) -> None:
@@ -249,3 +262,53 @@ def test_first_token_holds_each_answer_back_as_a_model_thinking(wire: str) -> No
         with client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s:
             assert s.get_final_text() == "two"
         assert time.perf_counter() - t0 >= 0.3
+
+
+def _reset_after_one_request(address: tuple[str, int]) -> None:
+    """A client that sends one request on a kept-alive connection, reads the reply and hangs up with a reset (as
+    a pool that is dropped, or a killed process, does), while the server waits for the next request."""
+    import socket
+    import struct
+
+    with socket.create_connection(address) as client:
+        client.sendall(b"GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.recv(65536)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def _served_by_new_threads(before: set[Any]) -> None:
+    """Wait until the connection threads started since ``before`` are over (each prints its error, if any, first)."""
+    import threading
+
+    for thread in set(threading.enumerate()) - before:
+        if "process_request" in thread.name:
+            thread.join(30)
+            assert not thread.is_alive(), "the server's connection thread did not end after the client's reset"
+
+
+def test_a_client_that_resets_its_connection_is_no_error_of_the_fake(capfd: pytest.CaptureFixture[str]) -> None:
+    """A client's reset is normal on a kept-alive connection: the server thread printed a ConnectionResetError
+    traceback into the output of whichever test ran then (issue 39 §2.16)."""
+    import threading
+
+    before = set(threading.enumerate())
+    with FakeProvider() as fake:
+        _reset_after_one_request(fake._server.server_address[:2])  # type: ignore[union-attr]
+        _served_by_new_threads(before)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_client_that_resets_its_connection_is_no_error_of_the_loopback(capfd: pytest.CaptureFixture[str]) -> None:
+    import threading
+
+    from tests import loopback
+
+    class Handler(loopback.Handler):
+        def do_GET(self) -> None:
+            self.send(404)
+
+    before = set(threading.enumerate())
+    with loopback.serve(Handler) as server:
+        _reset_after_one_request(("127.0.0.1", server.port))
+        _served_by_new_threads(before)
+    assert capfd.readouterr().err == ""
