@@ -274,15 +274,14 @@ def message_from(data: Mapping[str, Any]) -> Message:
     content = data.get("content")
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    texts: list[str] = []
     calls: list[ToolCall] = []
     thinking: list[dict[str, JSON]] = []
     unknown: list[str] = []
     for block in content or []:
         kind = block.get("type")
         if kind == "text":
-            texts.append(str(block.get("text") or ""))
-        elif kind == "tool_use":
+            continue  # read whole below, where a server tool's blocks between two texts make two paragraphs
+        if kind == "tool_use":
             calls.append(ToolCall(id=block.get("id") or "", name=block.get("name") or "",
                                   arguments=parse_arguments(block.get("input"))))
         elif kind == "thinking":
@@ -299,7 +298,8 @@ def message_from(data: Mapping[str, Any]) -> Message:
     if thinking:
         meta["thinking"] = "\n\n".join(str(b["thinking"]) for b in thinking if b["type"] == "thinking")
         meta["thinking_blocks"] = thinking
-    message = Message(data.get("role") or Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
+    text = reply_blocks.joined_text(b for b in content or [] if isinstance(b, Mapping))
+    message = Message(data.get("role") or Role.ASSISTANT, text, tool_calls=calls or None, meta=meta)
     rebuilt = Anthropic._turn(message)
     reply_blocks.keep(meta, "anthropic", blocks, rebuilt["content"] if rebuilt else [])
     return message.replace(meta=meta) if reply_blocks.KEY in meta else message

@@ -73,9 +73,36 @@ def stored(message: Any, api: str) -> list[dict[str, Any]] | None:
 Calls = list[tuple[str, str, dict[str, JSON]]]
 
 
+PARAGRAPH = "\n\n"
+
+
+def paragraph_before(shown: str, text: str) -> str:
+    """What goes between text already shown and a text block that came after another kind of block (a server
+    tool's call and result): a paragraph break, unless either side already has white space there."""
+    return PARAGRAPH if shown and text and not shown[-1].isspace() and not text[0].isspace() else ""
+
+
+def joined_text(blocks: Iterable[Mapping[str, Any]]) -> str:
+    """The text of Anthropic content blocks. Text blocks next to each other are one text (a cited sentence comes
+    split at its citations); text after another kind of block starts a new paragraph, so "I'll search for that."
+    and the answer after the search do not run together. The stream shows the same (``anthropic_stream``)."""
+    out, gap = "", False
+    for block in blocks:
+        if block.get("type") != "text":
+            gap = True
+            continue
+        text = str(block.get("text") or "")
+        if gap and text:
+            out += paragraph_before(out, text)
+        if text:
+            gap = False
+        out += text
+    return out
+
+
 def anthropic_says(blocks: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
     """The text and client tool calls a list of Anthropic content blocks holds."""
-    text = "".join(str(b.get("text") or "") for b in blocks if b.get("type") == "text")
+    text = joined_text(blocks)
     calls = [(str(b.get("id") or ""), str(b.get("name") or ""), parse_arguments(b.get("input")))
              for b in blocks if b.get("type") == "tool_use"]
     return text, calls

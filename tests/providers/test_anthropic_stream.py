@@ -15,6 +15,8 @@ import pytest
 from brute_nb.providers.anthropic_stream import StreamedReply
 from brute_nb.testing import FakeProvider, call
 from brute_nb.testing import Reply as Scripted
+from brute_nb.transports.anthropic import message_from
+from tests.transports.recorded_blocks import ANTHROPIC
 
 SEARCH = {"name": "web_search", "arguments": {"query": "capital of France"},
           "result": [{"type": "web_search_result", "url": "https://example.org/paris", "title": "Paris",
@@ -29,6 +31,7 @@ REPLIES = {
                                       "cited_text": "capital of France"},)),
     "server tools, paused": Scripted(text="Searching.", server_calls=(SEARCH,), finish="pause_turn"),
     "cut at max_tokens": Scripted(text="cut", finish="max_tokens", cached_tokens=7, cache_write_tokens=3),
+    "text after a server tool": Scripted(blocks=tuple(ANTHROPIC["web_search with citations"])),
 }
 
 
@@ -65,7 +68,8 @@ def test_reply_is_what_the_sdk_stream_helper_builds(fake_provider: FakeProvider,
     assert ours is not None
     assert _comparable(ours) == _comparable(helper)
     streamed = {kind: "".join(p for k, p in pieces if k == kind) for kind in ("text", "thinking")}
-    assert streamed["text"] == "".join(b.get("text", "") for b in ours["content"] if b["type"] == "text")
+    # what streams is what the message will say: a new paragraph after a server tool's blocks (issue 41 item 4)
+    assert streamed["text"] == message_from(ours).content
     assert streamed["thinking"] == "".join(b["thinking"] for b in ours["content"] if b["type"] == "thinking")
 
 

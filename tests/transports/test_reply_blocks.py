@@ -16,7 +16,7 @@ from brute_nb.middleware.tool_result_loop import ToolResultLoop
 from brute_nb.providers.base import Provider
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.transports.anthropic import Anthropic
-from brute_nb.transports.blocks import clean
+from brute_nb.transports.blocks import anthropic_says, clean
 from brute_nb.transports.openai_responses import ResponsesItems
 from tests.providers.helpers import FACTORIES, SHELL, Echo, RunTools
 from tests.transports.recorded_blocks import ANTHROPIC, RESPONSES
@@ -75,7 +75,9 @@ async def test_anthropic_blocks_go_back_as_received(fake_provider: FakeProvider,
                                                     tmp_path: Any) -> None:
     blocks = ANTHROPIC[name]
     reply, later = await two_turns(fake_provider, "anthropic", blocks, stream, tmp_path / "s.jsonl")
-    assert reply.content == "".join(b["text"] for b in blocks if b["type"] == "text")
+    texts = [b["text"] for b in blocks if b["type"] == "text"]
+    assert reply.content.replace("\n\n", "") == "".join(texts)  # every text, in order (the rule: below)
+    assert reply.content == anthropic_says(blocks)[0]  # what the kept blocks say: so they go back as received
     turn = next(t for t in later["messages"] if t["role"] == "assistant")
     assert turn["content"] == sent_back(blocks)
     assert Anthropic.dump(Message.from_json(reply.to_json()))["content"] == sent_back(blocks)  # the file keeps them
@@ -134,3 +136,19 @@ def test_blocks_are_for_their_own_api_only() -> None:
     (item,) = ResponsesItems.dump(m)
     assert item == {"type": "message", "role": "assistant", "content": m.content}
     assert OpenAI.dump(m) == {"role": "assistant", "content": m.content}
+
+
+def test_text_after_a_server_tool_starts_a_new_paragraph() -> None:
+    """Issue 41 item 4: "I'll search for that." and the answer after the search ran together ("that.The capital");
+    text blocks next to each other (a cited sentence split at its citation) stay one text, and the blocks kept for
+    the next request still say what the message says, so they are sent back as they came."""
+    from brute_nb.transports.anthropic import message_from
+    from tests.transports.recorded_blocks import SEARCH_RESULT, SEARCH_USE
+
+    blocks = [{"type": "text", "text": "I'll search for that."}, SEARCH_USE, SEARCH_RESULT,
+              {"type": "text", "text": "The capital is "}, {"type": "text", "text": "Paris"},
+              {"type": "text", "text": "."}]
+    message = message_from({"role": "assistant", "content": blocks})
+    assert message.content == "I'll search for that.\n\nThe capital is Paris."
+    assert anthropic_says(blocks)[0] == message.content
+    assert Anthropic.dump(message)["content"] == sent_back(blocks)  # the blocks go back as the API sent them

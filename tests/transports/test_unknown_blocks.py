@@ -15,6 +15,7 @@ from brute_nb.message import Message
 from brute_nb.notebook.views.turn_model import NOTICE, TurnModel
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.transports.anthropic import Anthropic
+from brute_nb.transports.blocks import joined_text
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
 from tests.providers.helpers import FACTORIES
@@ -68,7 +69,7 @@ async def test_anthropic_blocks_of_new_kinds_are_kept_and_go_back(fake_provider:
         warnings.simplefilter("always")
         reply, later = await two_turns(fake_provider, "anthropic", blocks, stream, tmp_path / "s.jsonl")
     assert serializer_warnings(caught) == []
-    assert reply.content == "".join(b["text"] for b in blocks if b["type"] == "text")
+    assert reply.content == joined_text(blocks)  # a block of a new kind between two texts: two paragraphs
     turn = next(t for t in later["messages"] if t["role"] == "assistant")
     assert turn["content"] == sent_back(blocks)
     read_back = Message.from_json(reply.to_json())
