@@ -105,6 +105,9 @@ def insert_reply_code(shell: Any, env: Env) -> None:
         return
     notebook = env.get("notebook")
     if insert_cell(shell, block, Path(notebook) if notebook else None):
-        print("--code: the reply's code block is in a new cell below (not run)")
+        from brute_nb.notebook.views.terminal import is_terminal
+
+        where = "at the next prompt" if is_terminal(shell) else "in a new cell below"  # terminal IPython has no cells
+        print(f"--code: the reply's code block is {where} (not run)")
     else:
         print("--code: the cell below already holds the reply's code block (not run)")

@@ -22,6 +22,9 @@ BUTTON = "Fix with brute"
 HINT = ("Fix with brute: run %brute fix in a new cell (the agent explains this error, then patches the file or "
         "proposes the corrected cell)")
 """What ``%brute fix`` does (``cell_turn.FIX_PROMPT``): unlike the button, it proposes a cell and runs nothing."""
+IN_TERMINAL = ("Fix with brute: type %brute fix (the agent explains this error, then patches the file or proposes "
+               "the corrected code at the next prompt)")
+"""The same in terminal IPython, where there are no cells."""
 STYLE = (
     "<style>"
     ".jp-OutputArea:has(.brute-fix) .brute-fix-hint{display:none}"
@@ -30,10 +33,17 @@ STYLE = (
 )
 
 
-def hint_bundle() -> dict[str, str]:
+def hint(shell: Any = None) -> str:
+    from brute_nb.notebook.views.terminal import is_terminal
+
+    return IN_TERMINAL if is_terminal(shell) else HINT
+
+
+def hint_bundle(shell: Any = None) -> dict[str, str]:
     """The line shown where the button cannot be: plain text, and HTML with ``%brute fix`` as code."""
-    html = HINT.replace("%brute fix", "<code>%brute fix</code>")
-    return {"text/plain": HINT, "text/html": f'{STYLE}<div class="brute-fix-hint" style="opacity:.75">{html}</div>'}
+    text = hint(shell)
+    html = text.replace("%brute fix", "<code>%brute fix</code>")
+    return {"text/plain": text, "text/html": f'{STYLE}<div class="brute-fix-hint" style="opacity:.75">{html}</div>'}
 
 
 def offer(shell: Any, error: Any, cell_id: str | None) -> None:
@@ -46,7 +56,7 @@ def offer(shell: Any, error: Any, cell_id: str | None) -> None:
 
     if error.ename == "KeyboardInterrupt":
         return
-    display(hint_bundle(), raw=True)  # type: ignore[no-untyped-call]
+    display(hint_bundle(shell), raw=True)  # type: ignore[no-untyped-call]
     if stdin_available():
         box = panel(shell, error.execution_count, cell_id)
         view = dict(box._repr_mimebundle_() or {})

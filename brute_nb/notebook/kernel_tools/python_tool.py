@@ -59,6 +59,17 @@ STILL_RUNNING = (
     "The turn stopped, but the python tool's code is still running in a kernel thread: it is blocked in a call "
     "an interrupt cannot reach yet (a sleep, I/O, a C extension) and will stop at its next Python line. To stop it "
     "now, restart the kernel (Kernel > Restart Kernel); your variables are lost then.")
+STILL_RUNNING_IN_TERMINAL = (
+    "The turn stopped, but the python tool's code is still running in a thread of this IPython: it is blocked in a "
+    "call an interrupt cannot reach yet (a sleep, I/O, a C extension) and will stop at its next Python line. To stop "
+    "it now, quit IPython (exit) and start it again; your variables are lost then.")
+
+
+def still_running(shell: Any = None) -> str:
+    """``STILL_RUNNING``, in terminal IPython's words where that is where it runs (no kernel menu there)."""
+    from brute_nb.notebook.views.terminal import is_terminal
+
+    return STILL_RUNNING_IN_TERMINAL if is_terminal(shell) else STILL_RUNNING
 
 
 def ipython_namespace() -> Namespace:
@@ -269,7 +280,7 @@ async def run_interruptibly(work: Callable[[], T], stopped: T) -> T:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(run.join, STOP_GRACE)
         if not run.done:  # printed, not warned: a repeated warning would be shown once per kernel
-            print(STILL_RUNNING, file=sys.stderr, flush=True)
+            print(still_running(), file=sys.stderr, flush=True)
         raise
     return run.result
 
