@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.agent import Agent
+from brute_nb.confine import Signature, signature
 from brute_nb.env import Env
 from brute_nb.errors import BruteError
 from brute_nb.message import Log, role_of
@@ -45,6 +46,9 @@ class NotebookAgent:
         self._state: dict[str, Any] = {}
         self._model: tuple[tuple[Any, ...], Callable[[Env], Any]] | None = None
         self._handlers: list[tuple[str, Callable[[dict[str, Any], Any], Any]]] = []
+        self._left: Signature | None = None
+        """The session file's signature as the last turn left it: another one means the file was deleted or
+        replaced since (a demo's second Run All), so the last turn's log is no longer where the session is."""
         self.on_fork: Callable[[NotebookAgent], Any] | None = None
         """Set by the registry that owns this session: ``load`` hands it the fork, which becomes current."""
 
@@ -183,7 +187,23 @@ class NotebookAgent:
         extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
         # Where files and cells stand now, so %brute undo takes back this turn's changes (and the kernel's) together.
         extra.setdefault(TURN_KEY, journal(self._state).begin(self._state, prompt))
-        return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
+        try:
+            return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
+        finally:
+            self._left = self._signature()
+
+    def _signature(self) -> Signature | None:
+        try:
+            return signature(os.stat(self.session_path))
+        except OSError:
+            return None
+
+    def _last_messages(self) -> Log | None:
+        """The last turn's log while the session file is as that turn left it; None: read the file."""
+        env = self._agent.last_env if self._agent is not None else None
+        if env is None or self._signature() != self._left:
+            return None
+        return Log(m for m in env["messages"])
 
     def ask(self, prompt: str, *, display: bool = True) -> str:
         """Run one turn from Python, shown in the current cell like ``%%brute``; returns the reply text."""
@@ -194,21 +214,20 @@ class NotebookAgent:
 
     @property
     def log(self) -> Log:
-        """The whole conversation: the last turn's log, or the session file before any turn in this kernel.
+        """The whole conversation: the last turn's log, or the session file before any turn in this kernel and once
+        the file is no longer as that turn left it (deleted by a demo's second Run All, replaced, written elsewhere).
 
         Reading never builds the agent, so the log of a saved session can be inspected with no provider set up.
         """
-        env = self._agent.last_env if self._agent is not None else None
-        if env is not None:
-            return Log(m for m in env["messages"])
-        return Log(SessionFile(self.session_path).load()[0])
+        messages = self._last_messages()
+        return messages if messages is not None else Log(SessionFile(self.session_path).load()[0])
 
     @property
     def df(self) -> Any:
         from brute_nb.frames import frame
         from brute_nb.sessions.columns import read_frame
 
-        if self._agent is None or self._agent.last_env is None:
+        if self._last_messages() is None:
             return read_frame(self.session_path)  # the columns straight from the file's lines: no Message a line
         return frame(self.log)
 

@@ -343,6 +343,25 @@ def test_history_and_cell_turns_show_up(nb: NotebookAgent, fake: FakeProvider) -
     assert "in /" in first and "0 tool calls" in first
 
 
+def test_a_new_panel_after_the_session_file_was_deleted_starts_where_the_session_is(
+    nb: NotebookAgent, fake: FakeProvider
+) -> None:
+    """A demo's second Run All deletes its session folder, then opens a new panel (issue 41 item 2, issue 39 Also):
+    the panel showed the first run's turns (the agent's last turn, kept in the kernel), then the same turns again as
+    the second run replayed them."""
+    fake.add("first run reply", "second run reply")
+    nb.ask("the demo prompt", display=False)
+    nb.session_path.unlink()  # what the demos' setup cell does to ``<notebook>.brute/``
+
+    chat = ChatWidget(nb)
+    assert "the demo prompt" not in chat.transcript_html  # the session starts afresh, as the next turn will
+    assert list(nb.log) == [] and len(nb.df) == 0  # what brute_nb.current() shows agrees
+    chat.send("the demo prompt")
+    assert chat.wait_idle(WAIT)
+    html = chat.transcript_html
+    assert html.count("the demo prompt") == 1 and "first run reply" not in html and "second run reply" in html
+
+
 def test_errors_are_shown_and_the_widget_goes_on(nb: NotebookAgent, chat: ChatWidget, fake: FakeProvider) -> None:
     chat.send("no reply scripted")  # the fake server answers 500
     assert chat.wait_idle(WAIT)
