@@ -33,6 +33,8 @@ class Registry:
         self.error_recorder: Any = None
         """The ``post_run_cell`` hook filling ``Err`` (``cells.ErrorRecorder``), removed at unload."""
         self.last_host: tuple[str, str] | None = None
+        self.beside: dict[str, Any] = {}
+        """The chat panels open in JupyterLab's side area (sidecar widgets), by session: a second one replaces it."""
         """(session, host) of the last ``%%brute`` turn (``crossing``)."""
 
     @property

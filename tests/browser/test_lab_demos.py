@@ -169,6 +169,8 @@ def test_the_chat_panel_gives_way_to_its_static_copy_after_a_restart_and_a_reope
         out.locator(".brute-chat-static").wait_for(state="visible")
         assert not out.locator(".jupyter-button", has_text="Send").is_visible()  # no dead Send button
         assert "idle" in out.locator(".brute-chat-static").inner_text()
+        saved = out.locator(".brute-chat-saved").inner_text()  # what it is, and what to type (issue 41 item 2)
+        assert "saved copy" in saved and "%load_ext brute_nb\n%brute use restart\n%brute chat" in saved
         shot(page, "lab-demos-panel-restarted")
 
         page.keyboard.press("Control+s")

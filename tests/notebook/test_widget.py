@@ -27,6 +27,8 @@ from brute_nb.notebook.views.transcript_html import markdown_html
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply, slow
 
+VIEW = "application/vnd.jupyter.widget-view+json"
+
 
 def users(nb: NotebookAgent) -> list[str]:
     return [m.content for m in read_session(nb.session_path) if role_of(m) == "user"]
@@ -416,6 +418,7 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook.views.thumbnails",
         "brute_nb.notebook.views.transcript",
         "brute_nb.notebook.views.short_errors",
+        "brute_nb.notebook.front.side",  # where the panel is shown: a sidecar's outputs
     }, ours
 
 
@@ -448,6 +451,32 @@ def test_chat_entry_point_and_display(nb: NotebookAgent, monkeypatch: pytest.Mon
     assert "application/vnd.jupyter.widget-view+json" in bundle
     with pytest.raises(SettingsError, match="unknown setting 'colour'"):
         widget_module.chat("chat", colour="red")
+
+
+def test_a_side_panel_opens_in_a_sidecar_and_a_second_one_replaces_it(
+    nb: NotebookAgent, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidecar import Sidecar
+
+    from brute_nb.notebook import registry as registry_module
+
+    reg = registry_module.Registry()
+    monkeypatch.setattr(registry_module, "_registry", reg)
+    monkeypatch.setattr(reg, "get", lambda name=None: nb)
+    panel = widget_module.chat("chat", side=True)
+    car = reg.beside["chat"]
+    assert isinstance(car, Sidecar) and car.anchor == "right" and "chat" in car.title
+    copy, view = car.outputs  # as in a cell: the static copy, then the live view (chat_static.STYLE shows one)
+    assert "brute-chat-saved" in copy["data"]["text/html"] and "%brute chat --side" in copy["data"]["text/html"]
+    assert view["data"][VIEW]["model_id"] == panel.model_id
+    fake.add("beside the notebook")
+    panel.send("hello")
+    assert panel.wait_idle(WAIT)
+    assert "beside the notebook" in car.outputs[0]["data"]["text/plain"]  # the copy follows the conversation
+
+    again = widget_module.chat("chat", side=True)  # a second Run All
+    assert car.comm is None and reg.beside["chat"] is not car  # the old tab closed, one tab per session
+    assert reg.beside["chat"].outputs[1]["data"][VIEW]["model_id"] == again.model_id
 
 
 @pytest.mark.anyio

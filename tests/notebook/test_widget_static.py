@@ -9,12 +9,14 @@ from pathlib import Path
 import ipywidgets
 import nbformat
 import pytest
+from bs4 import BeautifulSoup
 from nbclient import NotebookClient
 from nbconvert import HTMLExporter
 from notebook_helpers import WAIT
 
 from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.session import NotebookAgent
+from brute_nb.notebook.views.chat_static import static_bundle
 from brute_nb.testing import API_KEY, FakeProvider
 
 VIEW = "application/vnd.jupyter.widget-view+json"
@@ -43,6 +45,20 @@ def test_a_panel_over_history_shows_it_before_any_turn(nb: NotebookAgent, fake: 
     nb.ask("earlier question", display=False)
     text = ChatWidget(nb)._repr_mimebundle_()["text/plain"]
     assert text.startswith("you: earlier question\n\nearlier reply")
+
+
+def test_the_static_copy_says_it_is_saved_and_what_to_type_for_a_live_panel(nb: NotebookAgent) -> None:
+    """After a kernel restart the copy takes the dead panel's place (issue 41 item 2): it must not read as a live
+    chat with no Send button, but say what it is and the exact lines that bring a live panel back."""
+    copy = BeautifulSoup(ChatWidget(nb).static()["text/html"], "html.parser")
+    note = copy.select_one(".brute-chat-static .brute-chat-saved")
+    assert note is not None and "saved copy" in note.get_text().lower()
+    # Not the default session: the lines switch to it first (a restarted kernel starts at "default").
+    assert note.select_one("pre").get_text() == "%load_ext brute_nb\n%brute use chat\n%brute chat"
+    side = BeautifulSoup(static_bundle("", "", "", session="default", side=True)["text/html"], "html.parser")
+    assert side.select_one(".brute-chat-saved pre").get_text() == "%load_ext brute_nb\n%brute chat --side"
+    hostile = static_bundle("", "", "", session="<b>x</b>", side=False)["text/html"]
+    assert "<b>x</b>" not in hostile and "&lt;b&gt;x&lt;/b&gt;" in hostile  # escaped, as everything shown
 
 
 @pytest.mark.kernel

@@ -15,11 +15,12 @@ def current() -> NotebookAgent:
     return _current()
 
 
-def chat(session: str | None = None, **options: Any) -> Any:
-    """A chat panel (ipywidgets) over the same kernel-resident agent and session as ``%%brute``."""
+def chat(session: str | None = None, *, side: bool = False, **options: Any) -> Any:
+    """A chat panel (ipywidgets) over the same kernel-resident agent and session as ``%%brute``; ``side=True``
+    opens it in JupyterLab's side area, beside the notebook (``%brute chat --side``)."""
     from brute_nb.notebook.front.widget import chat as _chat
 
-    return _chat(session=session, **options)
+    return _chat(session=session, side=side, **options)
 
 
 def configure(**settings: Any) -> NotebookAgent:

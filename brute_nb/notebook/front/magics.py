@@ -44,7 +44,8 @@ SUBCOMMANDS = """\
 %brute search TEXT       the messages that mention TEXT, in every session under this notebook's folder
 %brute config [k=v ...]  show or change settings ({keys});
                          shows where the notebook path came from
-%brute widget            a chat panel over the same session
+%brute chat [--side]     a chat panel over the same session, in the cell (--side: in JupyterLab's side area,
+                         beside the notebook); %brute widget is the same
 %brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
 %brute keys [set NAME]   which providers have a key (and from where); set asks for one, hidden, and saves it
 %brute live              leave a recording: the next turns go to a real model (a demo's setup cell, run
@@ -65,7 +66,7 @@ class BruteMagics(Magics):
 
     @magic_arguments()
     @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, why, fix, "
-                                            "usage, system, config, widget, help")
+                                            "usage, system, config, chat, help")
     @argument_group("model", "which model answers, and how it is reached")
     @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, "
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
@@ -401,10 +402,14 @@ class BruteMagics(Magics):
 
         installed()
 
-    def _cmd_widget(self, rest: list[str]) -> Any:
+    def _cmd_chat(self, rest: list[str]) -> Any:
         from brute_nb.notebook.front.widget import chat
 
-        return chat(session=self.registry.current_name)
+        if rest not in ([], ["--side"]):
+            raise UsageError("usage: %brute chat [--side]")
+        return chat(session=self.registry.current_name, side=bool(rest))
+
+    _cmd_widget = _cmd_chat
 
     def _cmd_config(self, rest: list[str]) -> None:
         reg = self.registry

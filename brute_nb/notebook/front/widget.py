@@ -35,6 +35,7 @@ from brute_nb.cost import format_usd
 from brute_nb.errors import BruteError
 from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
+from brute_nb.notebook.front.side import SideCopy, open_beside
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.chat_static import StaticCopy, static_bundle
 from brute_nb.notebook.views.coalesce import Coalescer
@@ -64,7 +65,9 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     (nbconvert, GitHub, a terminal, a notebook opened without its kernel).
     """
 
-    def __init__(self, nb: NotebookAgent) -> None:
+    def __init__(self, nb: NotebookAgent, *, side: bool = False) -> None:
+        self.side = side
+        """Shown in JupyterLab's side area (``chat(side=True)``): its saved copy says how to open it there again."""
         self._build()
         super().__init__([self.transcript, self.approval_box, self.input,
                           ipywidgets.HBox([self.send_button, self.stop_button]), self.status])
@@ -84,7 +87,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self._origin = contextvars.copy_context()
         self.approval_asked = threading.Event()
         self._out = Coalescer(self._write)
-        self.static_copy = StaticCopy()
+        self.static_copy: StaticCopy | SideCopy = StaticCopy()
         self._sync_history()
         self._render(force=True)
 
@@ -123,25 +126,34 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         """The widget view, with the transcript so far as a static fallback beside it (a panel nested in a layout;
         displayed alone, it shows ``_ipython_display_``'s two outputs)."""
         bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
-        copy = self._static()
+        copy = self.static()
         bundle["text/html"] = self.transcript_html + self.status_html
         bundle["text/plain"] = copy["text/plain"]
         return bundle
 
     def _ipython_display_(self) -> None:
         """The static copy (``chat_static``: what JupyterLab shows after a restart instead of "model not found",
-        and what exports show), then the live panel."""
+        and what exports show), then the live panel; a side panel (``chat(side=True)``) is beside the notebook
+        already, so a cell that shows it says where it is."""
         from IPython.display import display
 
-        self.static_copy.show(self._static())
-        view = dict(super()._repr_mimebundle_() or {})
-        display({**view, "text/plain": ""}, raw=True)  # type: ignore[no-untyped-call]  # the copy has the text
+        if self.side:
+            display({"text/plain": beside_line(self.nb.name)}, raw=True)  # type: ignore[no-untyped-call]
+            return
+        self.static_copy.show(self.static())
+        view = {**self.view_bundle(), "text/plain": ""}  # the copy has the text
+        display(view, raw=True)  # type: ignore[no-untyped-call]
 
-    def _static(self) -> dict[str, str]:
+    def view_bundle(self) -> dict[str, Any]:
+        """The live panel's own output (the widget view), without the static fallback ``_repr_mimebundle_`` adds."""
+        return dict(super()._repr_mimebundle_() or {})
+
+    def static(self) -> dict[str, str]:
+        """The static copy's outputs for the conversation as it is now."""
         conversation = log_text(self._conversation())
         status = render.plain(self._status_text(None))
         text = f"{conversation}\n\n{status}" if conversation else status
-        return static_bundle(self.transcript_html, self.status_html, text)
+        return static_bundle(self.transcript_html, self.status_html, text, session=self.nb.name, side=self.side)
 
     # Input and queue: these run in the kernel's main thread and return at once.
 
@@ -272,7 +284,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             self._running = None
             self._mark_seen()
         self._render(force=True)  # before going idle, so a waiter sees the finished transcript
-        self.static_copy.update(self._static())  # exports show the conversation, not the panel as first shown
+        self.static_copy.update(self.static())  # exports show the conversation, not the panel as first shown
         with self._lock:
             self._start_next()
 
@@ -392,8 +404,19 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self.stop_button.disabled = not running
 
 
-def chat(session: str | None = None, **options: Any) -> ChatWidget:
-    """A chat panel over the kernel's session ``session`` (default: the current one); options as ``%%brute``."""
+def beside_line(session: str) -> str:
+    return (f"The chat (session {session}) is open beside the notebook, in JupyterLab's side area. (Elsewhere, "
+            "%brute chat shows it in a cell.)")
+
+
+def chat(session: str | None = None, *, side: bool = False, **options: Any) -> ChatWidget:
+    """A chat panel over the kernel's session ``session`` (default: the current one); options as ``%%brute``.
+    ``side=True`` opens it in JupyterLab's side area, replacing the side panel that session had."""
     from brute_nb.notebook.registry import registry
 
-    return ChatWidget(registry().configure(options, session))
+    reg = registry()
+    panel = ChatWidget(reg.configure(options, session), side=side)
+    if side:
+        panel.static_copy = open_beside(panel.nb.name, panel.view_bundle(), reg.beside)
+        panel.static_copy.show(panel.static())
+    return panel
