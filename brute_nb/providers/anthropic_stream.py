@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from brute_nb.transports.blocks import paragraph_before
+from brute_nb.transports.blocks import Paragraphs
 
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 """Blocks whose ``input`` arrives as ``input_json_delta`` pieces (the helper's ``TRACKS_TOOL_INPUT``)."""
@@ -42,8 +42,7 @@ class StreamedReply:
         self.message: dict[str, Any] | None = None
         self.blocks: list[dict[str, Any]] = []
         self.pieces: dict[tuple[int, str], list[str]] = {}  # (block index, field) -> deltas, joined in data()
-        self.shown = ""  # the last character of text streamed so far
-        self.gap = False  # another kind of block came since that text: the next text starts a paragraph
+        self.shown = Paragraphs()  # the text as streamed: a new paragraph after a server tool's blocks
 
     def add(self, event: Any) -> tuple[str, str] | None:
         """Take one event; ``("text", piece)`` or ``("thinking", piece)`` when it streamed some of either."""
@@ -57,26 +56,18 @@ class StreamedReply:
             return self._delta(event.index, event.delta)
         if kind == "content_block_start":
             self.blocks.append(_dumped(event.content_block))
-            self.gap = self.gap or self.blocks[-1].get("type") != "text"
+            if self.blocks[-1].get("type") != "text":
+                self.shown.other()
         elif kind == "message_delta":
             self._message_delta(event)
         return None
-
-    def _shown(self, text: str) -> str:
-        """A text piece as the reader sees it: after a server tool's blocks, a new paragraph, as the message's text
-        will have it (``transports.blocks.joined_text``); the block itself keeps the piece as sent."""
-        if self.gap and text:
-            text = paragraph_before(self.shown, text) + text
-            self.gap = False
-        self.shown = (self.shown + text)[-1:]
-        return text
 
     def _delta(self, index: int, delta: Any) -> tuple[str, str] | None:
         block = self.blocks[index]
         kind, block_type = delta.type, block.get("type")
         if kind == "text_delta" and block_type == "text":
             self._piece(index, "text", block).append(delta.text)
-            return ("text", self._shown(delta.text))
+            return ("text", self.shown.add(delta.text))  # the block keeps the piece as sent
         if kind == "thinking_delta" and block_type == "thinking":
             self._piece(index, "thinking", block).append(delta.thinking)
             return ("thinking", delta.thinking)

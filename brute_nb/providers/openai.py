@@ -15,6 +15,7 @@ from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
 from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
+from brute_nb.transports.blocks import Paragraphs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
 
@@ -198,12 +199,14 @@ class OpenAIResponses(_OpenAIProvider):
         kwargs = untyped(self.request(env), "input")
         if not self.stream:
             return wrapped(ResponsesItems, await self.client.responses.create(**kwargs))
-        final = None
+        final, shown = None, Paragraphs()  # a new paragraph after a server tool's item, as the message will have it
         async with await self.client.responses.create(**kwargs) as stream:
             async for event in stream:
                 kind = event.type
                 if kind == "response.output_text.delta":
-                    emit(env, "assistant_delta", {"text": event.delta})
+                    emit(env, "assistant_delta", {"text": shown.add(event.delta)})
+                elif kind == "response.output_item.added" and event.item.type != "message":
+                    shown.other()
                 elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                     emit(env, "reasoning_delta", {"text": event.delta})
                 elif kind in ("response.completed", "response.incomplete"):

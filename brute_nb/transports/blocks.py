@@ -82,22 +82,53 @@ def paragraph_before(shown: str, text: str) -> str:
     return PARAGRAPH if shown and text and not shown[-1].isspace() and not text[0].isspace() else ""
 
 
+class Paragraphs:
+    """Text pieces as a reader sees them, one after another: a piece after another kind of block or item (a server
+    tool's call and result) starts a new paragraph. The message's text (``joined_text``, ``responses_text``) and
+    the stream that shows it as it comes use this one rule, so they agree."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.gap = False
+
+    def other(self) -> None:
+        """Something that is not text came."""
+        self.gap = True
+
+    def add(self, piece: str) -> str:
+        """``piece`` as shown: with the paragraph break it starts, if it starts one."""
+        if self.gap and piece:
+            piece = paragraph_before(self.text, piece) + piece
+            self.gap = False
+        self.text = (self.text + piece)[-1:]  # only the last character decides the next break
+        return piece
+
+
 def joined_text(blocks: Iterable[Mapping[str, Any]]) -> str:
     """The text of Anthropic content blocks. Text blocks next to each other are one text (a cited sentence comes
     split at its citations); text after another kind of block starts a new paragraph, so "I'll search for that."
     and the answer after the search do not run together. The stream shows the same (``anthropic_stream``)."""
-    out, gap = "", False
+    shown, out = Paragraphs(), []
     for block in blocks:
-        if block.get("type") != "text":
-            gap = True
+        if block.get("type") == "text":
+            out.append(shown.add(str(block.get("text") or "")))
+        else:
+            shown.other()
+    return "".join(out)
+
+
+def responses_text(items: Iterable[Mapping[str, Any]]) -> str:
+    """The text of Responses output items: a message's parts are one text, and a message after another kind of
+    item (a web search call) starts a new paragraph, as ``joined_text`` reads Anthropic's blocks."""
+    shown, out = Paragraphs(), []
+    for item in items:
+        if item.get("type") != "message":
+            shown.other()
             continue
-        text = str(block.get("text") or "")
-        if gap and text:
-            out += paragraph_before(out, text)
-        if text:
-            gap = False
-        out += text
-    return out
+        for part in item.get("content") or ():
+            if isinstance(part, Mapping) and part.get("type") in ("output_text", "refusal"):
+                out.append(shown.add(str(part.get("text") or part.get("refusal") or "")))
+    return "".join(out)
 
 
 def anthropic_says(blocks: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
@@ -110,8 +141,7 @@ def anthropic_says(blocks: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
 
 def responses_says(items: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
     """The text and function calls a list of Responses output items holds."""
-    parts = [p for i in items if i.get("type") == "message" for p in i.get("content") or () if isinstance(p, Mapping)]
-    text = "".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
+    text = responses_text(items)
     calls = [(str(i.get("call_id") or ""), str(i.get("name") or ""), parse_arguments(i.get("arguments")))
              for i in items if i.get("type") == "function_call"]
     return text, calls

@@ -85,7 +85,6 @@ class ResponsesItems(MessageTransport):
 
 
 def response_message(data: Mapping[str, Any]) -> Message:
-    texts: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     unknown: list[str] = []
@@ -93,10 +92,8 @@ def response_message(data: Mapping[str, Any]) -> Message:
         kind = item.get("type")
         if kind == "message":
             for part in item.get("content") or []:
-                if part.get("type") in ("output_text", "refusal"):
-                    texts.append(str(part.get("text") or part.get("refusal") or ""))
-                else:  # a part of a kind the API added since: the item is kept whole below
-                    unknown.append(str(part.get("type")))
+                if part.get("type") not in ("output_text", "refusal"):  # the text is read whole, below
+                    unknown.append(str(part.get("type")))  # a part of a kind the API added since: kept whole
         elif kind == "function_call":
             call_id = item.get("call_id") or synthetic_id("call_", data.get("id"), index, item.get("name"))
             calls.append(ToolCall(id=call_id, name=item.get("name") or "",
@@ -129,7 +126,7 @@ def response_message(data: Mapping[str, Any]) -> Message:
     reply_blocks.note_unknown(meta, unknown)
     if unknown or _more_than_text_and_calls(output):
         meta[reply_blocks.KEY] = {"openai_responses": [reply_blocks.clean(i) for i in output]}
-    return Message(Role.ASSISTANT, "".join(texts), tool_calls=calls or None, meta=meta)
+    return Message(Role.ASSISTANT, reply_blocks.responses_text(output), tool_calls=calls or None, meta=meta)
 
 
 def _more_than_text_and_calls(output: list[Mapping[str, Any]]) -> bool:

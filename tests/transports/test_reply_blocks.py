@@ -152,3 +152,35 @@ def test_text_after_a_server_tool_starts_a_new_paragraph() -> None:
     assert message.content == "I'll search for that.\n\nThe capital is Paris."
     assert anthropic_says(blocks)[0] == message.content
     assert Anthropic.dump(message)["content"] == sent_back(blocks)  # the blocks go back as the API sent them
+
+
+MESSAGE = {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+           "content": [{"type": "output_text", "text": "I'll search for that.", "annotations": []}]}
+ANSWER = {"type": "message", "id": "msg_2", "status": "completed", "role": "assistant",
+          "content": [{"type": "output_text", "text": "The capital is ", "annotations": []},
+                      {"type": "output_text", "text": "Paris.", "annotations": []}]}
+
+
+def test_a_responses_message_after_a_server_tool_call_starts_a_new_paragraph() -> None:
+    """The same for the Responses API: two message items with a web search between them are two paragraphs; the
+    parts of one message are one text."""
+    from brute_nb.transports.blocks import responses_says
+    from brute_nb.transports.openai_responses import response_message
+
+    items = [MESSAGE, RESPONSES["web_search_call"][0], ANSWER]
+    message = response_message({"output": items, "status": "completed"})
+    assert message.content == "I'll search for that.\n\nThe capital is Paris."
+    assert responses_says(items)[0] == message.content
+    assert ResponsesItems.dump(message) == sent_back(items)
+
+
+async def test_the_streamed_responses_text_breaks_where_the_message_does(fake_provider: FakeProvider,
+                                                                         tmp_path: Any) -> None:
+    items = [MESSAGE, RESPONSES["web_search_call"][0], ANSWER]
+    fake_provider.add(Reply(blocks=tuple(items)))
+    streamed: list[str] = []
+    run = session_agent(FACTORIES["openai_responses"](fake_provider, stream=True), tmp_path / "s.jsonl")
+    run.on("assistant_delta", lambda env, delta: streamed.append(delta["text"]))
+    env = await run.astart("go")
+    reply = next(m for m in env["messages"] if m.role is Role.ASSISTANT)
+    assert "".join(streamed) == reply.content == "I'll search for that.\n\nThe capital is Paris."
