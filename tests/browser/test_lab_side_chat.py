@@ -42,7 +42,7 @@ def test_the_side_chat_opens_beside_the_notebook_and_goes_on_after_a_second_run_
         side.locator(".jupyter-button", has_text="Send").wait_for()
         assert "first run" not in side.locator(".brute-transcript").inner_text()  # where the session is
 
-        lab.fake.add("Answered beside the notebook.")
+        lab.fake.add("Answered beside the notebook.\n\n```python\nprint('from the side')\n```")
         box = side.locator("textarea:visible")
         box.fill("And from the side?")
         box.press("Enter")
@@ -53,6 +53,14 @@ def test_the_side_chat_opens_beside_the_notebook_and_goes_on_after_a_second_run_
         assert text.count("What is in the cell's question?") == 1 and text.count("And from the side?") == 1
         assert "The second run's answer." in text and "first run" not in text
         shot(page, "lab-side-chat-second-run")
+
+        # A side panel has no cell to put code below: its code goes in at the notebook's end, unrun (it was copied).
+        cells = page.locator(".jp-NotebookPanel:visible .jp-Notebook .jp-Cell")
+        count = cells.count()
+        side.locator("button.brute-insert").click()
+        side.locator("button.brute-insert", has_text="inserted at the end").wait_for()
+        assert cells.count() == count + 1
+        assert "print('from the side')" in cells.last.locator(".jp-InputArea-editor").inner_text()
 
         # After a kernel restart the tab holds the saved copy, which says so and what brings a live one back.
         page.click(".lm-MenuBar-itemLabel:text-is('Kernel')")

@@ -60,10 +60,12 @@ async function insert(model, el, code, button) {
     notebook = null;  // a widget manager without a document (VS Code, Colab, Voila)
   }
   const usable = notebook && typeof notebook.insertCell === "function";
-  const index = usable ? cellIndex(notebook, model.get("anchor"), el) : -1;
+  // A panel in JupyterLab's side area (front/side.py) has no cell: its code goes in after the notebook's last cell.
+  const beside = usable && el.closest(".jupyterlab-sidecar") !== null;
+  const index = !usable ? -1 : beside ? (notebook.cells || []).length - 1 : cellIndex(notebook, model.get("anchor"), el);
   if (index >= 0) {
     notebook.insertCell(index + 1, { cell_type: "code", source: code, metadata: {} });
-    say(button, "inserted below");
+    say(button, beside ? "inserted at the end" : "inserted below");
     return;
   }
   say(button, (await copy(code)) ? "copied" : "copy failed: select the code");

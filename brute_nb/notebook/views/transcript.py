@@ -35,7 +35,8 @@ PROPOSE_CELL = "propose_cell"
 
 # The cell that shows the chat: the notebook cell around the clicked view (exact when the panel is shown in two
 # cells or nested in a layout), else, for a view outside the cell list (Lab's "New View for Cell Output"), the
-# first cell whose outputs hold the panel's model id (``anchor``). Both index the shared notebook model that
+# first cell whose outputs hold the panel's model id (``anchor``); a panel in JupyterLab's side area has no cell, so
+# its code goes in after the notebook's last cell. Both index the shared notebook model that
 # JupyterLab's widget manager exposes as ``context``. The code goes in below it with no execution count.
 ESM = Path(__file__).with_name("transcript.js")
 
