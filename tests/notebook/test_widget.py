@@ -596,3 +596,18 @@ def test_a_replay_without_the_prompt_says_so_in_plain_words(tmp_path: Path, monk
     shown = re.sub(r"<details.*?</details>", "", chat.transcript_html, flags=re.S)  # the traceback, folded
     assert "this notebook replays a recording; your prompt is not in it" in shown
     assert "%brute live" in shown and "CassetteMismatchError" not in shown
+
+
+def test_the_chat_subcommand_opens_a_panel_in_the_cell_or_beside_it(shell: Any) -> None:
+    """``%brute chat [--side]`` is the one entry point the saved copy tells a user to type (issue 41 item 2)."""
+    from IPython.core.error import UsageError
+
+    from brute_nb.notebook.registry import registry
+
+    in_cell = shell.run_line_magic("brute", "chat")
+    beside = shell.run_line_magic("brute", "chat --side")
+    assert isinstance(in_cell, ChatWidget) and not in_cell.side and isinstance(beside, ChatWidget) and beside.side
+    assert registry().beside["default"].outputs[1]["data"][VIEW]["model_id"] == beside.model_id
+    assert isinstance(shell.run_line_magic("brute", "widget"), ChatWidget)  # the old name still works
+    with pytest.raises(UsageError, match=r"usage: %brute chat \[--side\]"):
+        shell.run_line_magic("brute", "chat --wide")
