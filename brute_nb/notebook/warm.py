@@ -43,7 +43,8 @@ TRANSPORT = ("httpcore2",)
 PROVIDERS = {ANTHROPIC: ("brute_nb.providers.anthropic",), OPENAI: ("brute_nb.providers.openai",)}
 SCHEMAS = {ANTHROPIC: "brute_nb.providers.anthropic_stream"}
 """The module whose ``build_schemas`` builds the SDK's schemas a reply needs, under its ``BUILD_LOCK``."""
-STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.agent", "brute_nb.tools.builtin",
+STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.providers.auto",
+         "brute_nb.providers.builtin", "brute_nb.agent", "brute_nb.tools.builtin",
          "brute_nb.middleware", "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.runner",
          "brute_nb.notebook.commands.cell_turn", "brute_nb.middleware.session_log",
          "brute_nb.middleware.system_prompt", "brute_nb.middleware.tool_result_loop",
@@ -92,9 +93,33 @@ def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
 
 
-def schemas_module(environ: Mapping[str, str] = os.environ) -> str | None:
-    """The module that builds the configured SDK's stream schemas ahead (``SCHEMAS``), if any."""
-    modules = sdk_modules(environ)
+def may_use_saved_key(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``providers.auto`` would look at the stored keys, told from the environment alone (no file is read
+    on ``%load_ext``'s path): nothing in the environment chose, and no ``provider:`` prefix names one."""
+    return not sdk_modules(environ) and ":" not in (environ.get("BRUTE_MODEL") or "")
+
+
+def saved_sdk_modules() -> tuple[str, ...]:
+    """``sdk_modules`` for a kernel whose only key is a stored one (``brute-nb keys set``), read on the warm-up's
+    thread: ``auto()`` tries a stored anthropic key first, and every other provider it keeps a key for speaks
+    through the openai SDK. Empty when no key is stored or the file cannot be read (the cell reports that)."""
+    try:
+        from brute_nb.providers import keys  # light: the package's names load lazily; stdlib and our leaves
+
+        saved = {name for name, key in keys.load().items() if key}
+    except Exception:  # the cell reads the file again and shows the real error
+        return ()
+    if "anthropic" in saved:
+        sdk = ANTHROPIC
+    elif saved:
+        sdk = OPENAI
+    else:
+        return ()
+    return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
+
+
+def schemas_for(modules: tuple[str, ...]) -> str | None:
+    """The module that builds the stream schemas of the SDK ``modules`` start with (``SCHEMAS``), if any."""
     return next((name for sdk, name in SCHEMAS.items() if modules[:len(sdk)] == sdk), None)
 
 
@@ -134,6 +159,16 @@ def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: thread
             importlib.import_module(name)
 
 
+def warm_chosen(modules: tuple[str, ...], sendable: threading.Event, ahead: Callable[[], object] | None) -> None:
+    """``warm`` the SDK the environment chose, else the one a stored key chooses (read here, on the thread), else
+    nothing: the first phase is over at once and the first cell offers a box for a key."""
+    chosen = modules or saved_sdk_modules()
+    if not chosen:
+        sendable.set()
+        return
+    warm(chosen, REPLY, sendable, schemas_for(chosen), ahead)
+
+
 _thread: threading.Thread | None = None
 _sendable = threading.Event()
 """Set when the warm-up's first phase is over: a cell may import the SDK and build its request."""
@@ -148,15 +183,16 @@ unanswered) must not keep its work, and the schema build lock a reply waits on, 
 
 def start(environ: Mapping[str, str] = os.environ, ahead: Callable[[], object] | None = None
           ) -> threading.Thread | None:
-    """Start warming the configured SDK's and the stack's imports on a daemon thread (None when no model is
-    configured: the first cell will fail or be a ``%brute config``, and the stack is not worth importing for it).
+    """Start warming the configured SDK's and the stack's imports on a daemon thread (None when the environment
+    rules a model out, an ``llm:`` one; when it names none, the thread reads the stored keys first and, finding
+    none, imports nothing more: the first cell will offer a box for a key, and the stack is not worth importing).
     ``ahead`` ends the first phase: the front end hands down its read ahead of the current session."""
     global _thread, _sendable, _cell_waiting, _request_out
     modules = sdk_modules(environ)
-    if not modules:
+    if not modules and not may_use_saved_key(environ):
         return None
     _sendable, _cell_waiting, _request_out = threading.Event(), threading.Event(), threading.Event()
-    _thread = threading.Thread(target=warm, args=(modules, REPLY, _sendable, schemas_module(environ), ahead),
+    _thread = threading.Thread(target=warm_chosen, args=(modules, _sendable, ahead),
                                name="brute-warm-sdk", daemon=True)
     _thread.start()
     return _thread

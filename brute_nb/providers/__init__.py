@@ -6,13 +6,21 @@ no SDK and no HTTP client.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# Imported eagerly (it is light): the submodule is also named ``auto`` and would otherwise shadow the function.
-from brute_nb.providers.auto import DEFAULT_MODELS, auto
+from brute_nb import _lazy
 
-_LAZY = {
+if TYPE_CHECKING:  # the names as a type checker sees them; at run time they load on first use
+    from brute_nb.providers.anthropic import AnthropicMessages
+    from brute_nb.providers.auto import DEFAULT_MODELS, auto
+    from brute_nb.providers.base import Provider
+    from brute_nb.providers.llm import LLMModel
+    from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
+    from brute_nb.providers.replay import Recorder, Replay
+
+_EXPORTS = {
+    "DEFAULT_MODELS": "brute_nb.providers.auto",
+    "auto": "brute_nb.providers.auto",
     "AnthropicMessages": "brute_nb.providers.anthropic",
     "LLMModel": "brute_nb.providers.llm",
     "OpenAIChat": "brute_nb.providers.openai",
@@ -21,12 +29,16 @@ _LAZY = {
     "Recorder": "brute_nb.providers.replay",
     "Replay": "brute_nb.providers.replay",
 }
+"""Every public name loads on first use, ``auto`` too (it pulls in the provider base, the event loop and anyio):
+the warm-up thread reads the stored keys (``providers.keys``) without paying for the providers it may not need."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'brute_nb.providers' has no attribute {name!r}")
+    return _lazy.load(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return _lazy.names(__name__, _EXPORTS)
 
 
 __all__ = [
@@ -40,3 +52,5 @@ __all__ = [
     "Replay",
     "auto",
 ]
+
+_lazy.guard(__name__)  # ``import brute_nb.providers.auto`` must not turn ``providers.auto`` into the module

@@ -29,8 +29,8 @@ ip = IPython.InteractiveShell.instance()
 before = set(sys.modules)
 ip.run_line_magic('load_ext', 'brute_nb')
 for t in threading.enumerate():
-    if t.name == 'brute-cleanup':
-        t.join(10)  # it imports brute_nb.tools.truncation: that must stay light too
+    if t.name in ('brute-cleanup', 'brute-warm-sdk'):
+        t.join(10)  # brute_nb.tools.truncation, and the keys file's reader with no key set: light too
 print(json.dumps(sorted(set(sys.modules) - before)))
 """
 
@@ -62,9 +62,16 @@ ALLOWED_OURS = {
     "brute_nb.tools",
     "brute_nb.tools.context",
     "brute_nb.tools.truncation",
+    # Nothing in the environment chose a model: the warm-up's thread reads the keys file (stdlib and these only).
+    "brute_nb.providers",
+    "brute_nb.providers.keys",
+    "brute_nb.providers.user_config",
 }
 
 
+KEY_FILE_READER = {"brute_nb.providers", "brute_nb.providers.keys", "brute_nb.providers.user_config"}
+"""What the warm-up thread imports to learn whether a key is saved: the keys file's reader, stdlib and ours only."""
+assert KEY_FILE_READER <= ALLOWED_OURS
 MODEL_SETTINGS = {"BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "GEMINI_API_KEY",
                   "GOOGLE_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY"}
 
@@ -150,8 +157,26 @@ def test_load_ext_warms_the_configured_sdk_in_the_background(tmp_path: Path, env
             "brute_nb.notebook.runner", "brute_nb.agent"} <= set(got["ours_after"])
 
 
+@pytest.mark.parametrize(("saved", "sdk"), [({"anthropic": "sk-ant-saved"}, "anthropic"),
+                                           ({"openai": "sk-saved"}, "openai"),
+                                           ({"mistral": "saved-mistral-key"}, "openai")])
+def test_a_saved_key_alone_warms_its_sdk(tmp_path: Path, saved: dict[str, str], sdk: str) -> None:
+    """README's way in is ``brute-nb keys set anthropic``, with nothing in the environment: the warm-up reads the
+    keys file on its thread (never on ``%load_ext``'s path) and imports that provider's SDK and the stack."""
+    config = tmp_path / "config"
+    config.mkdir(mode=0o700)
+    (config / "keys.json").write_text(json.dumps(saved))
+    (config / "keys.json").chmod(0o600)
+    got = json.loads(_fresh(WARM, tmp_path, BRUTE_NB_CONFIG_DIR=str(config)))
+    assert got["sdks"] == [sdk] and got["stack"] == ["filelock", "genai_prices", "mistune"]
+    assert {f"brute_nb.providers.{sdk}", "brute_nb.notebook.session", "brute_nb.agent"} <= set(got["ours_after"])
+
+
 def test_nothing_configured_warms_nothing(tmp_path: Path) -> None:
-    assert json.loads(_fresh(WARM, tmp_path)) == {"warming": 0, "sdks": [], "ours_after": [], "stack": []}
+    """No key anywhere: the thread reads the (absent) keys file and stops; no SDK, no stack, nothing heavy."""
+    got = json.loads(_fresh(WARM, tmp_path, BRUTE_NB_CONFIG_DIR=str(tmp_path / "no-config")))
+    assert got["sdks"] == [] and got["stack"] == []
+    assert set(got["ours_after"]) <= KEY_FILE_READER, got["ours_after"]
 
 
 def test_a_submodule_import_does_not_shadow_a_public_name(tmp_path: Path) -> None:
