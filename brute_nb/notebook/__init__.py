@@ -13,7 +13,7 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_input``,
                   ``chat_static`` (the panel's static copy, shown where the widget cannot render),
                   ``structured_view`` (a ``--schema`` reply as tables or indented JSON), ``frame_view`` (log
-                  frames' text as text), ``short_errors``
+                  frames' text as text), ``short_errors``, ``key_entry`` (the box to paste a key, in a cell or the chat)
 3. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 4. ``kernel_tools/`` ``cells`` (In/Out/Err), ``python_tool`` and ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live

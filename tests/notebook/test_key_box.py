@@ -123,3 +123,24 @@ def test_models_says_which_providers_have_a_key_and_the_model_each_would_use(
     assert "no key" in lines["mistral"]
     assert "claude-opus-4-1 is not in the installed anthropic SDK's model list" in out
     assert KEY not in out and "sk-env-openai-models-01" not in out
+
+
+def test_the_chat_with_no_key_offers_the_same_box_and_then_works(shell: Any) -> None:
+    """``brute_nb.chat()`` with no key: the box the first ``%%brute`` shows, inside the panel; a prompt typed
+    meanwhile waits for the key, then goes to the model, in the same panel (no restart, no long error)."""
+    chat = brute_nb.chat()
+    entry = chat.key_entry
+    assert entry is not None and entry in chat.children
+    secret, use = entry.secret, entry.use
+    chat.send("What is 2 + 2?")
+    assert chat.wait_idle(WAIT) and "waiting for a key" in chat.status_html
+    with FakeProvider(["Four."], api_key=KEY) as fake:
+        os.environ["ANTHROPIC_BASE_URL"] = fake.base_url  # the no_keys fixture's monkeypatch restores it
+        secret.value = KEY
+        use.click()
+        assert chat.key_entry is None and entry not in chat.children and secret.value == ""
+        assert chat.wait_idle(WAIT)
+        assert fake.received == 1 and KEY in str(fake.requests[-1]["headers"])
+    assert "Four." in chat.transcript_html and "What is 2 + 2?" in chat.transcript_html
+    assert "no model provider is configured" not in chat.transcript_html + chat.status_html
+    os.environ.pop("ANTHROPIC_API_KEY")

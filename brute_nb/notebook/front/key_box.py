@@ -1,4 +1,5 @@
-"""The first ``%%brute`` with no model: one short line, and where a person can click, a box to paste a key.
+"""The first ``%%brute`` with no model: one short line, and where a person can click, a box to paste a key
+(``views.key_entry``, the one the chat panel shows too).
 
 jupyter-ai has a settings screen for this; here the box comes to the cell that needed it. In a notebook front end
 (a kernel whose client allows stdin: JupyterLab, Notebook 7) the cell shows a password box, the provider it is for
@@ -18,9 +19,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from brute_nb.errors import BruteError
-from brute_nb.providers import keys
-from brute_nb.providers.catalog import KEYED
+from brute_nb.notebook.views.key_entry import KeyEntry
 
 IN_NOTEBOOK = "no model key yet: paste one in the box above, and this cell runs (no restart)"
 IN_NOTEBOOK_NO_PROMPT = "no model key yet: paste one in the box above, then run your %%brute cell again"
@@ -31,8 +30,6 @@ STYLE = ("<style>.jp-OutputArea:has(.brute-key-box .brute-chat) "
          ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']{display:none}</style>")
 """Once the box has become the chat panel, the line saying there was no key is out of date: JupyterLab hides it
 (the saved notebook keeps it, as the cell's error)."""
-PREFIXES = (("sk-ant-", "anthropic"), ("sk-or-", "openrouter"), ("AIza", "gemini"), ("sk-proj-", "openai"))
-"""Key prefixes that say whose a key is: the box picks that provider as the key is pasted."""
 
 
 def offer(shell: Any, prompt: str | None, session: str) -> None:
@@ -50,52 +47,19 @@ def offer(shell: Any, prompt: str | None, session: str) -> None:
     raise UsageError(IN_TERMINAL if stdin_available() else HEADLESS)
 
 
-def guess(key: str) -> str | None:
-    """The provider a key's prefix names, if it names one."""
-    return next((name for prefix, name in PREFIXES if key.strip().startswith(prefix)), None)
+def panel(prompt: str | None, session: str) -> KeyEntry:
+    """The box (``views.key_entry``); once a key is set it becomes the session's chat panel and sends ``prompt``,
+    or, with no ``prompt`` to send, says that the key is set."""
 
-
-def panel(prompt: str | None, session: str) -> Any:
-    """The box: provider, password, "use for this kernel", "save", and a line for what went wrong (or, with no
-    ``prompt`` to send, that the key is set)."""
-    import ipywidgets
-
-    provider = ipywidgets.Dropdown(options=list(KEYED), value="anthropic", description="key for",
-                                   layout=ipywidgets.Layout(width="14em"))
-    secret = ipywidgets.Password(placeholder="paste your API key", layout=ipywidgets.Layout(width="24em"))
-    use = ipywidgets.Button(description="use for this kernel", tooltip="kept in this kernel's memory only")
-    save = ipywidgets.Button(description="save", tooltip=f"saved in {keys.path()}, readable by you only")
-    status = ipywidgets.HTML()
-    box = ipywidgets.VBox([ipywidgets.HBox([provider, secret, use, save]), status])
-    box.add_class("brute-key-box")
-
-    def pasted(change: dict[str, Any]) -> None:
-        named = guess(str(change["new"]))
-        if named is not None:
-            provider.value = named
-
-    def go(saving: bool) -> None:
-        name, text = str(provider.value), str(secret.value)
-        secret.value = ""  # the key leaves the widget's state at once, whatever happens next
-        try:
-            if saving:
-                keys.save(name, text)
-            else:
-                keys.use_for_kernel(name, KEYED[name][0], text)
-        except BruteError as exc:
-            status.value = f"<span style='color:var(--jp-error-color1,#c00)'>{escape(str(exc))}</span>"
-            return
+    def then(entry: KeyEntry) -> None:
         if prompt is None:
-            box.children = (status,)
-            status.value = escape(READY)
+            entry.children = (entry.status,)
+            entry.status.value = escape(READY)
             return
         from brute_nb.notebook.front.widget import chat
 
         chat_panel = chat(session=session)
-        box.children = (chat_panel,)
+        entry.children = (chat_panel,)
         chat_panel.send(prompt)
 
-    secret.observe(pasted, names="value")
-    use.on_click(lambda _: go(False))
-    save.on_click(lambda _: go(True))
-    return box
+    return KeyEntry(then)

@@ -32,13 +32,14 @@ import anyio.to_thread
 import ipywidgets
 
 from brute_nb.cost import format_usd
-from brute_nb.errors import BruteError
+from brute_nb.errors import BruteError, NoModelError
 from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
 from brute_nb.notebook.front.side import SideCopy, open_beside
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.chat_static import StaticCopy, static_bundle
 from brute_nb.notebook.views.coalesce import Coalescer
+from brute_nb.notebook.views.key_entry import KeyEntry
 from brute_nb.notebook.views.render import ToolView
 from brute_nb.notebook.views.transcript import Transcript, proposed
 from brute_nb.notebook.views.transcript_html import (
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from brute_nb.notebook.session import NotebookAgent
 
 STOPPED = "stopped: the turn was cancelled; the session file is saved and valid"
+NO_KEY = "no model key yet: paste one here, and what you type goes to a real model (no restart)"
 
 
 class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
@@ -64,6 +66,8 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
     also carries the transcript as sanitised ``text/html`` and as ``text/plain`` for where no widget can render
     (nbconvert, GitHub, a terminal, a notebook opened without its kernel).
     """
+
+    children: tuple[Any, ...]  # ipywidgets' trait, typed for the key box's coming and going
 
     def __init__(self, nb: NotebookAgent, *, side: bool = False) -> None:
         self.side = side
@@ -88,6 +92,10 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         self.approval_asked = threading.Event()
         self._out = Coalescer(self._write)
         self.static_copy: StaticCopy | SideCopy = StaticCopy()
+        self.key_entry: KeyEntry | None = None
+        self._held: list[str] = []  # prompts typed while no key was set, sent once one is
+        if self._needs_key():
+            self._offer_key()
         self._sync_history()
         self._render(force=True)
 
@@ -173,6 +181,11 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         text = text.strip("\n")
         if not text.strip():
             return
+        if self.key_entry is not None:
+            with self._lock:
+                self._held.append(text)
+            self._render()
+            return
         from brute_nb.notebook import warm
 
         warm.settled()  # the turn imports the SDK: not while the warm-up thread is still importing it
@@ -182,6 +195,47 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             if self._worker is None:
                 self._start_next()
         self._render()
+
+    # No key: the box the first %%brute shows (views.key_entry), above the input, until a key is set.
+
+    def _needs_key(self) -> bool:
+        try:
+            self.nb.model_provider()
+        except NoModelError:
+            return True
+        except BruteError:  # another problem (a bad option, an unreadable keys file): the first turn says which
+            return False
+        return False
+
+    def _offer_key(self) -> None:
+        with self._lock:
+            if self.key_entry is not None:
+                return
+            self.key_entry = KeyEntry(self._key_set, note=NO_KEY)
+            shown = tuple(self.children)  # transcript, approvals, then the input: the box goes above it
+            self.children = (*shown[:2], self.key_entry, *shown[2:])
+
+    def _key_set(self, entry: KeyEntry) -> None:
+        """A key was pasted: the box goes, and what was typed meanwhile is sent (the next turn builds its model
+        with the key, as after ``os.environ[...] = ...``)."""
+        with self._lock:
+            self.children = tuple(child for child in self.children if child is not entry)
+            self.key_entry = None
+            held, self._held = self._held, []
+        for text in held:
+            self.send(text)
+        self._render(force=True)
+
+    def _hold(self, prompt: str) -> None:
+        """The key went away after the panel was made (a turn found none): hold this prompt and the queue, and
+        offer the box; called on the worker thread, which then goes idle."""
+        with self._lock:
+            self._held.extend([prompt, *self.queue])
+            self.queue.clear()
+        self._offer_key()
+        with self._lock:
+            self._start_next()
+        self._render(force=True)
 
     def stop(self) -> None:
         """Cancel the running turn (as an interrupt would) and drop the queue, putting its text back in the box."""
@@ -241,6 +295,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         agent: Any = None
         notice: tuple[str, str] | None = None
         error: BaseException | None = None
+        held = False
         try:
             agent = self.nb.agent
             turn.replayed = self.nb.replayed  # the footer says "replayed", as a %%brute cell's does
@@ -255,12 +310,16 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             notice = (STOPPED, "interrupted")
             raise
         except Exception as exc:  # shown in the transcript; the kernel and the widget go on
+            held = isinstance(exc, NoModelError) and agent is None  # no turn began: the box says what to do
             said = str(exc) if getattr(exc, "shown_plain", False) else f"{type(exc).__name__}: {exc}"
             notice, error = (said, "error"), exc
         finally:
             if agent is not None:
                 turn.detach(agent)
-            self._finish(turn, prompt, notice, error)
+            if held:
+                self._hold(prompt)
+            else:
+                self._finish(turn, prompt, notice, error)
 
     def _finish(self, turn: TurnModel, prompt: str, notice: tuple[str, str] | None,
                 error: BaseException | None = None) -> None:
@@ -372,6 +431,8 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             bits.append(format_usd(cost))
         if self.queue:
             bits.append(f"{len(self.queue)} queued")
+        if self._held:
+            bits.append(f"{len(self._held)} waiting for a key")
         return " · ".join(bits)
 
     def _replayed(self) -> bool:
