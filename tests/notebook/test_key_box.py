@@ -144,3 +144,15 @@ def test_the_chat_with_no_key_offers_the_same_box_and_then_works(shell: Any) -> 
     assert "Four." in chat.transcript_html and "What is 2 + 2?" in chat.transcript_html
     assert "no model provider is configured" not in chat.transcript_html + chat.status_html
     os.environ.pop("ANTHROPIC_API_KEY")
+
+
+def test_a_chat_whose_key_went_away_holds_the_prompt_and_offers_the_box(shell: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-there-when-opened-01")
+    chat = brute_nb.chat()
+    assert chat.key_entry is None
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    chat.send("still there?")
+    assert chat.wait_idle(WAIT)
+    assert chat.key_entry is not None and chat.key_entry in chat.children
+    assert "waiting for a key" in chat.status_html and "still there?" not in chat.transcript_html

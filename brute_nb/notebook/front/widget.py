@@ -233,9 +233,9 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             self._held.extend([prompt, *self.queue])
             self.queue.clear()
         self._offer_key()
+        self._render(force=True)  # before going idle, so a waiter sees the prompt held
         with self._lock:
             self._start_next()
-        self._render(force=True)
 
     def stop(self) -> None:
         """Cancel the running turn (as an interrupt would) and drop the queue, putting its text back in the box."""
