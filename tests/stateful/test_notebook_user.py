@@ -11,6 +11,7 @@ sequence is shrunk by hypothesis and kept below as a plain test replaying it.
 from __future__ import annotations
 
 import _thread
+import dataclasses
 import json
 import re
 import shutil
@@ -103,8 +104,6 @@ class Session:
     final_answer: bool = True
     limited: bool = False
     """``--max-iterations 1``: a turn stops after its first model call (then answers, if ``final_answer``)."""
-    local: bool = False
-    """``base_url`` + ``api_key`` name the local server: its turns go there, with its key."""
     turns: list[Turn] = field(default_factory=list)
 
 
@@ -113,7 +112,8 @@ class NotebookUser(RuleBasedStateMachine):
         super().__init__()
         self.world = World()
         self.current = "default"
-        self.sessions = {name: Session() for name in SESSIONS}
+        self.sessions = {"default": Session()}
+        """The sessions the kernel has made; a new one starts from the settings of the session in use."""
         self.namespace: dict[str, Any] = {}
         """Names the user and the agent set, with the value each must have now (the kernel's state)."""
         self.files: dict[str, str] = {}
@@ -192,7 +192,7 @@ class NotebookUser(RuleBasedStateMachine):
     @rule(name=st.sampled_from(SESSIONS))
     def use_session(self, name: str) -> None:
         self.ok(f"%brute use {name}")
-        self.current = name
+        self.switch(name)
 
     @rule(python=st.booleans(), write=st.booleans())
     def config_tools(self, python: bool, write: bool) -> None:
@@ -295,7 +295,6 @@ class NotebookUser(RuleBasedStateMachine):
             self.ok(f"import brute_nb\nbrute_nb.configure(model={MODELS['chat']!r}, base_url={url!r}{key})")
         else:
             self.ok(f"%brute config model={MODELS['chat']} base_url={url}" + (f" api_key={LOCAL_KEY}" if on else ""))
-        self.sessions[self.current].local = on
 
     @rule(what=st.sampled_from(("Answer", "df")))
     def user_defines(self, what: str) -> None:
@@ -351,7 +350,7 @@ class NotebookUser(RuleBasedStateMachine):
         """A kernel restart: the namespace, the settings and undo history go; the folder stays."""
         self.world.restart()
         self.current = "default"
-        self.sessions = {name: Session() for name in SESSIONS}
+        self.sessions = {"default": Session()}
         self.namespace = {}
         self.last_error = None
         self.defined = set()
@@ -400,6 +399,11 @@ class NotebookUser(RuleBasedStateMachine):
         self.count += 1
         return self.count
 
+    def switch(self, name: str) -> None:
+        if name not in self.sessions:
+            self.sessions[name] = dataclasses.replace(self.sessions[self.current], turns=[])
+        self.current = name
+
     def note_error(self, cell: Cell) -> None:
         if cell.failed:
             self.last_error = "brute"
@@ -414,7 +418,7 @@ class NotebookUser(RuleBasedStateMachine):
                    source: str | None = None, text: str | None = None) -> None:
         count = self.next_count()
         if session:
-            self.current = session
+            self.switch(session)
         s = self.sessions[self.current]
         calls = []
         if action in ("write", "both"):
@@ -456,8 +460,13 @@ class NotebookUser(RuleBasedStateMachine):
             saved = [m.content for m in read_session(self.world.session_file(self.current)) if m.role == "assistant"]
             assert text in saved, f"turn {count}'s reply is not saved"
         if self.spans is not None:
-            turns = [s for s in self.spans.get_finished_spans()[traced:] if s.name.startswith("invoke_agent")]
+            spans = self.spans.get_finished_spans()[traced:]
+            turns = [s for s in spans if s.name.startswith("invoke_agent")]
             assert len(turns) == 1, f"turn {count} made {len(turns)} turn spans"
+            # content capture is off: no prompt, reply, argument or tool output is exported (a failed tool's status
+            # names its error's class only)
+            words = (f"prompt {count}", f"agent {count}", f"a_{slot}", f"f_{slot}", text)
+            assert [(s.name, w) for s in spans for w in words if w in span_text(s)] == []
 
     def before(self, slot: int) -> tuple[str, Any]:
         """The file and the variable of ``slot`` as they are before a turn."""
@@ -476,6 +485,12 @@ class NotebookUser(RuleBasedStateMachine):
             turn.variables[name] = before[1]
             self.namespace[name] = turn.variables_after[name] = [count]
         s.turns.append(turn)
+
+
+def span_text(span: Any) -> str:
+    """Everything a span exports as text: its attributes, its status, its events."""
+    events = [(e.name, dict(e.attributes or {})) for e in span.events]
+    return repr((dict(span.attributes or {}), span.status.description, events))
 
 
 def strength() -> settings:
