@@ -32,6 +32,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from IPython.core.error import UsageError
 
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import Fault, Reply, call, overloaded_mid_stream, rate_limit, refused, server_error, truncated
@@ -59,8 +60,6 @@ PARAMETER_400_KEEPS_INPUT = False
 UNDO_KEEPS_IN_PLACE_CHANGES = False
 """Item 9: ``%brute undo`` leaves a value the user changed in place since the agent's turn (the rule that appends to
 the agent's list is off until then)."""
-FIX_ONLY_FOR_USER_CODE = False
-"""Item 10: ``%brute fix`` never sends brute_nb's own traceback (after a provider fault, an interrupted turn)."""
 
 SESSIONS = ("default", "other")
 ABSENT = "<absent>"
@@ -75,6 +74,12 @@ FAULTS: dict[str, Any] = {
 BRUTE_FRAME = re.compile(r'File \\"[^"]*brute_nb/')
 """A traceback frame in brute_nb's own code, as it shows in a request's JSON."""
 RETRIED = {"429", "500"}
+OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
+    "temperature=0.5": ({"chat", "responses"}, "temperature", 0.5),
+    "max_tokens=2000": ({"anthropic", "chat"}, "max_tokens", 2000),
+    "none": (set(MODELS), None, None),
+}
+"""``-o`` values: the APIs whose SDK takes each, and what the request then carries."""
 """Faults the SDK itself retries (its default ``max_retries``), so the turn succeeds."""
 
 
@@ -98,6 +103,8 @@ class Turn:
 class Session:
     """What the user set for one session (settings stick to it) and its turns."""
 
+    kind: str = "anthropic"
+    """The API its turns speak (``MODELS``'s keys): with no model set, the environment's first key picks it."""
     python: bool = False
     """The python tool is on and allowed (``tools=+python``, ``approve=python=allow``)."""
     write: bool = True
@@ -124,9 +131,9 @@ class NotebookUser(RuleBasedStateMachine):
         since the agent's edit beside the file it restores)."""
         self.ids: set[str] = set()
         self.count = 0
-        self.last_error: str | None = None
-        """Whose the kernel's last error is (what ``%brute fix`` sends): "user" (their code, or a turn's failed tool
-        call), "brute" (brute_nb's own: a provider fault, an interrupted turn), or None."""
+        self.user_failed = False
+        """Whether a cell of the user's code failed (or a turn's tool call): what ``%brute fix`` sends. brute_nb's own
+        errors (a provider fault, an interrupted turn) are passed over: no model can fix them."""
         self.defined: set[str] = set()
         """What the user defined for later cells: ``Answer`` (a schema), ``df`` (a frame to map over)."""
         self.spans: Any = None
@@ -145,7 +152,24 @@ class NotebookUser(RuleBasedStateMachine):
           action=st.sampled_from(("text", "write", "python", "both")), slot=st.integers(0, 2), new=st.booleans())
     def turn(self, session: str | None, model: str | None, action: str, slot: int, new: bool) -> None:
         options = [f"-s {session}" if session else "", f"-m {MODELS[model]}" if model else "", "--new" if new else ""]
-        self.agent_turn(" ".join(o for o in options if o), action, slot, session=session)
+        self.agent_turn(" ".join(o for o in options if o), action, slot, session=session, kind=model)
+
+    @rule(option=st.sampled_from(sorted(OPTIONS)))
+    def turn_with_option(self, option: str) -> None:
+        """``-o KEY=VALUE`` for the session's provider (refused, sending nothing, where its SDK takes no such
+        parameter), or ``-o none``; a later ``-m`` of another provider must go on working (options belong to the
+        provider they were given with)."""
+        kinds, key, value = OPTIONS[option]
+        if self.sessions[self.current].kind not in kinds:
+            sent = len(self.world.public.requests) + len(self.world.local.requests)
+            cell = self.world.run(f"%%brute -o {option}\nprompt")
+            assert isinstance(cell.error, UsageError) and error_problems(cell) == [], cell.error
+            assert len(self.world.public.requests) + len(self.world.local.requests) == sent
+            return
+        self.agent_turn(f"-o {option}", "text", 0)
+        if key is not None:
+            body = (self.world.public.requests + self.world.local.requests)[-1]["json"]
+            assert body.get(key) == value, f"-o {option} is not in the request: {body.get(key)!r}"
 
     @rule(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2),
           fault=st.sampled_from(sorted(FAULTS)), after_tools=st.booleans())
@@ -174,7 +198,6 @@ class NotebookUser(RuleBasedStateMachine):
         finally:
             stopper.join()
             self.world.public.responder = self.world.local.responder = self.world.brain
-        self.last_error = "brute"  # an interrupted cell is the kernel's last error, as %brute fix sees it
         assert isinstance(cell.error, KeyboardInterrupt), (cell.error, cell.text[-1500:])
         assert error_problems(cell, (KeyboardInterrupt,)) == []
         assert "interrupted" in cell.text
@@ -205,6 +228,7 @@ class NotebookUser(RuleBasedStateMachine):
     @rule(model=st.sampled_from(sorted(MODELS)))
     def config_model(self, model: str) -> None:
         self.ok(f"%brute config model={MODELS[model]}")
+        self.sessions[self.current].kind = model
 
     @rule(on=st.booleans())
     def config_final_answer(self, on: bool) -> None:
@@ -255,18 +279,14 @@ class NotebookUser(RuleBasedStateMachine):
     def user_cell_fails(self) -> None:
         cell = self.world.run("1 / 0")
         assert isinstance(cell.error, ZeroDivisionError)
-        self.last_error = "user"
+        self.user_failed = True
 
     @rule()
     def fix(self) -> None:
         """``%brute fix``: the last error goes to the agent, which answers."""
-        if self.last_error is None:
+        if not self.user_failed:
             cell = self.ok("%brute fix")
             assert "No error yet" in cell.text
-            return
-        if self.last_error == "brute" and FIX_ONLY_FOR_USER_CODE:
-            self.world.brain.start(Plan("reply"))
-            assert error_problems(self.world.run("%brute fix")) == []  # what it says is the fix's to decide
             return
         self.agent_turn("", "text", 0, source="%brute fix")
 
@@ -295,6 +315,7 @@ class NotebookUser(RuleBasedStateMachine):
             self.ok(f"import brute_nb\nbrute_nb.configure(model={MODELS['chat']!r}, base_url={url!r}{key})")
         else:
             self.ok(f"%brute config model={MODELS['chat']} base_url={url}" + (f" api_key={LOCAL_KEY}" if on else ""))
+        self.sessions[self.current].kind = "chat"
 
     @rule(what=st.sampled_from(("Answer", "df")))
     def user_defines(self, what: str) -> None:
@@ -352,7 +373,7 @@ class NotebookUser(RuleBasedStateMachine):
         self.current = "default"
         self.sessions = {"default": Session()}
         self.namespace = {}
-        self.last_error = None
+        self.user_failed = False
         self.defined = set()
 
     @rule()
@@ -368,7 +389,7 @@ class NotebookUser(RuleBasedStateMachine):
         found = []
         for host, request in self.world.requests():
             found += key_problems(host, request) + wire_problems(request)
-            if FIX_ONLY_FOR_USER_CODE and BRUTE_FRAME.search(json.dumps(request["json"])):
+            if BRUTE_FRAME.search(json.dumps(request["json"])):
                 found.append(f"{request['path']} carried a frame of brute_nb's own code (a fix of brute_nb's error)")
         assert found == []
 
@@ -404,10 +425,6 @@ class NotebookUser(RuleBasedStateMachine):
             self.sessions[name] = dataclasses.replace(self.sessions[self.current], turns=[])
         self.current = name
 
-    def note_error(self, cell: Cell) -> None:
-        if cell.failed:
-            self.last_error = "brute"
-
     def ok(self, source: str) -> Cell:
         cell = self.world.run(source)
         assert cell.error is None, f"{source!r} failed: {cell.error!r}\n{cell.text[-2000:]}"
@@ -415,11 +432,12 @@ class NotebookUser(RuleBasedStateMachine):
 
     def agent_turn(self, options: str, action: str, slot: int, *, session: str | None = None,
                    fault: str | None = None, after_tools: bool = False, stubborn: bool = False,
-                   source: str | None = None, text: str | None = None) -> None:
+                   source: str | None = None, text: str | None = None, kind: str | None = None) -> None:
         count = self.next_count()
         if session:
             self.switch(session)
         s = self.sessions[self.current]
+        s.kind = kind or s.kind
         calls = []
         if action in ("write", "both"):
             calls.append(call("write", {"file_path": f"f_{slot}.txt", "content": f"agent {count}"}))
@@ -441,14 +459,13 @@ class NotebookUser(RuleBasedStateMachine):
             for fake in (self.world.public, self.world.local):
                 fake.script.clear()
         assert error_problems(cell) == []
-        self.note_error(cell)
         tools_ran = not faulted or after_tools or fault in RETRIED
         if tools_ran and calls:
             self.apply(s, count, slot, action, before)
             # a %%brute cell whose tool calls failed is an error %brute fix sends, as a cell's exception is
             refused = (action in ("write", "both") and not s.write, action in ("python", "both") and not s.python)
             if any(refused):
-                self.last_error = "user"
+                self.user_failed = True
         if fault == "400-parameter" and PARAMETER_400_KEEPS_INPUT:
             marked = [m for m in read_session(self.world.session_file(self.current)) if m.meta.get("refused")]
             assert marked == [], "a 400 about a parameter marked the turn's input as refused"
@@ -560,7 +577,6 @@ def test_undo_leaves_a_row_the_user_added() -> None:
 
 
 def test_fix_never_sends_brute_nbs_own_traceback() -> None:
-    needs(FIX_ONLY_FOR_USER_CODE, "10")
     replay(lambda m: m.turn_with_fault(action="write", slot=0, fault="cut", after_tools=False),
            lambda m: m.fix())
 
