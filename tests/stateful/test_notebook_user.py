@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -49,38 +48,38 @@ from tests.stateful.world import (
     wire_problems,
 )
 
-# Switches for bugs another helper is fixing (issue 39, section 2): each stays False, and the rule or the check it
-# guards stays off, until that fix is on main.
-RETRY_529 = False
-"""Item 6: a 529 ``overloaded_error`` mid-stream is retried by a turn (today the turn fails, in one short line)."""
-FINAL_ANSWER_WITHOUT_TOOLS = False
-"""Item 7: the answer at a limit is asked with tools disabled, so a model that keeps calling tools still answers."""
-PARAMETER_400_KEEPS_INPUT = False
-"""Item 11: a 400 about a parameter marks nothing as refused input."""
-UNDO_KEEPS_IN_PLACE_CHANGES = False
-"""Item 9: ``%brute undo`` leaves a value the user changed in place since the agent's turn (the rule that appends to
-the agent's list is off until then)."""
-
 SESSIONS = ("default", "other")
 ABSENT = "<absent>"
-FAULTS: dict[str, Any] = {
-    "429": lambda: rate_limit(retry_after=0.05),
-    "500": server_error,
-    "529": lambda: overloaded_mid_stream(after=2),
-    "cut": lambda: truncated(after=2),
-    "400-parameter": lambda: refused("max_tokens is too large: 999999. This model supports at most 16384 "
-                                     "completion tokens, whereas you provided 999999."),
+FAULTS: dict[str, Callable[[str], Fault]] = {
+    "429": lambda kind: rate_limit(retry_after=0.05),
+    "500": lambda kind: server_error(),
+    "529": lambda kind: overloaded_mid_stream(after=2),
+    "cut": lambda kind: truncated(after=2),
+    "400-parameter": lambda kind: parameter_400(kind),
 }
+"""Provider faults, each as the API of the session's ``kind`` sends it."""
+
+
+def parameter_400(kind: str) -> Fault:
+    """A 400 about a parameter in each API's own words: Anthropic names the field at the head of its message,
+    OpenAI's body names it in ``param``."""
+    if kind == "anthropic":
+        return refused("max_tokens: 999999 > 64000, which is the maximum allowed number of output tokens for "
+                       "claude-fake")
+    field = "max_output_tokens" if kind == "responses" else "max_tokens"
+    return refused(f"{field} is too large: 999999. This model supports at most 16384 completion tokens, whereas "
+                   "you provided 999999.", param=field)
 BRUTE_FRAME = re.compile(r'File \\"[^"]*brute_nb/')
 """A traceback frame in brute_nb's own code, as it shows in a request's JSON."""
-RETRIED = {"429", "500"}
+RETRIED = {"429", "500", "529", "cut"}
 OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
     "temperature=0.5": ({"chat", "responses"}, "temperature", 0.5),
     "max_tokens=2000": ({"anthropic", "chat"}, "max_tokens", 2000),
     "none": (set(MODELS), None, None),
 }
 """``-o`` values: the APIs whose SDK takes each, and what the request then carries."""
-"""Faults the SDK itself retries (its default ``max_retries``), so the turn succeeds."""
+"""Faults the turn gets past: the SDK retries a 429 and a 500 before it hands the reply back, the turn (``RetryReply``)
+a 529 sent mid-stream and a cut connection after; both as often as the SDK's default ``max_retries``."""
 
 
 @dataclass
@@ -257,7 +256,6 @@ class NotebookUser(RuleBasedStateMachine):
         self.ok(f"a_{slot} = 'user {count}'")
         self.namespace[f"a_{slot}"] = f"user {count}"
 
-    @precondition(lambda self: UNDO_KEEPS_IN_PLACE_CHANGES)
     @rule(slot=st.integers(0, 2))
     def user_appends_to_the_agents_list(self, slot: int) -> None:
         """The user adds a row to what the agent made: a change in place, which ``%brute undo`` must leave."""
@@ -452,7 +450,7 @@ class NotebookUser(RuleBasedStateMachine):
             assert fault is not None
             script: list[Reply | Fault] = [Reply(calls=tuple(calls))] if after_tools else []
             for fake in (self.world.public, self.world.local):
-                fake.add(*script, FAULTS[fault]())
+                fake.add(*script, FAULTS[fault](s.kind))
         try:
             cell = self.world.run(source or f"%%brute {options}\nprompt {count}")
         finally:
@@ -466,13 +464,13 @@ class NotebookUser(RuleBasedStateMachine):
             refused = (action in ("write", "both") and not s.write, action in ("python", "both") and not s.python)
             if any(refused):
                 self.user_failed = True
-        if fault == "400-parameter" and PARAMETER_400_KEEPS_INPUT:
+        if fault == "400-parameter":
             marked = [m for m in read_session(self.world.session_file(self.current)) if m.meta.get("refused")]
             assert marked == [], "a 400 about a parameter marked the turn's input as refused"
-        if faulted and fault not in RETRIED and not (fault == "529" and RETRY_529):
+        if faulted and fault not in RETRIED:
             return  # the turn may fail, in one short line (checked above); the invariants say the rest
         assert cell.error is None, f"turn {count} failed: {cell.error!r}\n{cell.text[-2000:]}"
-        answered = not s.limited or (s.final_answer and (FINAL_ANSWER_WITHOUT_TOOLS or not stubborn)) or not calls
+        answered = not s.limited or s.final_answer or not calls
         if answered:
             saved = [m.content for m in read_session(self.world.session_file(self.current)) if m.role == "assistant"]
             assert text in saved, f"turn {count}'s reply is not saved"
@@ -544,12 +542,6 @@ def check(machine: NotebookUser) -> None:
     machine.the_kernel_holds_what_the_user_and_the_agent_left()
 
 
-def needs(switch: bool, item: str) -> None:
-    """Skip, saying why, a sequence that shows a bug whose fix is not on main yet (its switch is off)."""
-    if not switch:
-        pytest.skip(f"issue 39 item {item}: the fix is not on main yet, so its switch is off")
-
-
 def test_a_key_given_for_a_local_server_stays_with_it() -> None:
     """Clearing ``base_url`` left its key set, and the next turn sent the local server's key to the public host."""
     replay(lambda m: m.config_local_server(how="config"),
@@ -559,17 +551,14 @@ def test_a_key_given_for_a_local_server_stays_with_it() -> None:
 
 
 def test_a_529_mid_stream_is_retried() -> None:
-    needs(RETRY_529, "6")
     replay(lambda m: m.turn_with_fault(action="write", slot=0, fault="529", after_tools=False))
 
 
 def test_the_answer_at_a_limit_is_an_answer() -> None:
-    needs(FINAL_ANSWER_WITHOUT_TOOLS, "7")
     replay(lambda m: m.turn_at_a_limit(action="write", slot=0, stubborn=True))
 
 
 def test_undo_leaves_a_row_the_user_added() -> None:
-    needs(UNDO_KEEPS_IN_PLACE_CHANGES, "9")
     replay(lambda m: m.config_tools(python=True, write=True),
            lambda m: m.turn(session=None, model=None, action="python", slot=0, new=False),
            lambda m: m.user_appends_to_the_agents_list(slot=0),
@@ -582,5 +571,4 @@ def test_fix_never_sends_brute_nbs_own_traceback() -> None:
 
 
 def test_a_400_about_a_parameter_marks_no_input_refused() -> None:
-    needs(PARAMETER_400_KEEPS_INPUT, "11")
     replay(lambda m: m.turn_with_fault(action="write", slot=0, fault="400-parameter", after_tools=True))
