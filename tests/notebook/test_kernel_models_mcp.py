@@ -47,7 +47,8 @@ def test_models_options_aliases_and_mcp_in_a_kernel(tmp_path: Path) -> None:
     with FakeProvider() as fake:
         with kernel(tmp_path, **env) as (_km, kc):
             ok(kc, "%load_ext brute_nb")
-            ok(kc, "%brute config api_key=env:OPENAI_API_KEY")  # the key goes to --base-url only when named so
+            # the key goes to --base-url only when named so, for that server (a new base URL drops a key for another)
+            ok(kc, f"%brute config base_url={fake.openai_base_url} api_key=env:OPENAI_API_KEY")
             kernel_pid = value_of(kc, "__import__('os').getpid()")
             ok(kc, "%brute alias fast openai:gpt-fast")
             assert json.loads((tmp_path / "config" / "brute_nb" / "aliases.json").read_text()) == {
@@ -73,7 +74,7 @@ def test_models_options_aliases_and_mcp_in_a_kernel(tmp_path: Path) -> None:
             assert gone(server_pid) and mcp_children(kernel_pid) == []
 
             ok(kc, "%load_ext brute_nb")
-            ok(kc, "%brute config api_key=env:OPENAI_API_KEY")
+            ok(kc, f"%brute config base_url={fake.openai_base_url} api_key=env:OPENAI_API_KEY")
             fake.add("ok")
             ok(kc, f"%%brute -m fast --base-url {fake.openai_base_url} --mcp {servers}\nhello again")
             (server_pid,) = mcp_children(kernel_pid)

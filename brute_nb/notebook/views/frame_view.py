@@ -110,8 +110,10 @@ def _path(value: Any, *, width: int | None, precision: int, base: str | None = N
         return _cell(value, width=width, precision=precision)
     from pathlib import PurePath
 
+    from brute_nb.confine import inside
+
     path = PurePath(value)
-    if base is not None and path.is_relative_to(base):
+    if base is not None and inside(path, base):
         shown = str(path.relative_to(base))
     else:
         shown = path.name if len(path.stem) <= SHORT_NAME else path.stem[:8] + "…"
