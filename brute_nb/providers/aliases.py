@@ -15,7 +15,7 @@ from pathlib import Path
 
 from brute_nb import confine
 from brute_nb.errors import BruteError
-from brute_nb.providers.user_config import config_dir
+from brute_nb.providers.user_config import config_dir, read_object
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_BYTES = 1 << 20
@@ -30,19 +30,8 @@ def path() -> Path:
 
 
 def load() -> dict[str, str]:
-    file = path()
-    try:
-        data = json.loads(confine.read_file(file, limit=MAX_BYTES, why="an aliases file is a small JSON object"))
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise AliasError(f"{file}: cannot read it ({exc}); fix or remove the file") from None
-    except json.JSONDecodeError as exc:
-        raise AliasError(f"{file}:{exc.lineno}: not valid JSON ({exc.msg}); fix or remove the file") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise AliasError(f"{file}: expected one JSON object of alias -> \"provider:model\"; fix or remove the file")
-    return data
-
+    return read_object(path(), AliasError, 'alias -> "provider:model"', limit=MAX_BYTES,
+                       why="an aliases file is a small JSON object")
 
 def save(name: str, target: str | None) -> dict[str, str]:
     """Set ``name`` to ``target`` (or remove it when ``target`` is None); returns every alias."""

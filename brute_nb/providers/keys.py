@@ -22,7 +22,7 @@ from pathlib import Path
 
 from brute_nb import confine
 from brute_nb.errors import BruteError
-from brute_nb.providers.user_config import config_dir
+from brute_nb.providers.user_config import config_dir, read_object
 from brute_nb.redact import remember
 
 FILE_NAME = "keys.json"
@@ -43,16 +43,7 @@ def path() -> Path:
 def load() -> dict[str, str]:
     """Every stored key by provider name (``{}`` when there is no file); each is redacted from now on."""
     file = path()
-    try:
-        data = json.loads(confine.read_file(file, limit=MAX_BYTES, why="a keys file is a small JSON object"))
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise KeyFileError(f"{file}: cannot read it ({exc}); fix or remove the file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise KeyFileError(f"{file}: not valid JSON ({exc}); fix or remove the file") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise KeyFileError(f"{file}: expected one JSON object of provider -> key; fix or remove the file")
+    data = read_object(file, KeyFileError, "provider -> key", limit=MAX_BYTES, why="a keys file is a small JSON object")
     keys = {name: value for name, value in data.items() if name != NOTE[0]}
     remember(*keys.values())
     bad = sorted(name for name, value in keys.items() if not _clean(value))
