@@ -11,6 +11,11 @@ the providers send as Anthropic's ``{"type": "none"}`` and the OpenAI APIs' ``"n
 keeps calling tools called one here too, and the turn ended without a word. A call in the answer anyway (a
 provider that cannot disable tools, such as ``llm``'s) is never run: it is dropped and the text kept, so every
 call in the log still has its result. The answer streams to the turn's views like any reply.
+
+The call comes after the turn's tools ran (and were paid for), so a fault the SDK would retry (a 529 mid-stream, a
+cut connection) must not end the turn there: it goes through ``RetryReply`` like every other model call of the
+stack, with the same ``retries`` (the notebook passes its provider's), the same ``retry`` event and line, and the
+same time budget (``env["metadata"]`` is the turn's).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.maybe_async import call_maybe_async
 from brute_nb.message import Log, Message, Role, role_of
+from brute_nb.middleware.retry import RetryReply
 from brute_nb.sendable import sendable
 
 REMINDER = """\
@@ -36,14 +42,16 @@ alone, whatever stopped it)."""
 
 
 class FinalAnswer:
-    """``FinalAnswer(app, model=handler)``: ``model`` is the provider handler that makes the last call."""
+    """``FinalAnswer(app, model=handler, retries=0)``: ``model`` is the provider handler that makes the last call;
+    ``retries`` as ``RetryReply``'s (give the same number as the stack's own ``RetryReply``)."""
 
-    def __init__(self, app: App, model: Callable[[Env], Any], reminder: str = REMINDER) -> None:
+    def __init__(self, app: App, model: Callable[[Env], Any], reminder: str = REMINDER, retries: int = 0) -> None:
         if not callable(model):
             raise MiddlewareError(f"FinalAnswer(model=...) takes a provider handler (a callable(env)), got {model!r}")
         self.app = app
         self.model = model
         self.reminder = reminder
+        self.ask = RetryReply(self._call, retries=retries)  # checks retries now, when the stack is built
 
     async def __call__(self, env: Env) -> Any:
         result = await self.app(env)
@@ -57,7 +65,7 @@ class FinalAnswer:
         sent, _ = sendable(list(messages))
         note = self.reminder.format(reason=stop.get("message") or stop.get("reason"))
         view = Log([*sent, Message(Role.USER, note)])
-        await call_maybe_async(self.model, {**env, "messages": view, "schema": None, "tool_choice": "none"})
+        await self.ask({**env, "messages": view, "schema": None, "tool_choice": "none"})
         replies = [m for m in view[len(sent) + 1:] if role_of(m) == "assistant"]
         if not replies:
             return
@@ -66,6 +74,9 @@ class FinalAnswer:
             reply = reply.replace(tool_calls=None)
         if reply.content.strip():
             messages.append(reply.with_meta(final_answer=True))
+
+    async def _call(self, env: Env) -> Any:
+        return await call_maybe_async(self.model, env)
 
 
 def needs_answer(messages: list[Any]) -> bool:

@@ -176,7 +176,7 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
         .use(Approvals, policy=s.approve, fallback=default_asker)
     )
     if s.final_answer:
-        agent.use(FinalAnswer, model=provider)
+        agent.use(FinalAnswer, model=provider, retries=retries_of(provider))  # asked again like any model call
     agent.use(ToolResultLoop).use(MaxIterations, limit=s.max_iterations)
     if s.budget:
         agent.use(Budget, **s.budget)

@@ -19,7 +19,7 @@ from brute_nb.notebook.settings import Settings
 from brute_nb.notebook.views.display import CellView
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.sessions.file import read_session
-from brute_nb.testing import FakeProvider, overloaded_mid_stream, truncated
+from brute_nb.testing import FakeProvider, call, overloaded_mid_stream, reply, truncated
 
 STREAMED = "This reply never arrives whole."
 """The text the fake streams before a fault it sends part-way through a reply."""
@@ -92,3 +92,25 @@ def test_the_notebook_turn_retries_and_the_cell_says_so(tmp_path: Path) -> None:
     notices = [text for text in shown if "overloaded_error" in text]
     assert len(notices) == 1 and "asking again" in notices[0], shown
     assert any(text.startswith("The whole answer.") for text in shown)
+
+
+@pytest.mark.parametrize("fault", [overloaded_mid_stream(after=4), truncated(after=4)], ids=["529", "cut"])
+def test_the_answer_at_a_limit_is_retried_like_any_model_call(tmp_path: Path, fault: Any) -> None:
+    """The answer at a limit comes after the turn's tools ran (and were paid for): a 529 or a cut connection on
+    that one call is asked again, said in the same ``retry`` line, not the end of the turn."""
+    (tmp_path / "f0.txt").write_text("zero\n")
+    settings = Settings(root=tmp_path, tools="read", max_iterations=1)
+    nb = NotebookAgent("chat", tmp_path / "chat.jsonl", settings=settings)
+    script = [reply("", call("read", {"file_path": "f0.txt"})), fault, "Limit hit: I read f0."]
+    with FakeProvider(script) as fake:
+        nb.provider = model(fake, 1)
+        said: list[str] = []
+        nb.agent.on("retry", lambda env, p: said.append(p["message"]))
+        env = run_sync(lambda: nb.aask("read everything"))
+        bodies = [r["json"] for r in fake.requests]
+    assert len(bodies) == 3 and bodies[1] == bodies[2]  # the same request, asked again
+    assert bodies[2]["tool_choice"] == {"type": "none"}
+    assert len(said) == 1 and "1 of 1" in said[0]
+    answer = env["messages"][-1]
+    assert answer.content == "Limit hit: I read f0." and answer.meta["final_answer"] is True
+    assert [m.role for m in read_session(tmp_path / "chat.jsonl")] == ["user", "assistant", "tool", "assistant"]
