@@ -49,8 +49,9 @@ from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError, ProviderError
 from brute_nb.event_loop import run_sync
 from brute_nb.events import Callback, Events, emit
+from brute_nb.log import Log
 from brute_nb.maybe_async import call_maybe_async, is_async
-from brute_nb.message import Log, Message
+from brute_nb.message import Message
 from brute_nb.refused import mark_refused
 from brute_nb.sendable import Repair, sendable
 

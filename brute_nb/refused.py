@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from brute_nb.errors import ProviderError, RefusedInputError
-from brute_nb.message import Log, role_of
+from brute_nb.log import Log
+from brute_nb.message import role_of
 
 ABOUT_INPUT = re.compile(
     r"image|document|pdf|\bfile\b|attachment|media.?type|base64|too long|too large|too big|maximum context|"

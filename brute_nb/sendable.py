@@ -31,7 +31,8 @@ from operator import attrgetter
 from typing import Any
 
 from brute_nb.attachments import UrlAttachment
-from brute_nb.message import ROLES, Log, Message, Role, ToolCall, keep, resume, role_of, system_lead
+from brute_nb.log import Log
+from brute_nb.message import ROLES, Message, Role, ToolCall, keep, resume, role_of, system_lead
 from brute_nb.redact import key_search, known, redact, redact_value
 
 BLOCKS = "blocks"

@@ -15,8 +15,9 @@ from typing import Any
 from brute_nb.compaction.pipeline import Compaction, CompactionApp, Layer
 from brute_nb.compaction.steps import is_summary, recent_start, split
 from brute_nb.errors import CompactionError, MiddlewareError
+from brute_nb.log import Log, with_id
 from brute_nb.maybe_async import call_maybe_async
-from brute_nb.message import Log, Message, Role, dumps, role_of, with_id
+from brute_nb.message import Message, Role, dumps, role_of
 
 SUMMARY_HEADER = "[Summary of the earlier conversation, written to save context]\n\n"
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from brute_nb.errors import FrameError
 from brute_nb.frames.arrays import _missing
 from brute_nb.frames.meta_columns import META_COLUMNS, TOKEN_KEYS, _meta_columns, _non_empty
-from brute_nb.message import Log, Message
+from brute_nb.log import Log
+from brute_nb.message import Message
 from brute_nb.usage import in_convention
 
 if TYPE_CHECKING:

@@ -26,11 +26,12 @@ import anyio
 
 from brute_nb import confine
 from brute_nb.errors import BruteError, SettingsError
+from brute_nb.log import Log
 from brute_nb.map import schema as schemas
 from brute_nb.map.batch_results import Result, anthropic_results, failed, openai_results
 from brute_nb.map.cache import Done, Record
 from brute_nb.map.spec import Job, MapSpec
-from brute_nb.message import Log, Message, Role, dumps
+from brute_nb.message import Message, Role, dumps
 from brute_nb.usage import Usage
 
 FIRST_WAIT = 2.0

@@ -26,8 +26,9 @@ from typing import Any
 from brute_nb.agent import App
 from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError
+from brute_nb.log import Log
 from brute_nb.maybe_async import call_maybe_async
-from brute_nb.message import Log, Message, Role, role_of
+from brute_nb.message import Message, Role, role_of
 from brute_nb.middleware.retry import RetryReply
 from brute_nb.sendable import sendable
 

@@ -49,16 +49,8 @@ import anyio
 from brute_nb.agent import App
 from brute_nb.env import Env
 from brute_nb.errors import SessionLockedError, SessionLogError
-from brute_nb.message import (
-    INTERRUPTED_RESULT,
-    Log,
-    Message,
-    Role,
-    close_unanswered,
-    role_of,
-    unanswered_calls,
-    with_id,
-)
+from brute_nb.log import Log, with_id
+from brute_nb.message import INTERRUPTED_RESULT, Message, Role, close_unanswered, role_of, unanswered_calls
 from brute_nb.sendable import ReadCheck
 from brute_nb.sessions.file import (
     SessionFile,

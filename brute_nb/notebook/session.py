@@ -22,7 +22,8 @@ from brute_nb.agent import Agent
 from brute_nb.confine import Signature, signature
 from brute_nb.env import Env
 from brute_nb.errors import BruteError
-from brute_nb.message import Log, role_of
+from brute_nb.log import Log
+from brute_nb.message import role_of
 from brute_nb.notebook.settings import Settings
 from brute_nb.prompt_cache import session_key
 from brute_nb.sessions.file import SessionFile
