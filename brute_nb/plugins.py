@@ -1,4 +1,5 @@
-"""Providers and tools found by name through Python entry points: the route a third-party package takes.
+"""Providers and tools found by name: brute_nb's own, registered from a table in code, and a third party's, found
+through Python entry points.
 
 A package registers in its own ``pyproject.toml``::
 
@@ -9,82 +10,90 @@ A package registers in its own ``pyproject.toml``::
     weather = "myco_brute:weather"  # a Tool class or instance, or an @tool function, named "weather"
 
 and once it is installed, ``%%brute -m myco:MODEL`` and ``--tools +weather`` find it. brute_nb's own providers
-and tools are declared the same way in its ``pyproject.toml``, the one table of built-ins: read from the file itself
-in a checkout (so an editable install made before a declaration was added still finds it) and from the installed
-metadata otherwise.
+and tools are the same kind of record, ``name = "module:attribute"``, written once in ``BUILTINS`` below and
+registered through ``register`` (simonw/llm's ``DEFAULT_PLUGINS``); the kernel's tools (``python``, the notebook
+and cell tools) are registered the same way by ``%load_ext`` (``brute_nb.notebook.kernel_tools.register``), so
+this core module names no notebook module. Both kinds are listed as a ``Plugin`` and loaded by ``_load``, by an
+entry point's rules. Nothing reads ``pyproject.toml``: its entry points are for other packages.
 
 Invariants: a built-in name always means the built-in (another package's entry point with the same name is
-listed as shadowed and never loaded); nothing is imported until a name is looked up; the entry points are read
+listed as shadowed and never loaded); nothing is imported until a name is looked up, not even
+``importlib.metadata`` (``%load_ext`` registers the kernel's tools and must stay light); the entry points are read
 again at each lookup, so a plugin ``pip install``-ed into a running kernel is found without a restart.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brute_nb.errors import BruteError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 PROVIDERS = "brute_nb.providers"
 TOOLS = "brute_nb.tools"
 DISTRIBUTION = "brute_nb"
 
-SOURCE = Path(__file__).resolve().parent.parent / "pyproject.toml"
-"""brute_nb's own ``pyproject.toml`` when it runs from a checkout (an editable install): read first, so a built-in
-declared there is found even when the installed metadata predates it."""
+BUILTINS: dict[str, dict[str, str]] = {
+    PROVIDERS: {
+        "anthropic": "brute_nb.providers.builtin:anthropic",
+        "openai": "brute_nb.providers.builtin:openai",
+        "openai-responses": "brute_nb.providers.builtin:openai_responses",
+        "ollama": "brute_nb.providers.builtin:ollama",
+        "llm": "brute_nb.providers.builtin:llm",
+        "gemini": "brute_nb.providers.builtin:gemini",
+        "openrouter": "brute_nb.providers.builtin:openrouter",
+        "deepseek": "brute_nb.providers.builtin:deepseek",
+        "mistral": "brute_nb.providers.builtin:mistral",
+    },
+    TOOLS: {
+        "read": "brute_nb.tools.builtin.fs_read:FSRead",
+        "write": "brute_nb.tools.builtin.fs_edit:FSWrite",
+        "patch": "brute_nb.tools.builtin.fs_edit:FSPatch",
+        "remove": "brute_nb.tools.builtin.fs_edit:FSRemove",
+        "fs_search": "brute_nb.tools.builtin.fs_search:FSSearch",
+        "undo": "brute_nb.tools.builtin.fs_edit:FSUndo",
+        "shell": "brute_nb.tools.builtin.shell:Shell",
+        "fetch": "brute_nb.tools.builtin.fetch:Fetch",
+        "todo_write": "brute_nb.tools.builtin.todo:TodoWrite",
+        "todo_read": "brute_nb.tools.builtin.todo:TodoRead",
+        "question": "brute_nb.tools.builtin.question:Question",
+        "skill": "brute_nb.tools.builtin.skill:SkillLoad",
+    },
+}
+"""The core's built-ins, by group: name -> ``module:attribute``, the form of an entry point's value."""
 
-
-def builtin(group: str) -> dict[str, str]:
-    """brute_nb's own registrations in ``group`` (name -> ``module:attribute``), from the one table: the
-    ``[project.entry-points]`` of its ``pyproject.toml`` (in a checkout) or of its installed metadata (a wheel)."""
-    return dict(_builtin_table().get(group, {}))
-
-
-def _builtin_table() -> dict[str, dict[str, str]]:
-    try:
-        stamp = SOURCE.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    if _cache and _cache[0][0] == stamp:
-        return _cache[0][1]
-    table = _from_source() if stamp is not None else None
-    if table is None:
-        table = _from_metadata()
-    _cache[:] = [(stamp, table)]
-    return table
-
-
-_cache: list[tuple[int | None, dict[str, dict[str, str]]]] = []
-"""The table read last and the pyproject.toml's mtime it was read at (None: read from the metadata)."""
-
-
-def _from_source() -> dict[str, dict[str, str]] | None:
-    import tomllib
-
-    try:
-        project = tomllib.loads(SOURCE.read_text(encoding="utf-8")).get("project", {})
-    except (OSError, ValueError):
-        return None
-    if project.get("name") != DISTRIBUTION:  # a pyproject.toml that is not ours (brute_nb installed inside a project)
-        return None
-    points = project.get("entry-points", {})
-    return {group: dict(points.get(group, {})) for group in (PROVIDERS, TOOLS)}
-
-
-def _from_metadata() -> dict[str, dict[str, str]]:
-    try:
-        points = metadata.distribution(DISTRIBUTION).entry_points
-    except metadata.PackageNotFoundError:
-        points = metadata.EntryPoints([])
-    return {group: {ep.name: ep.value for ep in points.select(group=group)} for group in (PROVIDERS, TOOLS)}
+_registered: dict[str, dict[str, str]] = {PROVIDERS: {}, TOOLS: {}}
 
 
 class PluginError(BruteError):
     """An installed plugin failed to load; the message names it and the package that registered it."""
+
+
+def register(group: str, name: str, value: str) -> None:
+    """Make ``name`` in ``group`` mean brute_nb's ``value`` (``module:attribute``, imported at its first lookup).
+
+    Registering the same value again does nothing (``%load_ext`` may run twice); another value for a registered
+    name is a mistake in brute_nb, refused here rather than found as the wrong tool later."""
+    if group not in _registered:
+        raise BruteError(f"plugins.register: unknown group {group!r}; use {PROVIDERS!r} or {TOOLS!r}")
+    known = _registered[group].setdefault(name, value)
+    if known != value:
+        raise BruteError(f"plugins.register: {group} {name!r} is already {known!r}, not {value!r}")
+
+
+for _group, _table in BUILTINS.items():
+    for _name, _value in _table.items():
+        register(_group, _name, _value)
+
+
+def builtin(group: str) -> dict[str, str]:
+    """brute_nb's own registrations in ``group`` (name -> ``module:attribute``): ``BUILTINS``, plus the kernel's
+    tools once ``%load_ext`` registered them."""
+    return dict(_registered[group])
 
 
 @dataclass(frozen=True)
@@ -97,25 +106,48 @@ class Plugin:
     """Another package registered a built-in's name: listed, never loaded."""
 
 
-def _entry_points(group: str) -> list[metadata.EntryPoint]:
-    """Other packages' entry points in ``group`` (brute_nb's own come from ``builtin``, the one table)."""
+def _load(group: str, plugin: Plugin) -> Any:
+    """What ``plugin.value`` names, its module imported now: the one loader for built-ins and entry points alike
+    (an entry point's own rules: ``module:attribute.path`` or a bare module).
+
+    A built-in that fails to load is a bug in brute_nb and raises as it is; another package's failure is a
+    ``PluginError`` naming that package."""
+    from importlib import metadata
+
+    try:
+        return metadata.EntryPoint(plugin.name, plugin.value, group).load()
+    except Exception as exc:
+        if plugin.distribution == DISTRIBUTION:
+            raise
+        raise PluginError(f"the {group} plugin {plugin.name!r} ({plugin.value}, installed by {plugin.distribution}) "
+                          f"failed to load: {type(exc).__name__}: {exc}. Reinstall or remove that package") from exc
+
+
+def _entry_points(group: str) -> list[EntryPoint]:
+    """Other packages' entry points in ``group``, read now. brute_nb's own come from ``BUILTINS``; metadata left by
+    an older install of brute_nb, which declared them as entry points, is not read as a third party's."""
+    from importlib import metadata
+
     return [ep for ep in metadata.entry_points(group=group) if _distribution(ep) != DISTRIBUTION]
 
 
-def _distribution(ep: metadata.EntryPoint) -> str:
+def _distribution(ep: EntryPoint) -> str:
     dist = ep.dist
     return re.sub(r"[-_.]+", "_", dist.name).lower() if dist is not None else "?"
+
+
+def _third_parties(group: str, taken: set[str]) -> list[Plugin]:
+    found = []
+    for ep in _entry_points(group):
+        found.append(Plugin(ep.name, ep.value, _distribution(ep), shadowed=ep.name in taken))
+        taken.add(ep.name)
+    return found
 
 
 def installed(group: str) -> list[Plugin]:
     """Every plugin in ``group``: brute_nb's built-ins first, then each other package's, in install order."""
     own = builtin(group)
-    found = [Plugin(name, value, DISTRIBUTION) for name, value in own.items()]
-    seen = set(own)
-    for ep in _entry_points(group):
-        found.append(Plugin(ep.name, ep.value, _distribution(ep), shadowed=ep.name in seen))
-        seen.add(ep.name)
-    return found
+    return [Plugin(name, value, DISTRIBUTION) for name, value in own.items()] + _third_parties(group, set(own))
 
 
 def names(group: str) -> list[str]:
@@ -124,20 +156,13 @@ def names(group: str) -> list[str]:
 
 
 def load(group: str, name: str) -> Any | None:
-    """What ``name`` is registered as in ``group`` (its module imported now), or None when nothing is."""
-    value = builtin(group).get(name)
+    """What ``name`` is registered as in ``group`` (its module imported now), or None when nothing is.
+
+    A built-in is found without reading any package's metadata."""
+    value = _registered[group].get(name)
     if value is not None:
-        module, _, attribute = value.partition(":")
-        target: Any = importlib.import_module(module)
-        for part in attribute.split("."):
-            target = getattr(target, part)
-        return target
-    for ep in _entry_points(group):
-        if ep.name == name:
-            try:
-                return ep.load()
-            except Exception as exc:
-                raise PluginError(f"the {group} plugin {name!r} ({ep.value}, installed by "
-                                  f"{_distribution(ep)}) failed to load: {type(exc).__name__}: {exc}. "
-                                  f"Reinstall or remove that package") from exc
+        return _load(group, Plugin(name, value, DISTRIBUTION))
+    for plugin in _third_parties(group, set(_registered[group])):
+        if plugin.name == name and not plugin.shadowed:
+            return _load(group, plugin)
     return None

@@ -49,12 +49,14 @@ from typing import Any
 
 
 def load_ipython_extension(ipython: Any) -> None:
+    from brute_nb.notebook import kernel_tools
     from brute_nb.notebook.front import load_again
     from brute_nb.notebook.front.magics import BruteMagics
     from brute_nb.notebook.kernel_tools import cells
     from brute_nb.notebook.registry import install
     from brute_nb.notebook.views import frame_view, short_errors
 
+    kernel_tools.register()  # the kernel's tools by name (names only: nothing of them is imported)
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
     registry.error_recorder.on_error = lambda error, cell_id: _offer_fix(ipython, error, cell_id)

@@ -88,10 +88,13 @@ def select_tools(spec: str | tuple[Any, ...], *, notebook: bool = False) -> list
 
 
 def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
-    """The sets (``all``, ``read-only``, ``none``) and, by name, every tool in the ``brute_nb.tools`` entry points:
-    the built-ins, the notebook's own and any an installed package registers."""
+    """The sets (``all``, ``read-only``, ``none``) and, by name, every tool ``brute_nb.plugins`` finds: the
+    built-ins, the kernel's own and any an installed package registers in the ``brute_nb.tools`` entry points."""
     from brute_nb import plugins, tools
+    from brute_nb.notebook import kernel_tools
     from brute_nb.notebook.kernel_tools.notebook_tools import NOTEBOOK_TOOLS, READ_ONLY_NAMES
+
+    kernel_tools.register()  # done by %load_ext; again here for a notebook agent or map row built without it
 
     names = [s.strip() for s in spec.split(",") if s.strip()]
     every = [*tools.ALL, *(NOTEBOOK_TOOLS.values() if notebook else ())]

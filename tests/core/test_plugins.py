@@ -6,6 +6,9 @@ The third party is a temporary ``.dist-info`` folder on ``sys.path`` with an ``e
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -16,7 +19,8 @@ from typing import Any
 import pytest
 
 from brute_nb import plugins
-from brute_nb.errors import SettingsError
+from brute_nb.errors import BruteError, SettingsError
+from brute_nb.notebook import kernel_tools
 from brute_nb.notebook.settings import parse_model
 from brute_nb.notebook.stack import select_tools
 from brute_nb.providers import auto
@@ -82,22 +86,48 @@ def third_party(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Non
     sys.modules.pop("myco_brute", None)
 
 
-def test_the_builtin_table_is_pyprojects_in_a_checkout_and_the_metadatas_in_a_wheel(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
-    assert {g: plugins.builtin(g) for g in (plugins.PROVIDERS, plugins.TOOLS)} == declared
-    monkeypatch.setattr(plugins, "SOURCE", tmp_path / "absent" / "pyproject.toml")  # as installed from a wheel
-    plugins._cache.clear()
-    installed = {ep.name: ep.value for ep in metadata.distribution("brute_nb").entry_points
-                 .select(group=plugins.TOOLS)}
-    assert plugins.builtin(plugins.TOOLS) == installed
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "someone-else"\n')  # brute_nb inside another project
-    monkeypatch.setattr(plugins, "SOURCE", tmp_path / "pyproject.toml")
-    assert plugins.builtin(plugins.TOOLS) == installed
+def test_the_core_table_names_no_notebook_module_and_pyproject_declares_none() -> None:
+    """The built-ins are ``plugins.BUILTINS`` in code, not a table in ``pyproject.toml`` read at run time (which
+    named the notebook's modules from the core's table); the kernel's tools are the notebook's own table."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("entry-points", {})
+    assert not {plugins.PROVIDERS, plugins.TOOLS} & set(declared)
+    core = [value for table in plugins.BUILTINS.values() for value in table.values()]
+    assert core and not [v for v in core if v.startswith("brute_nb.notebook")]
+    assert all(v.startswith("brute_nb.notebook.kernel_tools.") for v in kernel_tools.TOOLS.values())
+    assert not set(kernel_tools.TOOLS) & set(plugins.BUILTINS[plugins.TOOLS])
 
 
-@pytest.mark.parametrize("name", sorted(plugins.builtin(plugins.TOOLS)))
+REGISTERED_AT_LOAD = """
+import json, IPython
+from brute_nb import plugins
+before = sorted(plugins.builtin(plugins.TOOLS))
+IPython.InteractiveShell.instance().run_line_magic('load_ext', 'brute_nb')
+print(json.dumps([before, sorted(plugins.builtin(plugins.TOOLS))]))
+"""
+
+
+def test_the_kernels_tools_are_registered_at_load_ext(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BRUTE_NB_OVERFLOW_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", REGISTERED_AT_LOAD], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after = json.loads(done.stdout.splitlines()[-1])
+    assert before == sorted(plugins.BUILTINS[plugins.TOOLS])
+    assert after == sorted([*before, *kernel_tools.TOOLS])
+
+
+def test_a_name_registered_twice_must_mean_the_same_thing() -> None:
+    plugins.register(plugins.TOOLS, "read", plugins.BUILTINS[plugins.TOOLS]["read"])  # again: nothing changes
+    with pytest.raises(BruteError, match=r"'read' is already 'brute_nb.tools.builtin.fs_read:FSRead', not 'x:y'"):
+        plugins.register(plugins.TOOLS, "read", "x:y")
+    with pytest.raises(BruteError, match=r"unknown group 'brute_nb.widgets'"):
+        plugins.register("brute_nb.widgets", "w", "x:y")
+    assert plugins.load(plugins.TOOLS, "read").__name__ == "FSRead"
+
+
+@pytest.mark.parametrize("name", sorted({**plugins.BUILTINS[plugins.TOOLS], **kernel_tools.TOOLS}))
 def test_every_builtin_tool_loads_under_its_own_name(name: str) -> None:
+    kernel_tools.register()
     tool = plugins.load(plugins.TOOLS, name)
     assert isinstance(tool, Tool) or (isinstance(tool, type) and issubclass(tool, Tool))
     assert tool.name == name
@@ -117,7 +147,7 @@ def test_every_builtin_provider_is_a_factory() -> None:
 
 def test_builtins_resolve_with_no_metadata_at_all(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stale or missing package metadata (an old editable install) still finds every built-in."""
-    monkeypatch.setattr(plugins.metadata, "entry_points", lambda **_: [])
+    monkeypatch.setattr(metadata, "entry_points", lambda **_: [])
     assert plugins.names(plugins.TOOLS) == list(plugins.builtin(plugins.TOOLS))
     assert [t.name for t in select_tools("read,+python")] == ["read", "python"]
     assert type(build("anthropic", "claude-x", api_key="k")).__name__ == "AnthropicMessages"
@@ -164,6 +194,7 @@ def test_a_bad_plugin_is_named_with_its_package(third_party: None) -> None:
 def test_plugins_lists_builtins_and_third_parties(third_party: None, capsys: pytest.CaptureFixture[str]) -> None:
     from brute_nb.notebook.commands.model_commands import installed
 
+    kernel_tools.register()  # as %load_ext does
     installed()
     out = capsys.readouterr().out
     assert "providers (-m PREFIX:MODEL" in out and "tools (--tools NAME" in out

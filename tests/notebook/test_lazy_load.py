@@ -58,6 +58,7 @@ ALLOWED_OURS = {
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
     "brute_nb.confine",  # stdlib only; the overflow cleanup at load opens only what confinement allows
     "brute_nb.notebook.warm",
+    "brute_nb.plugins",  # the kernel's tools registered by name; stdlib only until a name is looked up
     "brute_nb.notebook.preload",  # stdlib only; what it reads ahead it imports in the warm-up thread
     "brute_nb.tools",
     "brute_nb.tools.context",

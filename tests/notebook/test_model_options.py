@@ -50,7 +50,7 @@ def test_options_are_checked_against_the_sdk_signature() -> None:
 
 
 def test_every_built_in_provider_but_llm_has_its_options_checked() -> None:
-    """Which kinds are checked comes from the one table of built-ins (pyproject's entry points), not a copy of it."""
+    """Which kinds are checked comes from the one table of built-ins (plugins.BUILTINS), not a copy of it."""
     from brute_nb import plugins
     from brute_nb.providers.auto import build
 
