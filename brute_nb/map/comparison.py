@@ -145,21 +145,14 @@ def _padded(found: list[Turn], n: int) -> list[Turn]:
 async def replay_turns(model: Any, prompts: list[str], path: Path, *, root: Path, system: str | None, tools: str,
                        max_iterations: int) -> list[Message]:
     """``prompts`` as one conversation on ``model``, saved at ``path``; what is saved already is not asked again."""
-    from brute_nb.agent import Agent
-    from brute_nb.map.row import finished
-    from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
-    from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
+    from brute_nb.map.row import finished, row_stack
     from brute_nb.notebook.stack import select_tools
     from brute_nb.providers import auto
     from brute_nb.sessions.file import read_session
 
     provider = auto(model) if isinstance(model, str) else model
     path.parent.mkdir(parents=True, exist_ok=True)
-    agent = Agent().use(SessionLog, path=path)
-    if system:
-        agent.use(SystemPrompt, text=system)
-    agent.use(ToolResultLoop).use(MaxIterations, limit=max_iterations)
-    agent.use(DefaultToolPipeline, tools=select_tools(tools)).run(provider)
+    agent = row_stack(provider, path, system=system, tools=select_tools(tools), max_iterations=max_iterations)
     history = read_session(path, root=root)
     asked = len(user_turns(history))
     if history and not finished(history):

@@ -82,18 +82,25 @@ def make_provider(spec: MapSpec) -> Any:
 
 
 def build_agent(ctx: RowContext, session: Path) -> Agent:
-    from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
-    from brute_nb.middleware.approvals import Approvals
-    from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
-
     spec = ctx.spec
-    agent = Agent().use(SessionLog, path=session)
-    if spec.system:
-        agent.use(SystemPrompt, text=spec.system)
-    if ctx.tools:
-        agent.use(Approvals, policy=dict(spec.approve))  # "ask" is "deny" here: no one is there to answer
-    return (agent.use(ToolResultLoop).use(MaxIterations, limit=spec.max_iterations)
-            .use(DefaultToolPipeline, tools=ctx.tools).run(ctx.provider))
+    # "ask" is "deny" here: no one is there to answer
+    return row_stack(ctx.provider, session, system=spec.system, tools=ctx.tools, max_iterations=spec.max_iterations,
+                     approve=dict(spec.approve) if ctx.tools else None)
+
+
+def row_stack(model: Any, session: Path, *, system: str | None, tools: list[Any], max_iterations: int,
+              approve: dict[str, str] | None = None) -> Agent:
+    """The core's ``default_stack`` for one prompt answered in its own session file (a map row, a compared turn).
+
+    What a row leaves out: the final answer and doom-loop stop (a row's reply is whatever the loop ends with, as
+    before), compaction (one prompt is far from any window), ``PartialReply`` (a failed call's text must not look
+    like a finished reply when the row resumes from its file), ``RetryReply`` (the row retries through the run's
+    limiter, which slows every row down) and ``TurnContext`` (there are no cells to send)."""
+    from brute_nb.middleware.stack import default_stack
+
+    return default_stack(model, session=session, system=system or None, approve=approve, final_answer=False,
+                         max_iterations=max_iterations, doom_loop=False, compaction=False, tools=tools,
+                         partial_reply=False, retry=False, turn_context=False)
 
 
 def native_schema(provider: Any) -> bool:

@@ -1,4 +1,5 @@
-"""Middleware: one concern a module, each ``Middleware(app, **options)`` awaited as ``await mw(env)``.
+"""Middleware: one concern a module, each ``Middleware(app, **options)`` awaited as ``await mw(env)``; ``stack``
+holds ``default_stack()``, all of them in their one order.
 
 Names load on first use (PEP 562): ``SessionLog`` pulls in anyio and the tool pipeline pulls in every tool,
 which ``%load_ext brute_nb`` must not pay for.
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from brute_nb.middleware.partial_reply import PartialReply
     from brute_nb.middleware.retry import RetryReply
     from brute_nb.middleware.session_log import SessionLog
+    from brute_nb.middleware.stack import default_stack
     from brute_nb.middleware.system_prompt import SystemPrompt
     from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
     from brute_nb.middleware.tool_result_loop import MaxIterations, ToolResultLoop
@@ -29,6 +31,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.middleware.retry": ("RetryReply",),
     "brute_nb.middleware.tool_result_loop": ("MaxIterations", "ToolResultLoop"),
     "brute_nb.middleware.session_log": ("SessionLog",),
+    "brute_nb.middleware.stack": ("default_stack",),
     "brute_nb.middleware.system_prompt": ("SystemPrompt",),
     "brute_nb.middleware.tool_pipeline": ("DefaultToolPipeline",),
 })
@@ -54,4 +57,5 @@ __all__ = [
     "SessionLog",
     "SystemPrompt",
     "ToolResultLoop",
+    "default_stack",
 ]

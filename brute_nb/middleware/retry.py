@@ -34,6 +34,16 @@ LONGEST_WAIT = 8.0
 """The SDKs' ``INITIAL_RETRY_DELAY`` and ``MAX_RETRY_DELAY`` (seconds)."""
 
 
+def retries_of(provider: Any) -> int:
+    """How often a reply cut by a fault the SDK retries is asked again: as often as the provider's SDK retries
+    (``max_retries``, the SDKs' default 2 when unset); never for a replay (a cassette holds no second try) or a
+    model call that is not an SDK provider's (a function of the user's)."""
+    if getattr(provider, "replay", None) or not hasattr(provider, "max_retries"):
+        return 0
+    retries = provider.max_retries
+    return DEFAULT_RETRIES if retries is None else int(retries)
+
+
 class RetryReply:
     """``RetryReply(app, retries=2)``: ``retries`` more tries of a call whose reply failed on a retryable fault."""
 

@@ -1,12 +1,11 @@
-"""The default stack of a notebook agent (issue 6's order), built from its settings.
+"""A notebook agent's stack: the core's ``default_stack`` (``brute_nb.middleware.stack``), built from its
+settings, with what only a kernel has: its tools, its system prompt and a person to ask.
 
-SessionLog (outermost: history in, every message out) -> SystemPrompt -> Approvals (sets ``env["approve"]``) ->
-FinalAnswer (unless ``final_answer=false``: a turn stopped by a limit ends with the model's answer) ->
-ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DoomLoopDetection ->
-DefaultCompactionPipeline (before every model call: Brute's full ladder, ToolResults -> SlidingWindow -> Summary,
-the summary written by the session's own model unless ``summarize=false``) -> DefaultToolPipeline -> PartialReply
-(a stopped call keeps its streamed text) -> RetryReply (a reply cut by a fault the SDK retries is asked again)
--> TurnContext (``--context`` cells, on the request only) -> the provider.
+Every layer of the default stack is on: SessionLog (the session file beside the notebook) -> SystemPrompt (built
+afresh each turn) -> Approvals (``--approve``, asking in the cell) -> FinalAnswer (unless ``final_answer=false``)
+-> ToolResultLoop -> MaxIterations -> Budget (when ``--budget`` is set) -> DoomLoopDetection ->
+DefaultCompactionPipeline (the summary written by the session's own model unless ``summarize=false``) ->
+DefaultToolPipeline -> PartialReply -> RetryReply -> TurnContext (``--context`` cells) -> the provider.
 """
 
 from __future__ import annotations
@@ -149,20 +148,12 @@ def mcp_tools(session: str, settings: Settings) -> list[Any]:
 
 def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | None,
                 provider: Callable[[Env], Any]) -> Agent:
-    """The stack for settings ``s``, persisting to ``session_path`` and calling ``provider`` (also the summariser).
+    """The core's ``default_stack`` for settings ``s``, persisting to ``session_path`` and calling ``provider``
+    (also the summariser and the final answer's model); every layer is on but those the settings turn off.
 
     Built from values, not from the session object, so the stack knows nothing above it; the workspace root comes
     from the turn's env (``env["root"]``), as the file tools read it."""
-    from brute_nb.middleware import MaxIterations, SessionLog, SystemPrompt, ToolResultLoop
-    from brute_nb.middleware.approvals import Approvals
-    from brute_nb.middleware.budget import Budget
-    from brute_nb.middleware.compaction import DefaultCompactionPipeline
-    from brute_nb.middleware.doom_loop import DoomLoopDetection
-    from brute_nb.middleware.final_answer import FinalAnswer
-    from brute_nb.middleware.partial_reply import PartialReply
-    from brute_nb.middleware.retry import RetryReply
-    from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
-    from brute_nb.middleware.turn_context import TurnContext
+    from brute_nb.middleware.stack import default_stack
     from brute_nb.notebook.approvals import default_asker
     from brute_nb.notebook.paths import session_root
 
@@ -172,35 +163,7 @@ def build_agent(s: Settings, *, name: str, session_path: Path, notebook: Path | 
     def system(env: Env) -> str:
         return system_prompt(s, notebook, Path(env.get("root") or Path.cwd()), skills=skills)
 
-    agent = (
-        Agent()
-        .use(SessionLog, path=session_path, root=session_root(session_path))
-        .use(SystemPrompt, text=system)
-        .use(Approvals, policy=s.approve, fallback=default_asker)
-    )
-    if s.final_answer:
-        agent.use(FinalAnswer, model=provider, retries=retries_of(provider))  # asked again like any model call
-    agent.use(ToolResultLoop).use(MaxIterations, limit=s.max_iterations)
-    if s.budget:
-        agent.use(Budget, **s.budget)
-    return (
-        agent.use(DoomLoopDetection)
-        .use(DefaultCompactionPipeline, window=s.window, summariser=provider if s.summarize else None)
-        .use(DefaultToolPipeline, tools=tools)
-        .use(PartialReply)  # around the model call only: the text of a stopped reply is kept
-        .use(RetryReply, retries=retries_of(provider))  # a reply cut by an overload is asked again
-        .use(TurnContext)  # innermost: the turn's notebook context reaches each request, never the log
-        .run(provider)
-    )
-
-
-def retries_of(provider: Any) -> int:
-    """How often a reply cut by a fault the SDK retries is asked again: as often as the provider's SDK retries
-    (``max_retries``, the SDKs' default 2 when unset); never for a replay (a cassette holds no second try) or a
-    model call that is not an SDK provider's (a function of the user's)."""
-    from brute_nb.middleware.retry import DEFAULT_RETRIES
-
-    if getattr(provider, "replay", None) or not hasattr(provider, "max_retries"):
-        return 0
-    retries = provider.max_retries
-    return DEFAULT_RETRIES if retries is None else int(retries)
+    return default_stack(provider, session=session_path, session_root=session_root(session_path), system=system,
+                         approve=s.approve, ask=default_asker, final_answer=s.final_answer,
+                         max_iterations=s.max_iterations, budget=s.budget, window=s.window,
+                         summarize=s.summarize, tools=tools)

@@ -57,7 +57,7 @@ STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.
          "brute_nb.tools.server", "brute_nb.transports.server_tools", "brute_nb.notebook.approvals",
          "brute_nb.middleware.approvals", "brute_nb.middleware.budget", "brute_nb.middleware.final_answer",
          "brute_nb.middleware.doom_loop", "brute_nb.middleware.partial_reply", "brute_nb.middleware.turn_context",
-         "brute_nb.middleware.retry",
+         "brute_nb.middleware.retry", "brute_nb.middleware.stack",
          "concurrent.futures.thread", "opentelemetry.propagate")
 """What the first cell imports after the SDK to send its request (seen with ``sys.modules`` around it), in the
 order it needs them. ``opentelemetry.propagate`` is the SDK's: it imports it on its first request, to add trace
