@@ -20,7 +20,8 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, SupportsIndex, overload
 
-from brute_nb.message import JSON, Message, Role, ToolCall, system_lead
+from brute_nb.message import JSON, Message, Role, ToolCall
+from brute_nb.prefix_memo import system_lead
 
 _sequence = itertools.count()
 _random = random.Random()  # seeded from os.urandom; private, so a user's random.seed() cannot make two kernels agree
@@ -70,10 +71,10 @@ class Log(list[Message]):
 
     ``prefix_memo`` holds facts derived from the messages after the leading system messages (the body) that
     appending cannot make false (how far ``sendable.valid`` has checked, and its state there); read and written
-    through ``resume``/``keep`` only. Putting system messages into that lead or taking them out of it (SystemPrompt's
-    insert at 0 each turn, SessionLog's ``drop_unheard``) leaves the body as it was, so the memo stays; any other
-    change but an append empties it, so a fact is never read for messages it was not derived from. Messages are
-    immutable values, so only changes to the list can break one.
+    through ``brute_nb.prefix_memo`` only. Putting system messages into that lead or taking them out of it
+    (SystemPrompt's insert at 0 each turn, SessionLog's ``drop_unheard``) leaves the body as it was, so the memo
+    stays; any other change but an append empties it, so a fact is never read for messages it was not derived from.
+    Messages are immutable values, so only changes to the list can break one.
 
     ``lend``/``settle``: a holder that shows this log as it is now (a finished turn's env, which shares the
     session log instead of copying it) registers a method that makes its own copy; whoever changes the log next

@@ -11,12 +11,12 @@ here (``MOVED``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from brute_nb import _lazy, raw_replies
 from brute_nb.attachments import Attachment
@@ -31,6 +31,7 @@ JSON = Any
 
 MOVED = _lazy.exports({
     "brute_nb.log": ("Log", "log", "MessageLike", "new_message_id", "with_id", "_rebuild_log"),
+    "brute_nb.prefix_memo": ("Resumed", "keep", "resume", "system_lead"),
 })
 """Names that moved to a module of their own, by their new home: ``from brute_nb.message import Log`` keeps working
 (and a pickled ``Log`` still loads). Forwarded on first use, not imported here: their homes import ``Message``."""
@@ -451,51 +452,6 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def dumps(value: JSON) -> str:
     """Compact JSON as Brute writes it: no spaces, non-ASCII kept."""
     return _ENCODER.encode(value)
-
-
-def system_lead(messages: Sequence[Any]) -> int:
-    """How many system messages open ``messages`` (a turn's own: the prompt SystemPrompt or SessionLog put first)."""
-    n = len(messages)
-    i = 0
-    while i < n and role_of(messages[i]) == "system":
-        i += 1
-    return i
-
-
-class Resumed(NamedTuple):
-    """Where a walk over a log's messages resumes (``resume``)."""
-
-    lead: int
-    """The leading system messages: never memoized, so the walk looks at ``messages[:lead]`` every time."""
-    at: int
-    """The first message of the body not yet walked: the walk goes on over ``messages[at:]``."""
-    state: Any
-    """What ``keep`` kept for ``messages[lead:at]``; None: nothing kept, ``at == lead`` (walk the whole body)."""
-
-
-def resume(messages: Sequence[Any], key: str) -> Resumed:
-    """Where a walk over ``messages`` that keeps its result under ``key`` (``keep``) can go on.
-
-    Every model call sends the whole log, so whatever is derived from it per message (its validity, the payload,
-    the URL attachments) is derived once: a ``Log``'s ``prefix_memo`` holds it for the body, the messages after
-    the leading system messages, which only grows by appends (any other change empties the memo). The lead is
-    left out because each turn puts its system prompt there again, which must not cost a walk of the history.
-    A sequence that is not a ``Log`` keeps nothing: the walk starts at the lead.
-    """
-    lead = system_lead(messages)
-    memo = getattr(messages, "prefix_memo", None)
-    kept = memo.get(key) if isinstance(memo, dict) else None
-    if kept is not None and lead + kept[0] <= len(messages):
-        return Resumed(lead, lead + kept[0], kept[1])
-    return Resumed(lead, lead, None)
-
-
-def keep(messages: Sequence[Any], key: str, lead: int, state: Any) -> None:
-    """Keep ``state``, derived from the body ``messages[lead:]``, for the next ``resume`` (on a ``Log`` only).
-    It is shared with later calls: whoever reads it never changes it."""
-    memo = getattr(messages, "prefix_memo", None)
-    if isinstance(memo, dict):
-        memo[key] = (len(messages) - lead, state)
 
 
 def role_of(message: Any) -> str:

@@ -32,7 +32,8 @@ from typing import Any
 
 from brute_nb.attachments import UrlAttachment
 from brute_nb.log import Log
-from brute_nb.message import ROLES, Message, Role, ToolCall, keep, resume, role_of, system_lead
+from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
+from brute_nb.prefix_memo import keep, resume, system_lead
 from brute_nb.redact import key_search, known, redact, redact_value
 
 BLOCKS = "blocks"
@@ -155,7 +156,7 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
 def valid(messages: Sequence[Any]) -> bool:
     """True when ``sendable`` has nothing to change: the same rules, checked by a walk with no copy.
 
-    On a ``Log`` the walk resumes where the last one ended (``message.resume``): a long session's history was
+    On a ``Log`` the walk resumes where the last one ended (``prefix_memo.resume``): a long session's history was
     checked by earlier model calls and can only have grown since, so each call checks only the leading system
     messages and the new ones (all of them again when the keys to redact changed). The first walk of a session
     read from disk checks every message: its texts and arguments are then searched for keys a batch at a time

@@ -22,7 +22,8 @@ from typing import Any
 from brute_nb.agent import App
 from brute_nb.env import Env
 from brute_nb.log import Log
-from brute_nb.message import Message, Role, keep, resume, role_of
+from brute_nb.message import Message, Role, role_of
+from brute_nb.prefix_memo import keep, resume
 
 
 def with_context(messages: list[Any], text: str) -> Log:

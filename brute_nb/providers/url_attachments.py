@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from brute_nb.attachments import Attachment, AttachmentError, UrlAttachment, from_bytes
-from brute_nb.message import keep, resume
+from brute_nb.prefix_memo import keep, resume
 from brute_nb.redact import redact
 from brute_nb.transports.attachment_blocks import URL_KINDS
 
@@ -28,7 +28,7 @@ def unreadable(messages: Sequence[Any], api: str) -> list[UrlAttachment]:
     """The URL attachments in ``messages`` that ``api`` cannot read from their URL, each once.
 
     Every model call asks, so on a ``Log`` only the leading system messages and the messages added since the last
-    call are looked at (the URL attachments of the earlier ones are kept: ``message.resume``).
+    call are looked at (the URL attachments of the earlier ones are kept: ``prefix_memo.resume``).
     """
     kinds = URL_KINDS.get(api, frozenset())
     lead, at, kept = resume(messages, "url_attachments")

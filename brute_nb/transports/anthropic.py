@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brute_nb.attachments import AttachmentError
-from brute_nb.message import JSON, Message, Role, ToolCall, keep, parse_arguments, resume, role_of
+from brute_nb.message import JSON, Message, Role, ToolCall, parse_arguments, role_of
+from brute_nb.prefix_memo import keep, resume
 from brute_nb.prompt_cache import MARK
 from brute_nb.sendable import history
 from brute_nb.transports import blocks as reply_blocks
@@ -71,7 +72,7 @@ class Anthropic(MessageTransport):
         """``dump_request`` and the turns holding a user's cache mark (``anthropic_breakpoints(marked=...)``).
 
         Every model call sends the whole log, so this is the per-message cost of a long session. On a ``Log`` it
-        is O(new messages): the turns made of the body for earlier calls are kept (``message.resume``; appending
+        is O(new messages): the turns made of the body for earlier calls are kept (``prefix_memo.resume``; appending
         never changes a turn but the last, which a same-role message may still extend), and only messages added
         since are turned into turns; the leading system messages (a turn's system prompt, put first each turn)
         are read each call. The turns are shared between requests: read them, never change them

@@ -18,18 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from brute_nb.attachments import AttachmentError
-from brute_nb.message import (
-    INVALID_ARGUMENTS_KEY,
-    JSON,
-    Message,
-    Role,
-    ToolCall,
-    dumps,
-    keep,
-    parse_arguments,
-    resume,
-    role_of,
-)
+from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
+from brute_nb.prefix_memo import keep, resume
 from brute_nb.sendable import history
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
@@ -87,7 +77,7 @@ class OpenAI(MessageTransport):
         """As the base, except that files tool results returned follow them in a user message: a Chat ``tool``
         message holds text only.
 
-        On a ``Log`` it is O(new messages): what earlier calls made of the body (``message.resume``) is kept
+        On a ``Log`` it is O(new messages): what earlier calls made of the body (``prefix_memo.resume``) is kept
         and shared between requests (appending never changes a message already dumped): read it, never change it.
         The leading system messages are dumped each call, so a turn's system prompt put first costs nothing more.
         """
