@@ -51,6 +51,7 @@ from brute_nb.env import Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.log import Log, with_id
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, close_unanswered, role_of, unanswered_calls
+from brute_nb.prefix_memo import system_lead
 from brute_nb.sendable import ReadCheck
 from brute_nb.sessions.file import (
     SessionFile,
@@ -66,11 +67,6 @@ from brute_nb.sessions.file import (
 __all__ = ["SessionFileWarning", "SessionLog", "append_lines", "archive_path", "read_session",
            "replace_atomically", "torn_path"]
 """The file functions stay importable from here, where callers have always found them."""
-
-
-def _system_lead(messages: list[Any]) -> int:
-    """How many system messages open the log (they are a turn's own, never in the file)."""
-    return next((i for i, m in enumerate(messages) if role_of(m) != "system"), len(messages))
 
 
 class SessionLog:
@@ -157,7 +153,7 @@ class SessionLog:
                 raise
             turn_start = len(messages)
             fresh = [m for m in turn if role_of(m) != "system"]  # this turn's prompt: a few messages
-            lead = _system_lead(turn)
+            lead = system_lead(turn)
             if lead:
                 messages[0:0] = turn[:lead]  # the turn's own system messages stay first (a memmove, no copy)
                 turn_start += lead
@@ -216,7 +212,7 @@ class SessionLog:
             log = self._new_log(history)
         else:
             log.settle()  # an earlier turn's env still held copies the log now, before this turn changes it
-            lead = _system_lead(log)
+            lead = system_lead(log)
             if len(log) - lead != len(history) or (history and log[-1] is not history[-1]):
                 log = self._new_log(history)
             elif lead:
@@ -261,7 +257,7 @@ class SessionLog:
         messages.stop_sharing()
         if self._dirty:
             self.reconcile(messages)
-            tail = messages[_system_lead(messages):]
+            tail = messages[system_lead(messages):]
             self._reusable = len(tail) == len(self._written) and all(
                 a is b for a, b in zip(tail, self._written, strict=True))
         self._history = self._session_of = self._written
