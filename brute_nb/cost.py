@@ -19,13 +19,19 @@ from typing import Any
 
 from brute_nb.usage import Usage
 
-PROVIDER_IDS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic"}
-"""``meta["provider"]`` → genai-prices provider id; a provider missing here is never priced."""
+
+def price_id(provider: object) -> str | None:
+    """``meta["provider"]`` → genai-prices provider id, from its profile (``Profile.price_id``); a provider with
+    none is never priced."""
+    from brute_nb.providers import profiles
+
+    profile = profiles.of(provider)
+    return None if profile is None else profile.price_id
 
 
 def price(meta: Mapping[str, Any], *, model: str | None = None, provider: str | None = None) -> float | None:
     """USD for one reply's ``meta``; ``model=``/``provider=`` reprice it as another model would have cost."""
-    provider_id = PROVIDER_IDS.get(str(provider or meta.get("provider") or ""))
+    provider_id = price_id(provider or meta.get("provider"))
     name = model or meta.get("model")
     if provider_id is None or not isinstance(name, str) or not name or (name, provider_id) in _UNPRICED:
         return None  # the unpriced asked first: a local or test model, every reply
@@ -38,7 +44,7 @@ def price(meta: Mapping[str, Any], *, model: str | None = None, provider: str | 
 def price_usage(usage: Usage, model: str, provider: str) -> float | None:
     """USD for ``usage`` on ``provider``'s ``model`` at today's price (an estimate, before any reply exists);
     None where the table does not know the model or the provider."""
-    provider_id = PROVIDER_IDS.get(provider)
+    provider_id = price_id(provider)
     return None if provider_id is None or not model else _price(model, provider_id, usage, None)
 
 
@@ -151,7 +157,7 @@ def message_cost(message: Any) -> float | None:
 def model_info(meta: Mapping[str, Any], model: str | None = None) -> dict[str, Any] | None:
     """What genai-prices knows of the reply's model (RubyLLM's ``Message#model_info``): its id, name, provider,
     context window, description and whether it is deprecated; None for a model or provider it does not know."""
-    provider_id = PROVIDER_IDS.get(str(meta.get("provider") or ""))
+    provider_id = price_id(meta.get("provider"))
     name = model or meta.get("model")
     if provider_id is None or not isinstance(name, str) or not name:
         return None

@@ -19,15 +19,11 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar
 
-KEY_VARIABLES = (
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY", "AWS_BEARER_TOKEN_BEDROCK",
-    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-    "OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN",
-    "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY",
-    "DEEPSEEK_API_KEY", "XAI_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY", "HF_TOKEN",
-)
-"""The variables the openai and anthropic SDKs (and the OpenAI-compatible servers users point them at) read keys
-from; a value set in any of them is a secret wherever it shows up."""
+from brute_nb.providers import profiles
+
+KEY_VARIABLES = profiles.secret_variables()
+"""The variables the providers' SDKs (and the OpenAI-compatible servers users point them at) read keys from, as
+their profiles list them; a value set in any of them is a secret wherever it shows up."""
 
 MIN_LENGTH = 8
 SUFFIX = "...REDACTED"

@@ -33,8 +33,15 @@ CONVENTION_KEY = "cache_read_tokens"
 """The meta key whose presence says the counts beside it are in this module's convention (every reply read now)."""
 LEGACY_READS = "cached_tokens"
 """Where a session line written before the convention kept its cache reads."""
-INPUT_EXCLUDES_CACHE = frozenset({"anthropic"})
-"""Providers whose old session lines hold an ``input_tokens`` without cache reads and writes (the API's raw count)."""
+
+
+def input_excludes_cache(provider: object) -> bool:
+    """Whether ``provider``'s old session lines hold an ``input_tokens`` without cache reads and writes (the API's
+    raw count): its profile says (``Profile.input_excludes_cache``)."""
+    from brute_nb.providers import profiles
+
+    profile = profiles.of(provider)
+    return profile is not None and profile.input_excludes_cache
 
 
 class Counted(Protocol):
@@ -139,9 +146,9 @@ class Usage:
 
 def left_out(meta: Mapping[str, Any]) -> int:
     """What an old line's ``input_tokens`` left out and the convention counts: its cache reads and writes when its
-    provider reported them apart (``INPUT_EXCLUDES_CACHE``), else 0. The one rule for old lines, which
+    provider reported them apart (``input_excludes_cache``), else 0. The one rule for old lines, which
     ``Usage.of_meta`` and the frame's row-by-row pass (``frames.meta_columns``) both apply."""
-    if meta.get("provider") not in INPUT_EXCLUDES_CACHE:
+    if not input_excludes_cache(meta.get("provider")):
         return 0
     return (_count(meta.get(LEGACY_READS)) or 0) + (_count(meta.get("cache_write_tokens")) or 0)
 

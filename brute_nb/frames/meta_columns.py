@@ -17,7 +17,7 @@ from operator import and_, is_, is_not
 from typing import Any
 
 from brute_nb.frames.arrays import _masked, _number_or_none, _objects, _scatter, _strings
-from brute_nb.usage import CONVENTION_KEY, INPUT_EXCLUDES_CACHE, LEGACY_READS, left_out
+from brute_nb.usage import CONVENTION_KEY, LEGACY_READS, input_excludes_cache, left_out
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -87,7 +87,7 @@ def _read_legacy(full: Sequence[dict[str, Any]], tokens: dict[str, list[Any]], l
     """The token columns of the lines written before ``Usage``'s convention (no ``cache_read_tokens``, their
     cache reads in ``cached_tokens``), read the old way; lines in the convention are untouched. Only a file with
     such lines pays for this pass (``legacy`` is empty when no meta has ``cached_tokens``), and only a provider
-    whose old input left the cache out (``INPUT_EXCLUDES_CACHE``) has its input made whole row by row, by the
+    whose old input left the cache out (``usage.input_excludes_cache``) has its input made whole row by row, by the
     rule ``Usage.of_meta`` applies (``usage.left_out``): the loops over every row run in C."""
     from operator import contains, not_
 
@@ -104,7 +104,8 @@ def _read_legacy(full: Sequence[dict[str, Any]], tokens: dict[str, list[Any]], l
         for i in compress(range(len(full)), unmarked):
             reads[i] = legacy[i]
     providers = list(map(dict.get, full, repeat("provider")))
-    excluding = [type(p) is str and p in INPUT_EXCLUDES_CACHE for p in providers]
+    excludes = {p: input_excludes_cache(p) for p in {p for p in providers if type(p) is str}}
+    excluding = [type(p) is str and excludes[p] for p in providers]
     for i in compress(range(len(full)), map(and_, unmarked, excluding)):
         if type(inputs[i]) is int and inputs[i] >= 0:
             inputs[i] += left_out(full[i])

@@ -77,7 +77,7 @@ def request(spec: MapSpec, provider: Any, job: Job, tools: list[Any] | None = No
 async def run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
     """Submit (or resume) the rows' batch, wait for it and record every row; an SDK failure (a refused key, an
     unreachable server) is the provider's error in the same words a turn would use, with any key redacted."""
-    from brute_nb.providers.base import translate_error
+    from brute_nb.providers.failures import translate_error
     from brute_nb.redact import redact_exception
 
     try:

@@ -15,14 +15,8 @@ from brute_nb.events import emit
 from brute_nb.message import Message
 from brute_nb.prompt_cache import anthropic_breakpoints
 from brute_nb.providers.anthropic_stream import StreamedReply, schemas_built
-from brute_nb.providers.base import (
-    Provider,
-    incomplete,
-    server_tool_entries,
-    server_tool_extras,
-    tool_specs,
-    wrapped,
-)
+from brute_nb.providers.base import Provider, server_tool_entries, server_tool_extras, tool_specs, wrapped
+from brute_nb.providers.failures import incomplete
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
 from brute_nb.transports.blocks import clean
@@ -115,10 +109,10 @@ class AnthropicMessages(Provider):
 
 
 def beta_only() -> frozenset[str]:
-    """The parameters only the beta ``messages.create`` of the installed SDK takes (``options.BETA_ONLY``)."""
-    from brute_nb.providers.options import anthropic_beta_only
+    """The parameters only the beta ``messages.create`` of the installed SDK takes (``options.beta_only``)."""
+    from brute_nb.providers.options import beta_only as only
 
-    return anthropic_beta_only()
+    return only(AnthropicMessages.provider)
 
 
 MAX_CONTINUATIONS = 8

@@ -17,7 +17,7 @@ import os
 from typing import Any
 
 from brute_nb.errors import NoModelError, ProviderNotConfiguredError
-from brute_nb.providers import keys
+from brute_nb.providers import keys, profiles
 from brute_nb.providers.base import Provider
 from brute_nb.providers.builtin import DEFAULT_MODELS, ollama_base_url
 
@@ -86,24 +86,14 @@ def auto(model: str | None = None, **options: Any) -> Provider:
     if options.get("replay"):
         kind, recorded = from_cassette(str(options["replay"]))
         return build(kind, spec or recorded, **options)
-    env = os.environ
     saved = keys.load()  # read on every build: each key in it is redacted from then on, used or not
-    if spec and spec.startswith("claude"):
-        return build("anthropic", spec, **options)
-    if env.get("ANTHROPIC_API_KEY"):
-        return build("anthropic", spec, **options)
-    if env.get("OPENAI_API_KEY"):
-        return build("openai", spec, **options)
-    from brute_nb.providers.compatible import configured
-
-    hosted = configured()
-    if hosted:
-        return build(hosted[0], spec, **options)
-    if env.get("OLLAMA_HOST"):
-        return build("ollama", spec, **options)
-    from brute_nb.providers.compatible import ENDPOINTS
-
-    for name in ("anthropic", "openai", *ENDPOINTS):
-        if saved.get(name):
-            return build(name, spec, **options)
+    named = profiles.for_model(spec) if spec else None
+    if named is not None:  # a bare model name a vendor's names start with (claude-...)
+        return build(named.kind, spec, **options)
+    chosen = next((p for p in profiles.builtin() if p.chosen()), None)  # in the profiles' order
+    if chosen is not None:
+        return build(chosen.kind, spec, **options)
+    for profile in profiles.builtin():
+        if profile in profiles.keyed() and saved.get(profile.kind):
+            return build(profile.kind, spec, **options)
     raise NoModelError(NOT_CONFIGURED)

@@ -11,20 +11,14 @@ import os
 from typing import Any
 
 from brute_nb.providers.base import Provider
+from brute_nb.providers.profiles.anthropic import ANTHROPIC
+from brute_nb.providers.profiles.compatible import OLLAMA
+from brute_nb.providers.profiles.openai import CHAT
 
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-5-5",
-    "openai": "gpt-5.5",
-    "ollama": "qwen3:latest",
-}
-"""The default model per provider; ``OLLAMA_MODEL`` overrides Ollama's.
-
-Brute's defaults (llm.rb's) but for Anthropic: its ``claude-sonnet-4-20250514`` is retired (anthropic 2.0.0, our
-declared minimum, no longer lists it and warns that ``claude-sonnet-4-5`` ended on 2026-11-30), so a user with a key
-would get a 404 on the first cell. The newest Sonnet in every anthropic release we support, and priced by
-genai-prices, takes its place; OpenAI's ``gpt-4.1`` is marked deprecated in openai 3.x's ``ChatModel``, so
-``gpt-5.5`` (listed, not deprecated, priced) replaced it. ``tests/providers/test_model_tables.py`` fails when a
-default leaves the installed SDKs' tables or is marked deprecated there."""
+DEFAULT_MODELS: dict[str, str] = {p.kind: p.default_model for p in (ANTHROPIC, CHAT, OLLAMA)}
+"""The default model per native provider, from its profile (``Profile.default_model``, where the reasons for each
+are written); ``OLLAMA_MODEL`` overrides Ollama's. ``tests/providers/test_model_tables.py`` fails when a default
+leaves the installed SDKs' tables or is marked deprecated there."""
 
 
 def anthropic(model: str | None, **options: Any) -> Provider:
@@ -36,7 +30,7 @@ def anthropic(model: str | None, **options: Any) -> Provider:
 def openai(model: str | None, **options: Any) -> Provider:
     from brute_nb.providers.openai import OpenAIChat
 
-    options.setdefault("base_url", os.environ.get("OPENAI_BASE_URL") or None)
+    options.setdefault("base_url", os.environ.get(CHAT.base_url_variable or "") or None)
     return OpenAIChat(model or DEFAULT_MODELS["openai"], **options)
 
 
@@ -61,15 +55,13 @@ def ollama(model: str | None, **options: Any) -> Provider:
     from brute_nb.providers.openai import OpenAIChat
 
     env = os.environ
-    options.setdefault("base_url", ollama_base_url(env.get("OLLAMA_HOST") or "localhost"))
+    host = env.get(OLLAMA.host_variable or "")
+    options.setdefault("base_url", ollama_base_url(host or "localhost"))
     options.setdefault("api_key", "ollama")  # Ollama ignores the key, the SDK insists on one
-    provider = OpenAIChat(model or env.get("OLLAMA_MODEL") or DEFAULT_MODELS["ollama"], **options)
+    provider = OpenAIChat(model or OLLAMA.model(env), **options)
     # Errors name what the user started, not the API it speaks.
-    provider.service = "Ollama"
-    provider.unreachable_hint = (
-        "is Ollama running (ollama serve)? Set OLLAMA_HOST to where it listens "
-        f"(now {env.get('OLLAMA_HOST') or 'unset, so localhost:11434'})"
-    )
+    provider.service = OLLAMA.title
+    provider.unreachable_hint = f"{OLLAMA.unreachable_hint} (now {host or 'unset, so localhost:11434'})"
     return provider
 
 

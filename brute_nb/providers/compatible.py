@@ -2,39 +2,25 @@
 
 Each is the ``OpenAIChat`` provider (the real ``openai`` SDK) with the provider's base URL and key variable, so a
 key in the environment is all it takes (``GEMINI_API_KEY=... `` then ``%%brute``), and ``-m gemini:MODEL`` names a
-model. The table is the one place these URLs live.
+model. Their profiles (``providers.profiles.compatible``) are the one place these URLs live.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from brute_nb.errors import ProviderNotConfiguredError
 from brute_nb.providers.openai import OpenAIChat
+from brute_nb.providers.profiles import Profile
+from brute_nb.providers.profiles.compatible import HOSTED
 
-
-@dataclass(frozen=True)
-class Endpoint:
-    base_url: str
-    keys: tuple[str, ...]
-    default_model: str
-
-
-ENDPOINTS: dict[str, Endpoint] = {
-    "gemini": Endpoint("https://generativelanguage.googleapis.com/v1beta/openai/", ("GEMINI_API_KEY",
-                                                                                   "GOOGLE_API_KEY"),
-                       "gemini-2.5-flash"),
-    "openrouter": Endpoint("https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",), "openrouter/auto"),
-    "deepseek": Endpoint("https://api.deepseek.com/v1", ("DEEPSEEK_API_KEY",), "deepseek-chat"),
-    "mistral": Endpoint("https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), "mistral-large-latest"),
-}
+ENDPOINTS: dict[str, Profile] = {p.kind: p for p in HOSTED}
+"""The hosted endpoints by name, in the order ``auto()`` tries them."""
 
 
 def key_for(name: str) -> str | None:
     """The first of the endpoint's key variables that is set."""
-    return next((os.environ[k] for k in ENDPOINTS[name].keys if os.environ.get(k)), None)
+    return ENDPOINTS[name].key()
 
 
 def configured() -> list[str]:
@@ -55,7 +41,7 @@ class CompatibleChat(OpenAIChat):
     base_url_variable: ClassVar[str | None] = None  # OPENAI_BASE_URL is OpenAI's, not this endpoint's
 
     def key_variables(self) -> tuple[str, ...]:
-        return ENDPOINTS[self.name].keys
+        return ENDPOINTS[self.name].key_variables
 
     def key_name(self) -> str:
         return self.name
@@ -66,7 +52,7 @@ class CompatibleChat(OpenAIChat):
         if key is None:
             raise ProviderNotConfiguredError(
                 f"no key for {self.name}: %brute keys set {self.name} (or set "
-                f"{' or '.join(ENDPOINTS[self.name].keys)} in the kernel), then run the cell again")
+                f"{' or '.join(ENDPOINTS[self.name].key_variables)} in the kernel), then run the cell again")
         return key
 
     @property

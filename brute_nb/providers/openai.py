@@ -14,7 +14,8 @@ from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
-from brute_nb.providers.base import Provider, incomplete, server_tool_entries, tool_specs, wrapped
+from brute_nb.providers.base import Provider, server_tool_entries, tool_specs, wrapped
+from brute_nb.providers.failures import incomplete
 from brute_nb.transports.blocks import Paragraphs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
@@ -53,7 +54,7 @@ def tools_off(env: dict[str, Any], kwargs: dict[str, Any]) -> None:
 class _OpenAIProvider(Provider):
     native_schema = True
     base_url_variable: ClassVar[str | None] = "OPENAI_BASE_URL"
-    home_url = "https://api.openai.com/v1"
+    home_url: str | None = "https://api.openai.com/v1"
 
     @property
     def caching(self) -> bool:

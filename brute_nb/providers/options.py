@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from brute_nb.errors import ProviderNotConfiguredError
+from brute_nb.providers import profiles
 
 
 class OptionError(ProviderNotConfiguredError, ValueError):
@@ -26,14 +27,6 @@ class OptionError(ProviderNotConfiguredError, ValueError):
 
 SET_BY_BRUTE = frozenset({"self", "model", "messages", "input", "system", "tools", "stream", "stream_options",
                           "extra_query", "timeout"})
-CREATE = {
-    "openai": ("openai.resources.chat.completions", "AsyncCompletions", "chat.completions.create"),
-    "openai-responses": ("openai.resources.responses", "AsyncResponses", "responses.create"),
-    "anthropic": ("anthropic.resources.messages", "AsyncMessages", "messages.create"),
-}
-BETA = {"anthropic": ("anthropic.resources.beta.messages", "AsyncMessages", "beta.messages.create")}
-"""The beta call whose own parameters (``betas``, ``mcp_servers``...) a provider's options may use too: the
-provider then calls it instead (``AnthropicMessages._create``)."""
 KEY_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization")
 """Headers that carry a key: never set through ``extra_headers``, which would send it to whatever host the client
 talks to (a key goes only to its provider's host: ``credentials``); ``api_key=`` is the way to give one."""
@@ -54,19 +47,16 @@ def parse_pairs(pairs: Iterable[str]) -> dict[str, Any]:
 
 
 def accepted(kind: str) -> tuple[str, list[str]] | None:
-    """The SDK call a provider kind makes and the options it takes (None when brute_nb cannot tell: llm)."""
-    import importlib
-
-    kind = "openai" if kind not in CREATE and kind != "llm" else kind
-    entry = CREATE.get(kind)
+    """The SDK call a provider kind makes (``Profile.options_call``, and its beta one's parameters too) and the
+    options it takes; None when brute_nb cannot tell (``llm``, a plugin without a profile)."""
+    profile = profiles.of(kind)
+    entry = profile.options_call if profile is not None else None
     if entry is None:
         return None
-    module, cls, label = entry
-    create = getattr(importlib.import_module(module), cls).create
-    names = [n for n in inspect.signature(create).parameters if n not in SET_BY_BRUTE]
-    if kind in BETA:
-        names += [n for n in _parameters(BETA[kind]) if n not in names and n not in SET_BY_BRUTE]
-    return label, names
+    names = [n for n in _parameters(entry) if n not in SET_BY_BRUTE]
+    if profile is not None and profile.beta_options_call is not None:
+        names += [n for n in _parameters(profile.beta_options_call) if n not in names and n not in SET_BY_BRUTE]
+    return entry[2], names
 
 
 def _parameters(entry: tuple[str, str, str]) -> list[str]:
@@ -77,9 +67,12 @@ def _parameters(entry: tuple[str, str, str]) -> list[str]:
 
 
 @cache
-def anthropic_beta_only() -> frozenset[str]:
-    """The parameters of Anthropic's beta ``messages.create`` its ``messages.create`` does not take."""
-    return frozenset(_parameters(BETA["anthropic"])) - frozenset(_parameters(CREATE["anthropic"]))
+def beta_only(kind: str) -> frozenset[str]:
+    """The parameters of ``kind``'s beta call its plain call does not take (the provider then calls the beta one)."""
+    profile = profiles.of(kind)
+    if profile is None or profile.options_call is None or profile.beta_options_call is None:
+        return frozenset()
+    return frozenset(_parameters(profile.beta_options_call)) - frozenset(_parameters(profile.options_call))
 
 
 def check(kind: str, options: Mapping[str, Any]) -> None:

@@ -73,10 +73,16 @@ def count_text(text: str) -> tuple[int, str]:
 
 
 def _endpoint(provider: Any) -> Any:
-    """The SDK's token-count call for this provider's API, or None where the API has none."""
-    if getattr(provider, "provider", None) != "anthropic" or not hasattr(provider, "client"):
+    """The SDK's token-count call for this provider's API (``Profile.count_tokens``), or None where it has none."""
+    from brute_nb.providers import profiles
+
+    profile = profiles.of(getattr(provider, "provider", None))
+    if profile is None or profile.count_tokens is None or not hasattr(provider, "client"):
         return None
-    return getattr(getattr(provider.client, "messages", None), "count_tokens", None)
+    call: Any = provider.client
+    for part in profile.count_tokens.split("."):  # the SDK client's path to the call (``messages.count_tokens``)
+        call = getattr(call, part, None)
+    return call
 
 
 def _parameters(fn: Any) -> frozenset[str]:

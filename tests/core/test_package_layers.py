@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("brute_nb._lazy", "brute_nb.env", "brute_nb.errors", "brute_nb.events", "brute_nb.redact",
                     "brute_nb.maybe_async", "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage",
                     "brute_nb.retry_after", "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing",
-                    "brute_nb.raw_replies")),
+                    "brute_nb.raw_replies", "brute_nb.providers.profiles")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.message", "brute_nb.log",
                 "brute_nb.frames", "brute_nb.prompt_cache", "brute_nb.prefix_memo", "brute_nb.sendable",
                 "brute_nb.refused")),

@@ -79,7 +79,7 @@ def test_an_error_event_inside_a_200_stream_is_reported_as_its_status() -> None:
     import anthropic
     import httpx2
 
-    from brute_nb.providers.base import translate_error
+    from brute_nb.providers.failures import translate_error
 
     client = anthropic.Anthropic(api_key="sk-ant-test", base_url="http://127.0.0.1:9")
     body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded right now"}}

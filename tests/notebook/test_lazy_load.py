@@ -56,6 +56,11 @@ ALLOWED_OURS = {
     "brute_nb.notebook.settings",
     "brute_nb.notebook.views.short_errors",  # the one-line error handler, installed at load (stdlib only)
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
+    # the providers' profiles: plain data (the key variables redaction watches, the warm-up's modules)
+    "brute_nb.providers.profiles",
+    "brute_nb.providers.profiles.anthropic",
+    "brute_nb.providers.profiles.openai",
+    "brute_nb.providers.profiles.compatible",
     "brute_nb.confine",  # stdlib only; the overflow cleanup at load opens only what confinement allows
     "brute_nb.notebook.warm",
     "brute_nb.plugins",  # the kernel's tools registered by name; stdlib only until a name is looked up

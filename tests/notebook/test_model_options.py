@@ -22,7 +22,7 @@ from tests.ipython_shell import loaded_shell
 from tests.loopback import Handler, serve
 
 KEYS = ("BRUTE_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
-        *(k for e in ENDPOINTS.values() for k in e.keys))
+        *(k for e in ENDPOINTS.values() for k in e.key_variables))
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import httpx2
 import openai
 import pytest
 
-from brute_nb.providers.base import translate_error
+from brute_nb.providers.failures import translate_error
 
 REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 

@@ -1,0 +1,215 @@
+"""Provider profiles: everything brute_nb knows about a vendor, one frozen record each (pydantic-ai's
+``ModelProfile``), found by the provider kind a ``-m KIND:MODEL`` names.
+
+Generic code (usage, cost, redaction, the warm-up, ``map``'s batches, the notebook's help and key boxes) asks the
+profile and names no vendor; a provider file owns only its client, and a transport only its wire. A new native
+vendor is a profile, a transport and a provider class; an OpenAI-compatible endpoint is one profile entry.
+
+Invariant: a profile is plain data and this package imports nothing heavy (no SDK, nothing of brute_nb above the
+foundation), so any layer may read it, values included. Where a fact is code (the batch API, the token counter,
+the SDK's error classes) the profile names it (``"module:attribute"``, a class name) and the caller imports it
+when it needs it.
+
+Registry: the built-ins are a table in code (``BUILTIN``) registered through ``register``, the same function a
+third party's profile reaches: a package declares ``[project.entry-points."brute_nb.profiles"] toy =
+"toy_pkg:PROFILE"`` beside its ``brute_nb.providers`` factory, and ``of("toy")`` finds it. A built-in name always
+means the built-in.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+GROUP = "brute_nb.profiles"
+"""The entry-point group a third party's profile is declared in (beside ``brute_nb.providers``)."""
+BUILTIN = ("brute_nb.providers.profiles.anthropic", "brute_nb.providers.profiles.openai",
+           "brute_nb.providers.profiles.compatible")
+"""The modules holding brute_nb's own profiles (each a ``PROFILES`` tuple), in the order ``auto()`` tries them."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What brute_nb knows about one provider kind (the ``KIND`` of ``-m KIND:MODEL``)."""
+
+    kind: str
+    title: str
+    """How a message names the vendor or server (``Anthropic``, ``Ollama``)."""
+    default_model: str = ""
+    model_variable: str | None = None
+    """A variable naming the default model instead (``OLLAMA_MODEL``)."""
+    key_name: str | None = None
+    """What its key is stored under (``%brute keys set NAME``); None: the kind itself. One vendor, one key: both
+    OpenAI APIs keep OpenAI's."""
+    key_variables: tuple[str, ...] = ()
+    """The variables its key may come from (the SDK's own, or the endpoint's), first wins."""
+    chosen_by: tuple[str, ...] = ()
+    """The variables whose presence makes ``auto()`` (and the warm-up) pick this kind with no ``-m``."""
+    secret_variables: tuple[str, ...] = ()
+    """Further variables its SDK reads a secret from: redacted wherever they show up, like the keys."""
+    base_url: str | None = None
+    """Its own URL (where a key from the environment may go); None: the SDK's default."""
+    base_url_variable: str | None = None
+    """The variable the SDK reads a base URL from (a key from the environment may go there too)."""
+    host_variable: str | None = None
+    """A variable that configures a local server needing no key (``OLLAMA_HOST``)."""
+    price_id: str | None = None
+    """genai-prices' provider id for the replies it records; None: never priced."""
+    sdk: str | None = None
+    """The SDK package its provider calls (imported lazily, by the provider and the warm-up only)."""
+    timeout_errors: tuple[str, ...] = ()
+    connection_errors: tuple[str, ...] = ()
+    """Class names in ``sdk`` that mean a timeout / an unreachable server (looked up only once ``sdk`` is loaded)."""
+    options_call: tuple[str, str, str] | None = None
+    """(module, class, label) of the SDK method ``-o`` options are checked against."""
+    beta_options_call: tuple[str, str, str] | None = None
+    """A beta method whose own parameters the options may use too (the provider then calls it)."""
+    model_prefixes: tuple[str, ...] = ()
+    """Bare model names that mean this kind (``-m claude-x`` with no ``KIND:``)."""
+    attachment_api: str | None = None
+    """Which API's URL attachment kinds its requests use (``transports.attachment_blocks.URL_KINDS``)."""
+    server_tools_api: str | None = None
+    """Which API's server tools it runs (``transports.server_tools``); None: none."""
+    structured_output: str | None = None
+    """The request field its structured output goes in; None: the reply is only validated after the fact."""
+    cache_breakpoints: int = 0
+    """How many ``cache_control`` marks a request may carry (0: the API caches prefixes on its own)."""
+    cache_key_field: str | None = None
+    """The request field routing one session to one cache (``prompt_cache_key``)."""
+    count_tokens: str | None = None
+    """``module:attribute`` of its token-count endpoint call; None: a tokenizer or an estimate."""
+    batch: str | None = None
+    """``module:attribute`` of its batch API (``map(..., batch=True)``); None: it has none."""
+    input_excludes_cache: bool = False
+    """Its API's raw input count leaves cache reads and writes out (old session lines hold that raw count)."""
+    warm_modules: tuple[str, ...] = ()
+    """What the warm-up imports for it, in order: its SDK, its HTTP stack's lazy parts, its provider module."""
+    warm_schemas: str | None = None
+    """A module whose ``build_schemas`` builds the SDK models a reply needs (under its ``BUILD_LOCK``)."""
+    unreachable_hint: str = ""
+    """Said after "could not reach ...": what to start or set."""
+
+    @property
+    def stored_as(self) -> str:
+        """The name its key is stored under."""
+        return self.key_name or self.kind
+
+    def key(self, environ: Mapping[str, str] = os.environ) -> str | None:
+        """The first of its key variables that is set."""
+        return next((environ[k] for k in self.key_variables if environ.get(k)), None)
+
+    def chosen(self, environ: Mapping[str, str] = os.environ) -> bool:
+        """Whether the environment picks this kind for ``auto()``."""
+        return any(environ.get(k) for k in self.chosen_by)
+
+    def model(self, environ: Mapping[str, str] = os.environ) -> str:
+        """The model it uses when none is named."""
+        return (environ.get(self.model_variable) if self.model_variable else None) or self.default_model
+
+
+_registry: dict[str, Profile] = {}
+_missing: set[str] = set()
+"""Kinds no entry point declared a profile for, asked already (a reply of an ``llm:`` model is priced often)."""
+
+
+def register(profile: Profile) -> Profile:
+    """Make ``profile`` the one for its kind. A built-in kind keeps its built-in profile."""
+    if not isinstance(profile, Profile) or not profile.kind or ":" in profile.kind:
+        raise TypeError(f"register() takes a Profile with a kind (no ':'), got {profile!r}")
+    _builtins()
+    if profile.kind in _registry and _registry[profile.kind] is not profile and profile.kind in _builtin_kinds:
+        return _registry[profile.kind]
+    _registry[profile.kind] = profile
+    _missing.discard(profile.kind)
+    return profile
+
+
+_builtin_kinds: set[str] = set()
+
+
+def _builtins() -> None:
+    if _builtin_kinds:
+        return
+    for name in BUILTIN:
+        for profile in importlib.import_module(name).PROFILES:
+            _registry[profile.kind] = profile
+            _builtin_kinds.add(profile.kind)
+
+
+def of(kind: object) -> Profile | None:
+    """The profile of ``kind`` (a built-in, else one an installed package declares), or None."""
+    _builtins()
+    if not isinstance(kind, str) or not kind:
+        return None
+    found = _registry.get(kind)
+    if found is not None or kind in _missing:
+        return found
+    declared = _declared(kind)
+    if declared is None:
+        _missing.add(kind)
+        return None
+    return register(declared)
+
+
+def _declared(kind: str) -> Profile | None:
+    from brute_nb import plugins
+
+    loaded: Any = plugins.load(GROUP, kind)
+    return loaded if isinstance(loaded, Profile) else None
+
+
+def refresh() -> None:
+    """Ask the entry points again for the kinds none declared (a plugin installed into a running kernel)."""
+    _missing.clear()
+
+
+def installed() -> tuple[Profile, ...]:
+    """Every profile, the ones installed packages declare included (each declared module is imported now: a
+    profile module is data, so this is cheap; ``%brute models`` and ``%brute keys`` list them)."""
+    from brute_nb import plugins
+
+    refresh()
+    for name in plugins.names(GROUP):
+        of(name)
+    return every()
+
+
+def builtin() -> tuple[Profile, ...]:
+    """brute_nb's own profiles, in the order ``auto()`` tries them."""
+    _builtins()
+    return tuple(p for k, p in _registry.items() if k in _builtin_kinds)
+
+
+def every() -> tuple[Profile, ...]:
+    """Every profile known now: the built-ins, then those registered or looked up since."""
+    _builtins()
+    return tuple(_registry.values())
+
+
+def keyed() -> tuple[Profile, ...]:
+    """The profiles a key is stored for under their own kind (``%brute keys set KIND``), built-ins first."""
+    return tuple(p for p in every() if p.key_variables and p.stored_as == p.kind)
+
+
+def secret_variables() -> tuple[str, ...]:
+    """Every variable a built-in profile reads a key or a secret from, once each."""
+    names = (v for p in builtin() for v in (*p.key_variables, *p.secret_variables))
+    return tuple(dict.fromkeys(names))
+
+
+def for_model(spec: str) -> Profile | None:
+    """The profile a ``--model`` names: its ``KIND:`` prefix, else a bare name's model prefix."""
+    kind, sep, _ = spec.partition(":")
+    if sep:
+        return of(kind)
+    return next((p for p in every() if p.model_prefixes and spec.startswith(p.model_prefixes)), None)
+
+
+def vendor_words() -> frozenset[str]:
+    """The words that name a vendor (each profile's kind, key name and SDK package), lower case: the package's
+    rule test finds them in code outside ``providers/``, ``transports/`` and ``testing/``."""
+    words = {w for p in every() for w in (p.kind, p.stored_as, p.sdk or "")}
+    return frozenset(w.lower() for w in words if w)

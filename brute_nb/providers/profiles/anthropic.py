@@ -1,0 +1,38 @@
+"""Anthropic's Messages API (``AnthropicMessages``, the ``anthropic`` SDK)."""
+
+from __future__ import annotations
+
+from brute_nb.providers.profiles import Profile
+
+ANTHROPIC = Profile(
+    kind="anthropic",
+    title="Anthropic",
+    # Brute's default (llm.rb's) is retired: anthropic 2.0.0, our declared minimum, no longer lists
+    # claude-sonnet-4-20250514; the newest Sonnet every supported release lists, and genai-prices prices, replaces
+    # it (tests/providers/test_model_tables.py fails when it leaves the SDK's table).
+    default_model="claude-sonnet-5-5",
+    key_variables=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),  # the SDK reads either
+    chosen_by=("ANTHROPIC_API_KEY",),
+    secret_variables=("ANTHROPIC_FOUNDRY_API_KEY", "AWS_BEARER_TOKEN_BEDROCK", "AWS_SECRET_ACCESS_KEY",
+                      "AWS_SESSION_TOKEN"),
+    base_url="https://api.anthropic.com",
+    base_url_variable="ANTHROPIC_BASE_URL",
+    price_id="anthropic",
+    sdk="anthropic",
+    timeout_errors=("APITimeoutError",),
+    connection_errors=("APIConnectionError",),
+    options_call=("anthropic.resources.messages", "AsyncMessages", "messages.create"),
+    beta_options_call=("anthropic.resources.beta.messages", "AsyncMessages", "beta.messages.create"),
+    model_prefixes=("claude",),
+    attachment_api="anthropic",
+    server_tools_api="anthropic",
+    structured_output="output_config",
+    cache_breakpoints=4,
+    count_tokens="messages.count_tokens",
+    batch="brute_nb.providers.batches:MESSAGE_BATCHES",
+    input_excludes_cache=True,
+    warm_modules=("anthropic", "httpcore2", "brute_nb.providers.anthropic"),
+    warm_schemas="brute_nb.providers.anthropic_stream",
+)
+
+PROFILES = (ANTHROPIC,)

@@ -1,0 +1,56 @@
+"""OpenAI's two APIs through the ``openai`` SDK: Chat Completions (``OpenAIChat``, also any OpenAI-compatible
+server given as ``--base-url``) and Responses (``OpenAIResponses``). One vendor: one key, one price table."""
+
+from __future__ import annotations
+
+from brute_nb.providers.profiles import Profile
+
+SDK = "openai"
+WARM = ("openai", "httpcore2", "brute_nb.providers.openai")
+
+CHAT = Profile(
+    kind="openai",
+    title="OpenAI",
+    # gpt-4.1 (Brute's default) is marked deprecated in openai 3.x's ChatModel; gpt-5.5 is listed and priced.
+    default_model="gpt-5.5",
+    key_variables=("OPENAI_API_KEY",),
+    chosen_by=("OPENAI_API_KEY",),
+    # and the keys of the other OpenAI-compatible servers users point --base-url at (no profile, still secrets)
+    secret_variables=("OPENAI_ADMIN_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN", "GROQ_API_KEY",
+                      "XAI_API_KEY", "TOGETHER_API_KEY", "FIREWORKS_API_KEY", "HF_TOKEN"),
+    base_url="https://api.openai.com/v1",
+    base_url_variable="OPENAI_BASE_URL",
+    price_id="openai",
+    sdk=SDK,
+    timeout_errors=("APITimeoutError",),
+    connection_errors=("APIConnectionError",),
+    options_call=("openai.resources.chat.completions", "AsyncCompletions", "chat.completions.create"),
+    attachment_api="openai",
+    structured_output="response_format",
+    cache_key_field="prompt_cache_key",
+    batch="brute_nb.providers.batches:CHAT_BATCHES",
+    warm_modules=WARM,
+)
+
+RESPONSES = Profile(
+    kind="openai-responses",
+    title="OpenAI",
+    default_model=CHAT.default_model,
+    key_name="openai",
+    key_variables=CHAT.key_variables,
+    base_url=CHAT.base_url,
+    base_url_variable=CHAT.base_url_variable,
+    price_id="openai",
+    sdk=SDK,
+    timeout_errors=CHAT.timeout_errors,
+    connection_errors=CHAT.connection_errors,
+    options_call=("openai.resources.responses", "AsyncResponses", "responses.create"),
+    attachment_api="openai-responses",
+    server_tools_api="openai-responses",
+    structured_output="text",
+    cache_key_field="prompt_cache_key",
+    batch="brute_nb.providers.batches:RESPONSES_BATCHES",
+    warm_modules=WARM,
+)
+
+PROFILES = (CHAT, RESPONSES)
