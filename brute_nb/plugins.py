@@ -29,26 +29,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.errors import BruteError
+from brute_nb.providers.factories import FACTORIES
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 PROVIDERS = "brute_nb.providers"
 TOOLS = "brute_nb.tools"
+PROFILES = "brute_nb.profiles"
+"""A third party's provider profile (``providers.profiles.Profile``); brute_nb's own are ``providers.profiles``'
+table, so this group has no built-ins."""
 DISTRIBUTION = "brute_nb"
 
 BUILTINS: dict[str, dict[str, str]] = {
-    PROVIDERS: {
-        "anthropic": "brute_nb.providers.builtin:anthropic",
-        "openai": "brute_nb.providers.builtin:openai",
-        "openai-responses": "brute_nb.providers.builtin:openai_responses",
-        "ollama": "brute_nb.providers.builtin:ollama",
-        "llm": "brute_nb.providers.builtin:llm",
-        "gemini": "brute_nb.providers.builtin:gemini",
-        "openrouter": "brute_nb.providers.builtin:openrouter",
-        "deepseek": "brute_nb.providers.builtin:deepseek",
-        "mistral": "brute_nb.providers.builtin:mistral",
-    },
+    PROVIDERS: dict(FACTORIES),
     TOOLS: {
         "read": "brute_nb.tools.builtin.fs_read:FSRead",
         "write": "brute_nb.tools.builtin.fs_edit:FSWrite",
@@ -64,9 +58,10 @@ BUILTINS: dict[str, dict[str, str]] = {
         "skill": "brute_nb.tools.builtin.skill:SkillLoad",
     },
 }
-"""The core's built-ins, by group: name -> ``module:attribute``, the form of an entry point's value."""
+"""The core's built-ins, by group: name -> ``module:attribute``, the form of an entry point's value. The providers'
+are ``providers.factories``' table, where the vendors are named."""
 
-_registered: dict[str, dict[str, str]] = {PROVIDERS: {}, TOOLS: {}}
+_registered: dict[str, dict[str, str]] = {PROVIDERS: {}, TOOLS: {}, PROFILES: {}}
 
 
 class PluginError(BruteError):

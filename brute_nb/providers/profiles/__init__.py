@@ -24,8 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-GROUP = "brute_nb.profiles"
-"""The entry-point group a third party's profile is declared in (beside ``brute_nb.providers``)."""
 BUILTIN = ("brute_nb.providers.profiles.anthropic", "brute_nb.providers.profiles.openai",
            "brute_nb.providers.profiles.compatible")
 """The modules holding brute_nb's own profiles (each a ``PROFILES`` tuple), in the order ``auto()`` tries them."""
@@ -157,7 +155,7 @@ def of(kind: object) -> Profile | None:
 def _declared(kind: str) -> Profile | None:
     from brute_nb import plugins
 
-    loaded: Any = plugins.load(GROUP, kind)
+    loaded: Any = plugins.load(plugins.PROFILES, kind)
     return loaded if isinstance(loaded, Profile) else None
 
 
@@ -172,7 +170,7 @@ def installed() -> tuple[Profile, ...]:
     from brute_nb import plugins
 
     refresh()
-    for name in plugins.names(GROUP):
+    for name in plugins.names(plugins.PROFILES):
         of(name)
     return every()
 
