@@ -33,7 +33,7 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
 10. ``front/``    ``magics``, ``widget``, ``side`` (the chat panel in JupyterLab's side area), ``api``
                   (``brute_nb.chat/configure/current``), ``fix_button`` (under a failing cell's error), ``key_box``
                   (a key pasted where the first cell found none), ``load_again`` (a second ``%load_ext`` says
-                  nothing); and this package's hooks
+                  nothing), ``config_help`` (``%brute config?``); and this package's hooks
 
 A lower layer that needs something from above gets it handed down: the session tells its registry about a fork
 through ``on_fork``, ``short_errors`` gets its debug switch at install, the notebook tool reads the notebook's
@@ -50,7 +50,7 @@ from typing import Any
 
 def load_ipython_extension(ipython: Any) -> None:
     from brute_nb.notebook import kernel_tools
-    from brute_nb.notebook.front import load_again
+    from brute_nb.notebook.front import config_help, load_again
     from brute_nb.notebook.front.magics import BruteMagics
     from brute_nb.notebook.kernel_tools import cells
     from brute_nb.notebook.registry import install
@@ -64,6 +64,7 @@ def load_ipython_extension(ipython: Any) -> None:
     short_errors.install(ipython, debug=lambda: registry.debug)
     frame_view.register(ipython)
     load_again.install(ipython)
+    config_help.install(ipython)
     # Off the load path: importing the tools and walking the overflow folder would slow %load_ext.
     threading.Thread(target=_clean_overflow, name="brute-cleanup", daemon=True).start()
     from brute_nb.notebook import preload, warm
@@ -96,12 +97,13 @@ def _offer_fix(ipython: Any, error: Any, cell_id: str | None) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from brute_nb.notebook.front import load_again
+    from brute_nb.notebook.front import config_help, load_again
     from brute_nb.notebook.kernel_tools import cells
     from brute_nb.notebook.registry import registry, uninstall
     from brute_nb.notebook.views import frame_view, short_errors
 
     load_again.uninstall(ipython)
+    config_help.uninstall(ipython)
     cells.uninstall(ipython, registry().error_recorder)
     short_errors.uninstall(ipython)
     frame_view.unregister(ipython)

@@ -143,10 +143,10 @@ class NotebookAgent:
         if "model" in changes and provider_of(changes["model"]) != provider_of(before.model):
             # They were given for the other provider: its server, its key, its SDK call's parameters (an option
             # kept would refuse every later switch, as anthropic's create takes no temperature).
-            left = {"base_url": "", "api_key": "", "options": {}}
+            left: dict[str, Any] = {"base_url": None, "api_key": None, "options": {}}
             changes = {**{k: v for k, v in left.items() if k not in changes}, **changes}
         if changes.get("base_url", before.base_url) != before.base_url and "api_key" not in changes:
-            changes = {**changes, "api_key": ""}  # a key given for one server never goes to another
+            changes = {**changes, "api_key": None}  # a key given for one server never goes to another
         self.settings = self.settings.updated(**changes)
         try:
             self._check(set(changes))

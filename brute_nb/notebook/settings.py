@@ -52,7 +52,7 @@ class Settings:
     """Executed cells sent with each prompt as context (``--context N``); not part of the stack."""
     mcp: MCPSetting | None = None
     base_url: str | None = None
-    """An OpenAI-compatible server (``--base-url``); "" once cleared. It belongs to the provider it was given
+    """An OpenAI-compatible server (``--base-url``); None when unset or cleared. It belongs to the provider it was given
     with: a later ``--model`` of another provider clears it (``NotebookAgent.configure``)."""
     api_key: str | None = field(default=None, repr=False)
     """A key given for ``base_url`` (or ``env:NAME``, or ``none``); never shown (``providers.credentials``)."""
@@ -78,8 +78,9 @@ class Settings:
                 self.final_answer, self.server_tools)
 
     def updated(self, **changes: Any) -> Settings:
-        clean = {k: v for k, v in changes.items() if v is not None}
-        return dataclasses.replace(self, **clean)
+        """These settings with ``changes`` applied as given: a None is a setting put back to its default (None),
+        since ``parse_settings`` has already left out what the user did not give."""
+        return dataclasses.replace(self, **changes)
 
 
 def parse_tools(spec: str | Iterable[Any]) -> ToolSpec:
@@ -349,9 +350,41 @@ KEYS = tuple(PARSERS)
 KERNEL_KEYS = ("notebook", "debug")
 """Settings of the kernel (where the notebook is, how errors show), not of one session."""
 
+RESET = ("default", "")
+"""What puts any setting back to its default, whatever else it takes: ``KEY=default``, or nothing (``KEY=``)."""
+
+NONE_CLEARS = frozenset({"model", "system", "root", "replay", "record", "approve", "budget", "context", "mcp",
+                         "base_url", "options", "stall_timeout", "server_tools", "confirm_above", "notebook"})
+"""Settings whose ``none`` (or ``off``) is nothing set, which is their default. ``tools=none`` (no tools) and
+``api_key=none`` (a server that takes no key) say something else; the settings that always hold a number or
+true/false (max_iterations, window, summarize, final_answer, debug) have no none (``summarize=off`` is false)."""
+
+
+def default_of(key: str) -> Any:
+    """The value a setting starts with (``Settings``' field default; ``debug``, the registry's, is off)."""
+    field_ = {f.name: f for f in dataclasses.fields(Settings)}.get(key)
+    if field_ is None:
+        return False
+    return field_.default_factory() if field_.default_factory is not dataclasses.MISSING else field_.default
+
+
+def _parse(key: str, value: Any) -> Any:
+    """One setting's value: its default for a reset word, else what its parser makes of it; a ``none`` refused
+    says what puts the setting back instead."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text in RESET or (key in NONE_CLEARS and text in ("none", "off")):
+        return default_of(key)
+    try:
+        return PARSERS[key](value)
+    except (BruteError, ValueError, TypeError) as exc:
+        if text == "none":
+            raise SettingsError(f"{exc}; {key}=default puts back its default ({default_of(key)})") from None
+        raise
+
 
 def parse_settings(options: Mapping[str, Any]) -> dict[str, Any]:
     """Every option checked (``-`` and ``_`` alike in keys; None means "leave as is"); every problem named at once.
+    ``default`` or nothing (and ``none`` where it is nothing: ``NONE_CLEARS``) gives the setting's default.
 
     Tool names and provider parameters need the stack and the SDK: the session checks those when it applies the
     result (``NotebookAgent.configure``)."""
@@ -364,7 +397,7 @@ def parse_settings(options: Mapping[str, Any]) -> dict[str, Any]:
             unknown.append(repr(raw))
         elif value is not None:
             try:
-                changes[key] = PARSERS[key](value)
+                changes[key] = _parse(key, value)
             except (BruteError, ValueError, TypeError) as exc:
                 problems.append(exc)
     if unknown:

@@ -61,6 +61,8 @@ def _documented_groups() -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for section in re.split(r"^## ", page, flags=re.M)[1:]:
         title, _, body = section.partition("\n")
+        if title.startswith("Settings (`%brute config`)"):
+            continue  # the settings that last, not the cell's options
         groups[title.strip().lower()] = re.findall(r"^\| (?:`-\w`, )?`(--[\w-]+)", body, flags=re.M)
     return groups
 
@@ -215,3 +217,26 @@ def test_config_names_paths_relative_to_the_notebooks_folder(ip: Any, tmp_path: 
     assert "session:        default  ->  nb.brute/default.jsonl" in text
     assert "root:           work\n" in text and f"replay:         {elsewhere}\n" in text
     assert str(tmp_path) not in text
+
+
+@pytest.mark.parametrize("line", ["%brute config?", "%brute config ?", "%brute help config"])
+def test_config_help_says_how_each_setting_goes_back(ip: Any, capsys: pytest.CaptureFixture[str], line: str) -> None:
+    """``%brute config?`` showed IPython's own ``%config`` (the help suffix takes the last word); it shows how
+    brute_nb's settings are set and put back, each with its default."""
+    from brute_nb.notebook.settings import KEYS
+
+    result = ip.run_cell(line)
+    assert result.success, result.error_in_exec
+    text = capsys.readouterr().out
+    assert "KEY=default" in text and "KEY=none" in text and "Class.trait" not in text
+    listed = text.split("settings (default", 1)[1]
+    assert all(re.search(rf"\b{key} \(", listed) for key in KEYS), listed
+
+
+def test_the_options_page_lists_every_config_setting() -> None:
+    from brute_nb.notebook.settings import KEYS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "options.md").read_text()
+    section = page.split("## Settings (`%brute config`)", 1)[1]
+    assert "KEY=default" in section and "KEY=none" in section
+    assert re.findall(r"^\| `(\w+)` \|", section, flags=re.M) == list(KEYS)

@@ -155,7 +155,7 @@ def test_a_base_url_belongs_to_its_provider_and_can_be_cleared(shell: Any, monke
         shell.run_cell_magic("brute", "-m anthropic:claude-x", "and now?")  # the base URL stays with openai
         assert (local.received, hosted.received) == (1, 1)
         settings = registry().current().settings
-        assert (settings.base_url, settings.api_key) == ("", "")
+        assert (settings.base_url, settings.api_key) == (None, None)  # back to their defaults
     shell.run_line_magic("brute", "config api_key=sk-typed-here-0123456789")
     capsys.readouterr()
     shell.run_line_magic("brute", "config")
@@ -163,7 +163,7 @@ def test_a_base_url_belongs_to_its_provider_and_can_be_cleared(shell: Any, monke
     shell.run_line_magic("brute", "config base_url=http://127.0.0.1:9/v1")
     assert registry().current().settings.base_url == "http://127.0.0.1:9/v1"
     shell.run_line_magic("brute", "config base_url=none")  # cleared, not the URL "none"
-    assert registry().current().settings.base_url == ""
+    assert registry().current().settings.base_url is None
     capsys.readouterr()
     shell.run_line_magic("brute", "config")
     assert "\nbase_url:" not in capsys.readouterr().out

@@ -7,7 +7,9 @@ path set can make another pass. A ``%%brute`` cell with a good value runs its tu
 
 from __future__ import annotations
 
+import json
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("BRUTE_NB_NOTEBOOK", str(tmp_path / "nb.ipynb"))
     monkeypatch.setenv("BRUTE_NB_OVERFLOW_DIR", str(tmp_path / "overflow"))
     (tmp_path / "tape.cassette.jsonl").write_text("")
+    server = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "tools" / "mcp_server.py")]}
+    (tmp_path / "servers.json").write_text(json.dumps({"mcpServers": {"fs": server}}))
     return tmp_path
 
 
@@ -83,7 +87,7 @@ CELL_SETTINGS = [
     ("record", "{tmp}/new.cassette.jsonl", None),
     ("approve", "shell=allow,write=ask", "shell=maybe"),
     ("budget", "tokens=5000,tools=3", "tokns=5"),
-    ("mcp", "none", "{tmp}/missing.json"),
+    ("mcp", "{tmp}/servers.json", "{tmp}/missing.json"),
     ("options", "temperature=0.2", "temperature"),
     ("base_url", "http://127.0.0.1:9/v1", None),
 ]
@@ -135,3 +139,59 @@ def test_every_problem_is_named_at_once(env: Path) -> None:
     assert isinstance(message, str)
     for part in ("unknown setting 'colour'", "--max-iterations must be at least 1", "summarize takes true or false"):
         assert part in message
+
+
+SET = {key: good for key, good, _ in CELL_SETTINGS + CONFIG_SETTINGS} | {
+    "api_key": "sk-typed-for-the-server", "server_tools": "web_search", "final_answer": "false",
+    "confirm_above": "0.5"}
+"""A value for every session setting that is not its default."""
+NONE_KEEPS_ITS_MEANING = {"tools": "no tools", "api_key": "a server that takes no key"}
+"""Settings whose ``none`` says something of its own; ``KEY=default`` (or ``KEY=``) puts them back."""
+NO_NONE = ("max_iterations", "window", "summarize", "final_answer")
+"""Settings that always have a value (a number, true or false): ``none`` is refused, naming ``default``."""
+
+
+def set_then(key: str, value: str, reset: str) -> Outcome:
+    def run(ip: Any) -> None:
+        ip.run_line_magic("brute", f"config {shlex.quote(f'{key}={value}')}")
+        assert registry().current().settings != Settings(), f"{key}={value} changed nothing"
+        ip.run_line_magic("brute", f"config {key}={reset}")
+
+    return _shell(run)
+
+
+@pytest.mark.parametrize("key", [k for k in SET], ids=list(SET))
+def test_every_setting_goes_back_to_its_default(env: Path, key: str) -> None:
+    """Issue 39: ``%brute config`` set a budget no word could take away, and refused ``api_key=`` though its help
+    said it clears. ``KEY=default`` and ``KEY=`` put any setting back; ``KEY=none`` too, where none is nothing."""
+    value = SET[key].format(tmp=env)
+    assert set_then(key, value, "default") == Settings()
+    assert set_then(key, value, "") == Settings()
+    if key in NO_NONE:
+        message = set_then(key, value, "none")
+        assert isinstance(message, str) and f"{key}=default" in message, message
+    elif key not in NONE_KEEPS_ITS_MEANING:
+        assert set_then(key, value, "none") == Settings(), key
+
+
+def test_none_keeps_its_own_meaning_where_it_has_one(env: Path) -> None:
+    settings = set_then("tools", "read", "none")
+    assert isinstance(settings, Settings) and settings.tools == "none"
+    settings = set_then("api_key", "sk-typed-for-the-server", "none")
+    assert isinstance(settings, Settings) and settings.api_key == "none"
+
+
+def test_the_kernels_settings_go_back_to_their_defaults(env: Path) -> None:
+    def run(ip: Any) -> None:
+        ip.run_line_magic("brute", "config debug=true notebook=other.ipynb")
+        assert registry().debug and registry().settings.notebook == "other.ipynb"
+        ip.run_line_magic("brute", "config debug=default notebook=none")
+        assert not registry().debug and registry().settings.notebook is None
+
+    assert isinstance(_shell(run), Settings)
+
+
+def test_every_setting_is_covered() -> None:
+    from brute_nb.notebook.settings import KERNEL_KEYS, KEYS
+
+    assert set(SET) == set(KEYS) - set(KERNEL_KEYS)

@@ -31,7 +31,9 @@ def configure(**settings: Any) -> NotebookAgent:
     system, max_iterations, root, replay, record, window, approve, budget, summarize, context, mcp, base_url (none
     clears it), api_key (a key for base_url, env:NAME, or none),
     options (a dict of provider parameters, checked against the SDK), debug, final_answer, confirm_above (USD:
-    a map that may cost more asks first).
+    a map that may cost more asks first). ``KEY="default"`` (or ``""``) puts a setting back to its default, as
+    ``"none"`` does where none is nothing set (not ``tools``: no tools; not ``api_key``: a server that takes no
+    key); ``KEY=None`` leaves it as it is.
     ``tools`` may be a list mixing built-in names and your own tools in any shape (``Tool`` subclass, ``@tool``
     function, dict, ``ToolPipeline``, ``SubAgent``): ``configure(tools=["all", word_count])``.
     """

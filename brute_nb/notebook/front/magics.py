@@ -43,7 +43,7 @@ SUBCOMMANDS = """\
                          the session as a readable transcript (default: html, beside the session file)
 %brute search TEXT       the messages that mention TEXT, in every session under this notebook's folder
 %brute config [k=v ...]  show or change settings ({keys});
-                         shows where the notebook path came from
+                         shows where the notebook path came from; k=default puts one back (%brute config?)
 %brute chat [--side]     a chat panel over the same session, in the cell (--side: in JupyterLab's side area,
                          beside the notebook); %brute widget is the same
 %brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
@@ -256,6 +256,11 @@ class BruteMagics(Magics):
             raise UsageError(str(exc)) from None
 
     def _help(self, rest: list[str] | None = None) -> None:
+        if rest == ["config"]:
+            from brute_nb.notebook.front import config_help
+
+            print(config_help.text())
+            return
         print(SUBCOMMANDS)
 
     _cmd_help = _help
@@ -486,11 +491,12 @@ def _check_name(name: str) -> None:
 
 
 def config_pairs(words: list[str]) -> dict[str, str]:
-    """``%brute config`` words, one ``key=value`` each; a value may hold commas and ``=`` (tools=read,fs_search)."""
+    """``%brute config`` words, one ``key=value`` each; a value may hold commas and ``=`` (tools=read,fs_search);
+    nothing after ``=`` (``api_key=``) puts the setting back to its default."""
     pairs = {}
     for word in words:
         key, sep, value = word.partition("=")
-        if not sep or not key.strip() or not value.strip():
+        if not sep or not key.strip():
             raise SettingsError(f"%brute config takes key=value words; {word!r} is not one "
                                    "(quote a value with spaces: system=\"be brief\")")
         pairs[key.strip()] = value.strip()
