@@ -282,7 +282,10 @@ class NotebookAgent:
         return journal(self._state)
 
     def reset(self) -> Path | None:
-        """Start the session afresh; the old file is kept, renamed with a timestamp."""
+        """Start the session's conversation afresh; the old file is kept, renamed with a timestamp.
+
+        The settings stay: they are the session's until changed (``%%brute --new -o ...`` sets and resets in one
+        cell), and clearing the model, base URL and key here would send the next prompt to another host."""
         from brute_nb.notebook.paths import timestamped_backup
 
         self._forget()

@@ -194,6 +194,27 @@ def test_options_belong_to_their_provider_and_can_be_cleared(shell: Any, monkeyp
         assert "temperature" not in fake.requests[-1]["json"]
 
 
+def test_reset_starts_the_conversation_afresh_and_keeps_the_settings(shell: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``%brute reset`` (and ``--new``) starts the session's conversation afresh; its settings, options included,
+    are the session's until changed (``--new -o ...`` in one cell gives both), and reset says so and how to put
+    them back. Clearing the model, base URL and key at a reset would send the next prompt to the public host."""
+    with FakeProvider(["one", "two", "three"]) as fake:
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)
+        shell.run_cell_magic("brute", "-m openai:gpt-x -o temperature=0.2", "hi")
+        capsys.readouterr()
+        shell.run_line_magic("brute", "reset")
+        said = capsys.readouterr().out
+        assert "starts afresh" in said and "settings are kept" in said and "KEY=default" in said, said
+        shell.run_cell_magic("brute", "", "again")
+        body = fake.requests[-1]["json"]
+        assert body["temperature"] == 0.2 and [m["role"] for m in body["messages"]][1:] == ["user"]
+        shell.run_cell_magic("brute", "--new -o temperature=0.3", "anew")
+        body = fake.requests[-1]["json"]
+        assert body["temperature"] == 0.3 and [m["role"] for m in body["messages"]][1:] == ["user"]
+
+
 def test_a_second_session_never_changes_host_silently(shell: Any, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """Two loopback servers: "local" (the base URL set for one session, with its own key) and "public" (where the

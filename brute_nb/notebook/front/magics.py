@@ -31,7 +31,8 @@ SUBCOMMANDS = """\
 %brute tools             its tool calls (with results) as a DataFrame
 %brute sessions          the sessions saved beside this notebook
 %brute use NAME          switch to (or start) session NAME
-%brute reset             start the current session afresh (the old file is kept, timestamped)
+%brute reset             start the current session's conversation afresh (the old file is kept, timestamped);
+                         its settings stay (model, options, base URL...): KEY=default puts one back
 %brute undo [PATH]       revert the agent's last turn: the variables its code changed, its files and cells
                          together (or the last change to PATH); says what it could not restore
 %brute why NAME          the turn, tool call and code that last assigned NAME in the kernel (the python tool or a
@@ -87,7 +88,8 @@ class BruteMagics(Magics):
     @argument("--root", help="workspace root for file tools (default: the notebook's folder)")
     @argument_group("context", "which conversation the prompt joins, and what goes with it")
     @argument("-s", "--session", help="session name (default: default); one JSONL file beside the notebook")
-    @argument("--new", action="store_true", help="start the session afresh; the old file is kept, timestamped")
+    @argument("--new", action="store_true", help="start the conversation afresh (settings stay); the old file is kept, "
+                                                 "timestamped")
     @argument("--context", help="send the last N executed cells (with bounded outputs) as context this turn "
                                 "(default: %%brute config context=N, else 0)")
     @argument("--attach", help="files or URLs to send with the prompt, comma-separated: report.pdf,https://x/p.png")
@@ -287,7 +289,8 @@ class BruteMagics(Magics):
     def _cmd_reset(self, rest: list[str]) -> None:
         nb = self.registry.current()
         backup = nb.reset()
-        print(f"session {nb.name} starts afresh" + (f"; the old file is kept as {backup}" if backup else ""))
+        print(f"session {nb.name} starts afresh; its settings are kept (%brute config lists them, "
+              "%brute config KEY=default puts one back)" + (f"\nthe old file is kept as {backup}" if backup else ""))
 
     def _cmd_undo(self, rest: list[str]) -> None:
         if len(rest) > 1:
