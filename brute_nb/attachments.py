@@ -44,8 +44,8 @@ MAX_BYTES = 32 << 20
 """The most any supported API takes in one request: Anthropic's 32 MB request limit (PDFs, text)."""
 MAX_IMAGE_BYTES = 20 << 20
 """The most an API takes for one image: OpenAI's 20 MB (Anthropic's is 5 MB; its 400 then says so)."""
-LIMIT_WHY = "the model APIs take at most 32 MB in one request (Anthropic's limit; PDFs and text files)"
-IMAGE_WHY = "the model APIs take images of at most 20 MB (OpenAI's limit; Anthropic's is 5 MB)"
+LIMIT_WHY = "the model APIs take at most 32 MB in one request (the lowest limit among them; PDFs and text files)"
+IMAGE_WHY = "the model APIs take images of at most 20 MB (some take at most 5 MB)"
 
 
 class AttachmentError(BruteError, ValueError):

@@ -1,12 +1,12 @@
 """Prompt caching: where a request marks its cacheable prefix, and the per-session key OpenAI routes caches by.
 
 An agent loop resends the whole conversation at every step, so the prefix it shares with the previous step is
-most of what it pays for. Anthropic caches only up to blocks marked ``cache_control`` (at most four a request);
-``anthropic_breakpoints`` places them on a built request: the user's own marks (``Message.cache_until_here()``,
-latest first), the tools + system prefix, the end of the previous step (read back now) and the end of this
-request (read back by the next step). OpenAI caches any prefix it has seen on its own; what it needs is a prefix
-that stays byte-stable across steps (the transports dump a log deterministically) and a ``prompt_cache_key``
-(``session_key``) so one session's requests reach the same cache.
+most of what it pays for. Anthropic caches only up to blocks marked ``cache_control`` (at most four a request: its
+profile's ``cache_breakpoints``); ``place_breakpoints`` places them on a built request: the user's own marks
+(``Message.cache_until_here()``, latest first), the tools + system prefix, the end of the previous step (read
+back now) and the end of this request (read back by the next step). OpenAI caches any prefix it has seen on its
+own; what it needs is a prefix that stays byte-stable across steps (the transports dump a log deterministically)
+and a ``prompt_cache_key`` (``session_key``) so one session's requests reach the same cache.
 
 The invariant: a request never carries more than ``MAX_BREAKPOINTS`` marks, and a mark never changes what the
 model reads (``without_marks`` of a marked request equals the unmarked one, which is how replay compares them).
@@ -32,7 +32,7 @@ def session_key(name: object) -> str:
     return "brute-" + hashlib.sha256(str(name).encode()).hexdigest()[:24]
 
 
-def anthropic_breakpoints(kwargs: dict[str, Any], limit: int = MAX_BREAKPOINTS, *,
+def place_breakpoints(kwargs: dict[str, Any], limit: int = MAX_BREAKPOINTS, *,
                           marked: Sequence[int] | None = None) -> dict[str, Any]:
     """``kwargs`` (for ``messages.create``) with cache breakpoints placed, at most ``limit``; changed in place.
 

@@ -1,5 +1,5 @@
-"""Structured output: a schema (a pydantic model or a JSON-schema dict) turned into each API's native request
-option, and a reply checked against it.
+"""Structured output: a schema (a pydantic model or a JSON-schema dict) checked, named, and a reply validated
+against it. Each API's own request option for it is the provider's (``providers.schema_formats``).
 
 The invariant: a reply is only ever called structured once it validated; a reply that does not validate raises
 ``StructuredOutputError`` naming every failing field, and the text the model sent stays in the log. A message
@@ -55,50 +55,6 @@ def short_name(schema: Any) -> str:
     """The name the APIs get (``^[a-zA-Z0-9_-]{1,64}$``)."""
     raw = schema.__name__ if is_model(schema) else str(schema.get("title") or "response")
     return "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in raw)[:64] or "response"
-
-
-def json_schema(schema: Any) -> dict[str, Any]:
-    """The JSON schema in the strict form the APIs require: every object closed, every property required."""
-    if is_model(schema):
-        from openai.lib._pydantic import to_strict_json_schema
-
-        strict: dict[str, Any] = to_strict_json_schema(schema)
-        return strict
-    closed: dict[str, Any] = _closed(dict(schema))
-    return closed
-
-
-def _closed(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_closed(x) for x in node]
-    if not isinstance(node, Mapping):
-        return node
-    out = {k: _closed(v) for k, v in node.items()}
-    if out.get("type") == "object":
-        out.setdefault("additionalProperties", False)
-        out.setdefault("required", list(out.get("properties") or {}))
-    return out
-
-
-def openai_chat_format(schema: Any) -> dict[str, Any]:
-    """Chat Completions' ``response_format``."""
-    return {"type": "json_schema",
-            "json_schema": {"name": short_name(schema), "schema": json_schema(schema), "strict": True}}
-
-
-def responses_format(schema: Any) -> dict[str, Any]:
-    """The Responses API's ``text`` parameter."""
-    return {"format": {"type": "json_schema", "name": short_name(schema), "schema": json_schema(schema),
-                       "strict": True}}
-
-
-def anthropic_format(schema: Any) -> dict[str, Any]:
-    """Anthropic's ``output_config``, its schema shaped as the SDK's own ``output_format=`` helper shapes it (objects
-    closed; optional fields may stay optional; unsupported constraints moved into descriptions)."""
-    from anthropic.lib._parse._transform import transform_schema
-
-    shaped: dict[str, Any] = transform_schema(schema if is_model(schema) else dict(schema))
-    return {"format": {"type": "json_schema", "schema": shaped}}
 
 
 def validate(schema: Any, text: str) -> Any:

@@ -1,8 +1,9 @@
 """``map(..., batch=True)``: the rows as one provider batch (half the price, for work that can wait).
 
-Anthropic gets a Message Batch (``messages/batches``), OpenAI a JSONL file of requests and a Batch over it (Chat
-Completions or Responses). Each row's request is exactly the one its synchronous turn would send (the provider's
-own ``request``), so a batch answers what ``map`` would have. The invariants:
+Each provider whose profile names a batch API (``Profile.batch``, ``providers.batches``: Anthropic's Message
+Batches, OpenAI's file of requests) takes the rows as one batch. Each row's request is exactly the one its
+synchronous turn would send (the provider's own ``request``), so a batch answers what ``map`` would have. The
+invariants:
 
 - Never submitted twice: the batch id is written beside the run (``<run>.batch.json``, atomically, through the
   project's confined write) before anything else happens, so a re-run of the cell (after an interrupt or a kernel
@@ -18,7 +19,7 @@ Polling backs off (from ``FIRST_WAIT`` to ``MAX_WAIT`` seconds) and shows the ba
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +29,17 @@ from brute_nb import confine
 from brute_nb.errors import BruteError, SettingsError
 from brute_nb.log import Log
 from brute_nb.map import schema as schemas
-from brute_nb.map.batch_results import Result, anthropic_results, failed, openai_results
 from brute_nb.map.cache import Done, Record
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.message import Message, Role, dumps
+from brute_nb.providers import profiles
+from brute_nb.providers.batches import BatchApi, Ended
 from brute_nb.usage import Usage
 
 FIRST_WAIT = 2.0
 MAX_WAIT = 60.0
 BATCH_DISCOUNT = 0.5
 """Both providers bill batch requests at half their price (documented by each; genai-prices has no batch rate)."""
-OPENAI_ENDPOINTS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses"}
 
 NO_ANSWER = "the batch ended without an answer for this row; run the cell again to submit it again"
 """A row the results do not answer (cancelled, expired, or its line unreadable): a re-run submits it again."""
@@ -51,12 +52,24 @@ class BatchError(BruteError):
 
 
 def kind_of(provider: Any) -> str:
-    """``anthropic``, ``openai`` or ``openai-responses``; a SettingsError for a provider with no batch API."""
+    """The provider's kind when its profile names a batch API; a SettingsError for a provider with none."""
     label = str(getattr(provider, "label", "")).partition(":")[0]
-    if label in ("anthropic", *OPENAI_ENDPOINTS) and hasattr(provider, "request"):
+    profile = profiles.of(label)
+    if profile is not None and profile.batch and hasattr(provider, "request"):
         return label
-    raise SettingsError(f"batch=True needs a provider with a batch API (anthropic:..., openai:..., "
-                        f"openai-responses:...), not {label or type(provider).__name__}")
+    kinds = ", ".join(f"{p.kind}:..." for p in profiles.every() if p.batch)
+    raise SettingsError(f"batch=True needs a provider with a batch API ({kinds}), not "
+                        f"{label or type(provider).__name__}")
+
+
+def api_of(kind: str) -> BatchApi:
+    """The batch API ``kind``'s profile names (``module:attribute``), imported now."""
+    import importlib
+
+    profile = profiles.of(kind)
+    module, _, name = (profile.batch if profile is not None and profile.batch else "").partition(":")
+    api: BatchApi = getattr(importlib.import_module(module), name)
+    return api
 
 
 def request(spec: MapSpec, provider: Any, job: Job, tools: list[Any] | None = None) -> dict[str, Any]:
@@ -85,14 +98,19 @@ async def run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any
     except BruteError:
         raise
     except Exception as exc:
-        if type(exc).__module__.partition(".")[0] not in SDK_MODULES:
+        if type(exc).__module__.partition(".")[0] not in sdk_modules():
             raise
         raise translate_error(redact_exception(exc), str(getattr(provider, "provider", None) or kind_of(provider)),
                               getattr(provider, "base_url", None)) from exc
 
 
-SDK_MODULES = frozenset({"anthropic", "openai", "httpx2", "httpcore"})
-"""Where the errors a batch's calls may raise come from (the SDKs and their HTTP stack), translated as a turn's."""
+HTTP_MODULES = frozenset({"httpx2", "httpcore"})
+
+
+def sdk_modules() -> frozenset[str]:
+    """Where the errors a batch's calls may raise come from (the profiles' SDKs and their HTTP stack), translated as
+    a turn's."""
+    return HTTP_MODULES | {p.sdk for p in profiles.every() if p.sdk}
 
 
 async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: Any, status: Status) -> None:
@@ -120,14 +138,14 @@ async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: An
 
 
 async def _resumed(kind: str, provider: Any, record: Path, batch_id: str, status: Status
-                   ) -> AsyncIterator[Result] | str:
+                   ) -> Ended:
     """``_wait`` on the batch the record names; a provider that does not know it (made with another key or account,
     or deleted) is the record's problem, said with its path and what to do. Nothing is submitted in its place: the
     batch may well exist where the user can still reach it, and submitting again pays for the rows again."""
     try:
         return await _wait(kind, provider, batch_id, status)
     except Exception as exc:
-        if getattr(exc, "status_code", None) != 404 or type(exc).__module__.partition(".")[0] not in SDK_MODULES:
+        if getattr(exc, "status_code", None) != 404 or type(exc).__module__.partition(".")[0] not in sdk_modules():
             raise
         raise BatchError(
             f"{record}: this batch record names batch {batch_id!r}, which the provider does not know (it was made "
@@ -149,42 +167,20 @@ def _load(path: Path, root: Path) -> dict[str, Any] | None:
 
 
 async def _submit(kind: str, provider: Any, spec: MapSpec, jobs: list[Job]) -> str:
-    client = provider.client
     bodies = [(job.key, request(spec, provider, job)) for job in jobs]
-    if kind == "anthropic":
-        batch = await client.messages.batches.create(
-            requests=[{"custom_id": key, "params": body} for key, body in bodies])
-        return str(batch.id)
-    endpoint = OPENAI_ENDPOINTS[kind]
-    lines = "".join(dumps({"custom_id": key, "method": "POST", "url": endpoint, "body": body}) + "\n"
-                    for key, body in bodies)
-    upload = await client.files.create(file=(Path(spec.folder).name + ".jsonl", lines.encode()), purpose="batch")
-    batch = await client.batches.create(input_file_id=upload.id, endpoint=endpoint, completion_window="24h")
-    return str(batch.id)
+    return await api_of(kind).submit(provider, bodies, Path(spec.folder).name)
 
 
-async def _wait(kind: str, provider: Any, batch_id: str, status: Status) -> AsyncIterator[Result] | str:
+async def _wait(kind: str, provider: Any, batch_id: str, status: Status) -> Ended:
     """Poll until the batch has ended (backing off), then the results as ``(custom_id, Message | None, error)``, or
     the error of every row when the batch failed as a whole."""
-    client = provider.client
+    api = api_of(kind)
     wait = FIRST_WAIT
     while True:
-        if kind == "anthropic":
-            batch = await client.messages.batches.retrieve(batch_id)
-            counts = batch.request_counts
-            status(f"{batch.processing_status}: {counts.succeeded} done, {counts.errored} failed, "
-                   f"{counts.processing} waiting")
-            if batch.processing_status == "ended":
-                return anthropic_results(provider, batch_id)
-        else:
-            batch = await client.batches.retrieve(batch_id)
-            counts = batch.request_counts
-            status(f"{batch.status}" + (f": {counts.completed} done, {counts.failed} failed of {counts.total}"
-                                        if counts else ""))
-            if batch.status == "failed":
-                return failed(batch)
-            if batch.status in ("completed", "expired", "cancelled"):
-                return openai_results(kind, provider, batch)
+        line, ended = await api.poll(provider, batch_id)
+        status(line)
+        if ended is not None:
+            return ended
         await anyio.sleep(wait)
         wait = min(wait * 1.5, MAX_WAIT)
 

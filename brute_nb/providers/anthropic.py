@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import Message
-from brute_nb.prompt_cache import anthropic_breakpoints
+from brute_nb.prompt_cache import place_breakpoints
+from brute_nb.providers import schema_formats
 from brute_nb.providers.anthropic_stream import StreamedReply, schemas_built
 from brute_nb.providers.base import Provider, server_tool_entries, server_tool_extras, tool_specs, wrapped
 from brute_nb.providers.failures import incomplete
+from brute_nb.providers.profiles.anthropic import ANTHROPIC
 from brute_nb.transports.anthropic import Anthropic
 from brute_nb.transports.base import as_data
 from brute_nb.transports.blocks import clean
@@ -64,9 +65,9 @@ class AnthropicMessages(Provider):
         if env.get("tool_choice") == "none" and kwargs.get("tools"):
             kwargs["tool_choice"] = {"type": "none"}  # ToolChoiceNoneParam: tools stay listed, none may be called
         if env.get("schema") is not None:
-            kwargs["output_config"] = structured.anthropic_format(env["schema"])
+            kwargs["output_config"] = schema_formats.messages_format(env["schema"])
         if self.cache is not False:
-            anthropic_breakpoints(kwargs, marked=marked)
+            place_breakpoints(kwargs, ANTHROPIC.cache_breakpoints, marked=marked)
         return kwargs
 
     async def _complete(self, env: dict[str, Any]) -> Message:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from brute_nb import structured
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
+from brute_nb.providers import schema_formats
 from brute_nb.providers.base import Provider, server_tool_entries, tool_specs, wrapped
 from brute_nb.providers.failures import incomplete
 from brute_nb.transports.blocks import Paragraphs
@@ -85,7 +85,7 @@ class OpenAIChat(_OpenAIProvider):
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
-            kwargs["response_format"] = structured.openai_chat_format(env["schema"])
+            kwargs["response_format"] = schema_formats.chat_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
             kwargs.setdefault("stream_options", {"include_usage": True})
@@ -191,7 +191,7 @@ class OpenAIResponses(_OpenAIProvider):
         if self.caching:
             kwargs.setdefault("prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
-            kwargs["text"] = structured.responses_format(env["schema"])
+            kwargs["text"] = schema_formats.responses_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
         return kwargs

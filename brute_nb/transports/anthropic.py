@@ -69,14 +69,14 @@ class Anthropic(MessageTransport):
 
     @classmethod
     def dump_marked(cls, messages: Iterable[Any]) -> tuple[str | None, list[dict[str, Any]], list[int]]:
-        """``dump_request`` and the turns holding a user's cache mark (``anthropic_breakpoints(marked=...)``).
+        """``dump_request`` and the turns holding a user's cache mark (``place_breakpoints(marked=...)``).
 
         Every model call sends the whole log, so this is the per-message cost of a long session. On a ``Log`` it
         is O(new messages): the turns made of the body for earlier calls are kept (``prefix_memo.resume``; appending
         never changes a turn but the last, which a same-role message may still extend), and only messages added
         since are turned into turns; the leading system messages (a turn's system prompt, put first each turn)
         are read each call. The turns are shared between requests: read them, never change them
-        (``anthropic_breakpoints`` copies the few it marks). Elsewhere, the common message (a plain user or
+        (``place_breakpoints`` copies the few it marks). Elsewhere, the common message (a plain user or
         assistant text) is turned into its string turn inline, without the block builders or any call.
         """
         sent = history(messages)

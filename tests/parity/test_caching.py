@@ -48,7 +48,7 @@ def looping(provider: Any) -> Any:
 
 
 @pytest.mark.parametrize("stream", [True, False])
-async def test_anthropic_breakpoints_and_the_fakes_cache_accounting(fake_provider: FakeProvider,
+async def test_place_breakpoints_and_the_fakes_cache_accounting(fake_provider: FakeProvider,
                                                                     stream: bool) -> None:
     fake_provider.add(*(reply(f"step {i}", call("read", {"file_path": str(i)})) for i in range(3)), "done")
     env = await looping(FACTORIES["anthropic"](fake_provider, stream=stream)).astart("read them")

@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from brute_nb.message import Message
-from brute_nb.structured import StructuredOutputError, json_schema
+from brute_nb.providers.schema_formats import json_schema
+from brute_nb.structured import StructuredOutputError
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.rules import request_problems
 

@@ -17,7 +17,7 @@ import pytest
 import brute_nb
 from brute_nb.errors import ProviderError
 from brute_nb.map import batch as batches
-from brute_nb.map import batch_results
+from brute_nb.providers import batch_results
 from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
 from brute_nb.redact import KEY_VARIABLES

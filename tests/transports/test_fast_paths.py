@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brute_nb.message import Message, ToolCall
-from brute_nb.prompt_cache import anthropic_breakpoints
+from brute_nb.prompt_cache import place_breakpoints
 from brute_nb.redact import remember
 from brute_nb.sendable import repaired, sendable, valid
 from brute_nb.transports.anthropic import CONTINUE_TEXT, EMPTY_REPLY_TEXT, Anthropic
@@ -99,7 +99,7 @@ def test_anthropic_dump_request_is_the_plain_dump(log: list[Any]) -> None:
     assert (system, turns) == plain_dump(log)
     assert Anthropic.dump_all(log) == turns
     # Cache breakpoints land on the same blocks whether a turn came out of the fast path or not.
-    assert anthropic_breakpoints({"messages": turns, "system": system}) == anthropic_breakpoints(
+    assert place_breakpoints({"messages": turns, "system": system}) == place_breakpoints(
         {"messages": plain_dump(log)[1], "system": system})
 
 
@@ -196,8 +196,8 @@ def test_a_logs_resumed_dump_agrees_with_a_fresh_one_after_any_edits(steps: list
         system, turns, marked = Anthropic.dump_marked(log)
         assert (system, turns, marked) == fresh
         assert marked == _marks(turns)
-        placed = anthropic_breakpoints({"messages": turns, "system": system}, marked=marked)
-        assert placed == anthropic_breakpoints({"messages": Anthropic.dump_marked(list(log))[1], "system": system})
+        placed = place_breakpoints({"messages": turns, "system": system}, marked=marked)
+        assert placed == place_breakpoints({"messages": Anthropic.dump_marked(list(log))[1], "system": system})
         assert Anthropic.dump_marked(log) == fresh  # the marks went on copies: the kept turns have none added
         assert OpenAI.dump_all(log) == OpenAI.dump_all(list(log))
         assert unreadable(log, "openai") == unreadable(list(log), "openai")

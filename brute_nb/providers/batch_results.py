@@ -117,12 +117,9 @@ async def anthropic_results(provider: Any, batch_id: str) -> AsyncIterator[Resul
 OPENAI_ENDED = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
 
 
-async def openai_results(kind: str, provider: Any, batch: Any) -> AsyncIterator[Result]:
-    """OpenAI's output and error files (``custom_id``, ``response.status_code``, ``response.body``, ``error``)."""
-    from brute_nb.transports.openai import OpenAI
-    from brute_nb.transports.openai_responses import ResponsesItems
-
-    transport = ResponsesItems if kind == "openai-responses" else OpenAI
+async def openai_results(transport: Any, provider: Any, batch: Any) -> AsyncIterator[Result]:
+    """OpenAI's output and error files (``custom_id``, ``response.status_code``, ``response.body``, ``error``), each
+    reply read by ``transport`` (the batch's API's)."""
     for file_id in (batch.output_file_id, batch.error_file_id):
         if not file_id:
             continue
