@@ -31,6 +31,7 @@ EVENTS: tuple[str, ...] = (
     "should_exit",      # the should_exit dict, when a guard stops the loop
     "repaired",         # {"dropped", "closed", "renamed", "message"}: what was sent differs from an invalid log
     "retry",            # {"error", "attempt", "of", "wait", "message"}: a reply failed mid-way is asked again
+    "notice",           # {"message": str}: a line every view shows with the turn (its request goes to another host)
     "turn_end",         # {"cancelled": bool, "error": BaseException | None}
     "error",            # {"error": BaseException, "message": str, "source": str}
 )

@@ -35,7 +35,7 @@ class Registry:
         self.last_host: tuple[str, str] | None = None
         self.beside: dict[str, Any] = {}
         """The chat panels open in JupyterLab's side area (sidecar widgets), by session: a second one replaces it."""
-        """(session, host) of the last ``%%brute`` turn (``crossing``)."""
+        """(session, host) of the last turn, from any front end (``crossing``)."""
 
     @property
     def location(self) -> Any:
@@ -62,6 +62,7 @@ class Registry:
         if nb is None:
             nb = NotebookAgent(name, path, settings=self.starting_settings(loc), notebook=loc.path)
             nb.on_fork = self.adopt  # a fork of a kernel session becomes the current one
+            nb.host_line = self.crossing
             self.agents[key] = nb
         return nb
 
@@ -111,6 +112,7 @@ class Registry:
 
     def adopt(self, nb: NotebookAgent) -> NotebookAgent:
         nb.on_fork = self.adopt
+        nb.host_line = self.crossing
         self.agents[(nb.session_path, nb.name)] = nb
         self.current_name = nb.name
         return nb

@@ -22,6 +22,7 @@ from brute_nb.agent import Agent
 from brute_nb.confine import Signature, signature
 from brute_nb.env import Env
 from brute_nb.errors import BruteError
+from brute_nb.events import emit
 from brute_nb.log import Log
 from brute_nb.message import role_of
 from brute_nb.notebook.settings import Settings
@@ -52,6 +53,9 @@ class NotebookAgent:
         replaced since (a demo's second Run All), so the last turn's log is no longer where the session is."""
         self.on_fork: Callable[[NotebookAgent], Any] | None = None
         """Set by the registry that owns this session: ``load`` hands it the fork, which becomes current."""
+        self.host_line: Callable[[NotebookAgent], str | None] | None = None
+        """Set by the registry: the line saying this turn goes to another host than the last turn of another
+        session did (``Registry.crossing``), said at the start of every turn, whichever front end runs it."""
 
     @property
     def root(self) -> Path:
@@ -188,9 +192,16 @@ class NotebookAgent:
         extra.setdefault("cell_front", front())  # the cell tools edit the live notebook where a person has it open
         # Where files and cells stand now, so %brute undo takes back this turn's changes (and the kernel's) together.
         extra.setdefault(TURN_KEY, journal(self._state).begin(self._state, prompt))
+        agent = self.agent
+        line = self.host_line(self) if self.host_line is not None else None
+        say = _saying(line)
+        if say is not None:
+            agent.on("turn_start", say)
         try:
-            return await self.agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
+            return await agent.astart(prompt, root=self.root, notebook=self.notebook, **extra)
         finally:
+            if say is not None:
+                agent.off("turn_start", say)
             self._left = self._signature()
 
     def _signature(self) -> Signature | None:
@@ -362,6 +373,17 @@ NOTHING_TO_UNDO = ("nothing to undo: the agent has changed no variable, file or 
 
 PROVIDER_VARIABLES = ("BRUTE_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL")
 PROVIDER_SUFFIXES = ("_API_KEY", "_BASE_URL", "_AUTH_TOKEN", "_API_BASE", "_ORG_ID", "_PROJECT_ID")
+
+
+def _saying(line: str | None) -> Callable[[Env, Any], None] | None:
+    """A ``turn_start`` handler that says ``line`` as the turn's ``notice`` (every view shows one), or None."""
+    if not line:
+        return None
+
+    def say(env: Env, payload: Any) -> None:
+        emit(env, "notice", {"message": line})
+
+    return say
 
 
 def provider_of(model: str | None) -> str:

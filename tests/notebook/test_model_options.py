@@ -243,3 +243,34 @@ def test_a_second_session_never_changes_host_silently(shell: Any, monkeypatch: p
         keys = ({r["headers"]["authorization"] for r in local.requests},
                 {r["headers"]["authorization"] for r in public.requests})
     assert keys == ({f"Bearer {local_key}"}, {f"Bearer {public.api_key}"})  # each key went to its own host only
+
+
+def test_the_host_line_shows_in_every_front_end(shell: Any, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The line saying a session's turn goes to another host than the last turn did showed in ``%%brute`` cells
+    only: a turn from ``brute_nb.current().ask()`` or the chat panel changed host silently. The session says it
+    at the start of every turn, and each front end shows it as it shows any notice."""
+    import brute_nb
+    from brute_nb.notebook.front.widget import ChatWidget
+    from brute_nb.notebook.registry import registry
+
+    local_key = "sk-local-server-key-0123456789"
+    with FakeProvider(["local 1", "local 2"], api_key=local_key) as local, FakeProvider(["public 1"]) as public:
+        monkeypatch.setenv("OPENAI_API_KEY", public.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", public.openai_base_url)
+        shell.run_line_magic("brute", f"config model=openai:local-1 base_url={local.openai_base_url} "
+                                      f"api_key={local_key}")
+        shell.run_cell_magic("brute", "--quiet", "hi")
+        shell.run_line_magic("brute", "use solo")
+        brute_nb.configure(base_url="none")
+        capsys.readouterr()
+        assert brute_nb.current().ask("from Python") == "public 1"
+        assert f"session solo sends to {public.base_url} (session default sent to {local.base_url})" \
+            in capsys.readouterr().out
+        chat = ChatWidget(registry().get("default"))
+        chat.input.value = "from the panel"
+        chat.send_button.click()
+        assert chat.wait_idle(60)
+        assert f"session default sends to {local.base_url} (session solo sent to {public.base_url})" \
+            in chat.transcript_html
+        assert (local.received, public.received) == (2, 1)

@@ -141,9 +141,6 @@ class BruteMagics(Magics):
             return self._over(args, cell.strip("\n").rstrip())
         _refuse_map_options(args)
         nb = self._session(args)
-        crossing = self.registry.crossing(nb)
-        if crossing:
-            print(crossing)
         body = cell.strip("\n").rstrip()  # the newline a cell body ends with is not part of what the user asked
         files: list[Any] = []
         prompt = body if args.raw else expand(body, self.shell.user_ns if self.shell else {}, files,

@@ -75,6 +75,7 @@ class TurnModel:
             "repaired": self.on_repaired,
             "compacted": self.on_compacted,
             "retry": self.on_retry,
+            "notice": self.on_retry,
         }
 
     def attach(self, agent: Any) -> None:
@@ -142,8 +143,9 @@ class TurnModel:
         self.watch("compacted", text)
 
     def on_retry(self, env: dict[str, Any], payload: Any) -> None:
-        """A reply that failed mid-way is asked again: one notice line where it happened (kept with the compaction
-        notices), and the next try's text starts a segment of its own."""
+        """A reply that failed mid-way is asked again, or the session has a word on the turn (``notice``): one
+        notice line where it happened (kept with the compaction notices), and the next text starts a segment of
+        its own."""
         replies = sum(role_of(m) == "assistant" for m in self.messages)
         text = str(payload.get("message", "")) if isinstance(payload, Mapping) else str(payload)
         with self.lock:
