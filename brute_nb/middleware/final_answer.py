@@ -7,10 +7,11 @@ reminder appended and no tool allowed to run. The reminder goes only on that req
 it is never written to the session); the answer is appended to the log, so SessionLog saves it and Budget counts
 its tokens. Tools stay advertised on the request, since Anthropic refuses a history holding ``tool_use`` blocks
 without them, and are disabled the way each API documents it: the call's env says ``tool_choice="none"``, which
-the providers send as Anthropic's ``{"type": "none"}`` and the OpenAI APIs' ``"none"``. Without it a model that
-keeps calling tools called one here too, and the turn ended without a word. A call in the answer anyway (a
-provider that cannot disable tools, such as ``llm``'s) is never run: it is dropped and the text kept, so every
-call in the log still has its result. The answer streams to the turn's views like any reply.
+the providers send as Anthropic's ``{"type": "none"}`` and the OpenAI APIs' ``"none"`` (``llm``, which has no
+tool choice, by a prompt with no ``tools=``). Without it a model that keeps calling tools called one here too,
+and the turn ended without a word. A call in the answer anyway (a provider that cannot disable tools: a user's
+own handler) is never run: it is dropped and the text kept, so every call in the log still has its result. The
+answer streams to the turn's views like any reply.
 
 The call comes after the turn's tools ran (and were paid for), so a fault the SDK would retry (a 529 mid-stream, a
 cut connection) must not end the turn there: it goes through ``RetryReply`` like every other model call of the

@@ -62,7 +62,9 @@ class LLMModel(Provider):
                  for s in tool_specs(env.get("tools"))]
         kwargs: dict[str, Any] = {"messages": request.history, "tool_results": request.tool_results,
                                   "key": self.api_key, **self.params}
-        if tools:
+        # llm has no tool_choice: a prompt with no tools= is its way to ask for none (FinalAnswer's answer at a
+        # limit); the history's calls and results are still sent, as every plugin sends them.
+        if tools and env.get("tool_choice") != "none":
             kwargs["tools"] = tools
         with _closing_clients(model) as made:
             response = model.prompt(request.prompt, **kwargs)

@@ -73,3 +73,29 @@ def test_models_lists_what_llm_offers(llm_home: FakeProvider) -> None:
 
     found, why = list_models(auto("llm:fake-gpt"))
     assert why is None and "fake-gpt" in found
+
+
+def test_the_answer_at_a_limit_is_asked_with_no_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """llm has no ``tool_choice``: a prompt without ``tools=`` is its way to ask with none (its Python API), and its
+    OpenAI plugin then sends no ``tools``. The answer at a limit was asked with the tools, so a model that calls one
+    whenever it may called one there too, and the turn ended without a word."""
+    from brute_nb.middleware import FinalAnswer, MaxIterations
+
+    def model(body: dict[str, object]) -> object:
+        return reply("", call("add", {"a": 1, "b": 1})) if body.get("tools") else "Limit hit: 1 + 1 = 2 so far."
+
+    with FakeProvider(responder=model) as fake:
+        monkeypatch.setenv("LLM_USER_PATH", str(tmp_path))
+        (tmp_path / "extra-openai-models.yaml").write_text(
+            f"- model_id: fake-gpt\n  model_name: gpt-x\n  api_base: {fake.openai_base_url}\n"
+            "  supports_tools: true\n  api_key_name: fake\n")
+        (tmp_path / "keys.json").write_text(json.dumps({"fake": fake.api_key}))
+        provider = auto("llm:fake-gpt")
+        agent = (brute_nb.agent().use(FinalAnswer, model=provider).use(ToolResultLoop).use(MaxIterations, limit=1)
+                 .use(DefaultToolPipeline, tools=[add]).run(provider))
+        env = agent.start("add things forever")
+        bodies = [r["json"] for r in fake.requests]
+    assert len(bodies) == 2 and bodies[0]["tools"] and "tools" not in bodies[1]
+    assert [m["role"] for m in bodies[1]["messages"]] == ["user", "assistant", "tool", "user"]
+    answer = env["messages"][-1]
+    assert answer.content == "Limit hit: 1 + 1 = 2 so far." and answer.meta["final_answer"] is True
