@@ -32,19 +32,34 @@ The env: one plain dict a turn, shared by every layer. Every key, in one place:
 =================  ==========================================================================================
 
 Extra keys passed to ``start(prompt, **env)`` are added as given, so front ends can hand layers what they need.
+Those the layers read:
+
+======================  =====================================================================================
+``approve``             None, or ``approve(call, adapter) -> str | None``: the tool pipeline asks it before each
+                        call (Approvals sets it from its policy)
+``approval_asker``      who Approvals asks when its policy says ``ask`` (the chat widget passes its buttons)
+``overflow_dir``        where a tool output too long for the model is kept (``tools.truncation``)
+``allow_outside_root``  True: the file tools may leave the workspace root for this agent's turns
+``notebook``            the notebook file the session sits beside (the notebook and cell tools, ``--code``)
+``insert_cell``         ``fn(code, explanation)``: where ``propose_cell`` hands its code (the chat's transcript)
+``cell_front``          the live notebook document's bridge, which the cell tools edit where a person has it open
+======================  =====================================================================================
+
+``brute_nb.env.Env`` declares every key of both tables, with its type.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import anyio
 
 from brute_nb import tracing
 from brute_nb.attachments import attachments
+from brute_nb.env import App as App  # its home is env.py, beside Env; brute_nb.agent.App still imports
 from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError, ProviderError
 from brute_nb.event_loop import run_sync
@@ -55,8 +70,9 @@ from brute_nb.message import Message
 from brute_nb.refused import mark_refused
 from brute_nb.sendable import Repair, sendable
 
-App = Callable[[Env], Awaitable[Any]]
-Handler = Callable[[Env], Any]
+Handler = Callable[[Any], Any]
+"""``fn(env)``, sync or async, at the stack's centre (a provider, or the user's own). The env is ``Env``; the
+parameter is typed loosely so a handler annotated ``env: dict[str, Any]`` still type-checks as it did."""
 
 
 _COPYING = threading.Lock()
@@ -278,8 +294,9 @@ class Agent:
             "root": None,
         })
         env.update(extra)
-        env["events"] = Events(self._subscribers, env)
-        return env
+        typed = cast("Env", env)  # a TurnEnv is a dict; Env, a TypedDict, only describes its keys
+        env["events"] = Events(self._subscribers, typed)
+        return typed
 
     async def astart(self, prompt: str | Message | None = None, **extra: Any) -> Env:
         """Run one turn and return its env."""
@@ -340,7 +357,7 @@ def _keep(env: Env, fresh: Log) -> None:
     """Make ``env["messages"]`` this turn's snapshot. A session log SessionLog lent the turn is lent on to the env
     (O(1); copied only if the env is read or kept while the log changes); anything else is copied as before (the
     turn's own log holds only the turn)."""
-    log = dict.__getitem__(env, "messages")
+    log: Any = dict.__getitem__(cast("dict[str, Any]", env), "messages")
     if log is not fresh and isinstance(env, TurnEnv) and type(log) is Log:
         env._lend(log)
     else:

@@ -17,7 +17,9 @@ from anyio.abc import TaskGroup
 
 from brute_nb.env import Env
 
-Callback = Callable[[Env, Any], Any]
+Callback = Callable[[Any, Any], Any]
+"""``fn(env, payload)``. The env is ``Env``; the parameter is typed loosely so a user's callback annotated
+``env: dict[str, Any]`` (which a ``TypedDict`` is not) still type-checks as it did."""
 
 EVENTS: tuple[str, ...] = (
     "turn_start",       # {"prompt": str | None}

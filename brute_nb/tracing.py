@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from brute_nb.env import Env
 from brute_nb.redact import redact, redact_value
 from brute_nb.usage import Usage
 
@@ -84,7 +85,7 @@ def _provider_name(handler: Any) -> str | None:
 
 
 @contextlib.contextmanager
-def turn(env: dict[str, Any]) -> Iterator[None]:
+def turn(env: Env) -> Iterator[None]:
     """The turn's ``invoke_agent`` span around ``body``; its model and tool spans nest inside it."""
     found = tracer()
     if found is None:
@@ -129,7 +130,7 @@ def _turn_end(span: Any, env: Mapping[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def model_call(env: dict[str, Any], handler: Any) -> Iterator[None]:
+def model_call(env: Env, handler: Any) -> Iterator[None]:
     """A ``chat`` span around one call of the model; what the reply reports is added when it returns."""
     found = tracer()
     if found is None:

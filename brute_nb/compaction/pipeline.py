@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from brute_nb.compaction.tokens import TokenCounter
+from brute_nb.env import Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.maybe_async import call_maybe_async
 
@@ -33,7 +34,7 @@ class Compaction:
     counter: TokenCounter = field(default_factory=TokenCounter)
     overhead: int = 0
     """Tokens the provider counted beyond our estimate of the same messages (tool schemas, formatting)."""
-    env: dict[str, Any] = field(default_factory=dict)
+    env: Env = field(default_factory=lambda: Env())
     layers: list[str] = field(default_factory=list)
     original: list[Any] = field(init=False)
     _origin: dict[int, tuple[Any, Any]] = field(init=False, default_factory=dict)

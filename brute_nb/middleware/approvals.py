@@ -18,8 +18,7 @@ from typing import Any
 
 import anyio
 
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.maybe_async import call_maybe_async
 from brute_nb.tools.base import RISKS

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any
 
-from brute_nb.agent import App
 from brute_nb.cost import format_usd
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import Message
 from brute_nb.middleware.tool_result_loop import should_exit

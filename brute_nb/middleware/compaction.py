@@ -14,13 +14,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from brute_nb.agent import App
 from brute_nb.compaction.pipeline import Compaction, CompactionPipeline
 from brute_nb.compaction.sliding_window import SlidingWindow
 from brute_nb.compaction.summary import Summarize, Summary
 from brute_nb.compaction.tokens import TokenCounter, Tokenizer, last_report
 from brute_nb.compaction.tool_results import ToolResults
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.events import emit
 from brute_nb.maybe_async import call_maybe_async

@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.message import Message, Role, ToolCall, role_of
 from brute_nb.middleware.tool_result_loop import should_exit

@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import MiddlewareError
 from brute_nb.log import Log
 from brute_nb.maybe_async import call_maybe_async

@@ -22,8 +22,7 @@ from typing import Any
 
 import anyio
 
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import MiddlewareError, ProviderError
 from brute_nb.events import emit
 

@@ -46,8 +46,7 @@ from typing import Any
 
 import anyio
 
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.log import Log, with_id
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, close_unanswered, role_of, unanswered_calls

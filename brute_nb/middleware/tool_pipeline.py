@@ -29,8 +29,7 @@ from typing import Any
 import anyio
 
 from brute_nb import tracing
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.events import emit
 from brute_nb.maybe_async import call_maybe_async
 from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of

@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from brute_nb.agent import App
-from brute_nb.env import Env
+from brute_nb.env import App, Env
 from brute_nb.log import Log
 from brute_nb.message import Message, Role, role_of
 from brute_nb.prefix_memo import keep, resume

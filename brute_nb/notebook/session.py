@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brute_nb.agent import Agent
+from brute_nb.agent import Agent, Handler
 from brute_nb.confine import Signature, signature
 from brute_nb.env import Env
 from brute_nb.errors import BruteError
@@ -42,11 +42,11 @@ class NotebookAgent:
         self.session_path = Path(session_path)
         self.notebook = notebook
         self.settings = settings or Settings()
-        self.provider: Callable[[Env], Any] | None = None
+        self.provider: Handler | None = None
         self._agent: Agent | None = None
         self._key: tuple[Any, ...] | None = None
         self._state: dict[str, Any] = {}
-        self._model: tuple[tuple[Any, ...], Callable[[Env], Any]] | None = None
+        self._model: tuple[tuple[Any, ...], Handler] | None = None
         self._handlers: list[tuple[str, Callable[[dict[str, Any], Any], Any]]] = []
         self._left: Signature | None = None
         """The session file's signature as the last turn left it: another one means the file was deleted or
@@ -76,7 +76,7 @@ class NotebookAgent:
             self._key = key
         return self._agent
 
-    def model_provider(self) -> Callable[[Env], Any]:
+    def model_provider(self) -> Handler:
         """The model call: ``provider`` if set, else one made from the settings and the environment, kept while
         both hold: a key set after a 401 (``os.environ[...] = ...``) is used by the next turn, no reload needed."""
         if self.provider is not None:
@@ -327,8 +327,8 @@ class NotebookAgent:
             if done is not None:
                 return done
 
-        env = {"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {},
-               "notebook": self.notebook}
+        env: Env = {"state": self._state, "root": self.root, "ask": None, "events": None, "metadata": {},
+                    "notebook": self.notebook}
         with use_env(env):
             target = path or snapshots().last()
             if target is None:

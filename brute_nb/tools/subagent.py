@@ -48,7 +48,7 @@ class SubAgent:
             prompt = str(arguments["task"])
         else:
             prompt = json.dumps(arguments, ensure_ascii=False, indent=2)
-        parent = _current.get() or {}
+        parent: Mapping[str, Any] = _current.get() or {}
         extra = {k: parent[k] for k in INHERITED if parent.get(k) is not None}
         env = await self.agent.astart(prompt, **extra)
         return last_text(env["messages"])

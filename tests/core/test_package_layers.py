@@ -112,22 +112,24 @@ def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:
 
 
 @pytest.mark.parametrize(("name", "home"), [
-    ("Env", "brute_nb.env"), ("JSON", "brute_nb.message"), ("Done", "brute_nb.map.cache"),
+    ("Env", "brute_nb.env"), ("App", "brute_nb.env"), ("JSON", "brute_nb.message"), ("Done", "brute_nb.map.cache"),
     ("Bundle", "brute_nb.notebook.views.render"),
 ])
 def test_a_shared_type_is_declared_in_one_module(name: str, home: str) -> None:
-    """A turn's env, a JSON value, a map engine's finished-row callback and a display bundle are each named by one
-    alias, declared once, low enough for every module that uses it (``env`` in the foundation, ``message`` among
-    the values), and imported by the rest."""
+    """A turn's env and what it is awaited through, a JSON value, a map engine's finished-row callback and a
+    display bundle are each named by one type, declared once, low enough for every module that uses it (``env`` in
+    the foundation, ``message`` among the values), and imported by the rest."""
     declared = sorted(module for module, path in read_modules(ROOT).items() if name in _assigned(path))
     assert declared == [home]
 
 
 def _assigned(path: Path) -> set[str]:
-    """The names a module binds by assignment at its top level."""
+    """The names a module binds by assignment or a class statement at its top level."""
     names = set()
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign | ast.AnnAssign):
+        if isinstance(node, ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(t.id for t in targets if isinstance(t, ast.Name))
     return names

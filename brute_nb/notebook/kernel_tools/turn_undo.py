@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from brute_nb.env import Env
 from brute_nb.event_loop import run_sync
 from brute_nb.notebook.kernel_tools import namespace_watch as watch
 from brute_nb.notebook.kernel_tools.cell_bridge import EDITS_KEY, CellBridge, live, revert
@@ -75,7 +76,7 @@ def _undo_files(agent_state: dict[str, Any], root: Path, store: SnapshotStore, m
     """Every file change since ``mark``, newest first; one line a file (a file changed twice in the turn, as
     ``run_cell`` saving outputs after ``edit_cell``, is put back to what it was before the turn)."""
     undone: dict[str, list[dict[str, Any]]] = {}
-    env = {"state": agent_state, "root": root, "ask": None, "events": None, "metadata": {}, "notebook": notebook}
+    env: Env = {"state": agent_state, "root": root, "ask": None, "events": None, "metadata": {}, "notebook": notebook}
     with use_env(env):
         while (last := store.last()) is not None and (change := store.peek(last)) is not None and change.seq > mark:
             try:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from brute_nb.env import Env
 from brute_nb.errors import QuestionUnavailableError
 from brute_nb.maybe_async import call_maybe_async
 from brute_nb.tools.base import Tool
@@ -30,10 +31,10 @@ def terminal_ask(question: str, options: list[str]) -> str:
     return reply
 
 
-def resolve_ask(env: dict[str, Any]) -> Ask:
+def resolve_ask(env: Env) -> Ask:
     ask = env.get("ask")
     if ask is not None:
-        return ask  # type: ignore[no-any-return]
+        return ask
     if sys.stdin is not None and sys.stdin.isatty():
         return terminal_ask
     raise QuestionUnavailableError(
