@@ -142,6 +142,24 @@ def test_models_lists_providers_aliases_and_the_endpoint(shell: Any, monkeypatch
     assert "cannot list them" in capsys.readouterr().out
 
 
+def test_a_key_given_for_a_base_url_goes_no_further_than_it(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key given with ``base_url`` is that server's: once the base URL is cleared (or changed) without a new key,
+    the next turn goes to the provider's own host with the key from the environment, not the local server's.
+    Found by the model of a notebook user (tests/stateful)."""
+    local_key, env_key = "sk-local-server-0123456789", "sk-env-openai-0123456789"
+    with FakeProvider(["local answer"], api_key=local_key) as local, FakeProvider(["hosted answer"],
+                                                                                  api_key=env_key) as hosted:
+        monkeypatch.setenv("OPENAI_API_KEY", env_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", hosted.openai_base_url)
+        shell.run_line_magic("brute", f"config model=openai:local-1 base_url={local.openai_base_url} "
+                                      f"api_key={local_key}")
+        shell.run_cell_magic("brute", "", "hi")
+        shell.run_line_magic("brute", "config base_url=none")
+        shell.run_cell_magic("brute", "", "and now on the hosted one?")
+    assert [r["headers"]["authorization"] for r in local.requests + hosted.requests] == [
+        f"Bearer {local_key}", f"Bearer {env_key}"]
+
+
 def test_a_base_url_belongs_to_its_provider_and_can_be_cleared(shell: Any, monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     from brute_nb.notebook.registry import registry

@@ -1,0 +1,574 @@
+"""A model of a notebook user (issue 39, section 1): random sequences of what a person does in a notebook, played
+through the front door (``%%brute`` and ``%brute`` cells in an IPython shell with brute_nb loaded) against the
+loopback fake through the real SDKs, with the invariants of ``/work/shared/architecture.md`` checked after every
+step. ``world.py`` says what the world is (and how a restart is played); this file says what the user does and what
+must hold.
+
+The everyday run plays a few sequences; CI's fault stage plays many (``--hypothesis-profile=user-model``). A failing
+sequence is shrunk by hypothesis and kept below as a plain test replaying it.
+"""
+
+from __future__ import annotations
+
+import _thread
+import dataclasses
+import json
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+from IPython.core.error import UsageError
+
+from brute_nb.sessions.file import read_session
+from brute_nb.testing import Fault, Reply, call, overloaded_mid_stream, rate_limit, refused, server_error, truncated
+from tests.stateful.world import (
+    LOCAL_KEY,
+    MODELS,
+    Cell,
+    Plan,
+    World,
+    error_problems,
+    file_ids,
+    key_problems,
+    session_problems,
+    wire_problems,
+)
+
+SESSIONS = ("default", "other")
+ABSENT = "<absent>"
+FAULTS: dict[str, Callable[[str], Fault]] = {
+    "429": lambda kind: rate_limit(retry_after=0.05),
+    "500": lambda kind: server_error(),
+    "529": lambda kind: overloaded_mid_stream(after=2),
+    "cut": lambda kind: truncated(after=2),
+    "400-parameter": lambda kind: parameter_400(kind),
+}
+"""Provider faults, each as the API of the session's ``kind`` sends it."""
+
+
+def parameter_400(kind: str) -> Fault:
+    """A 400 about a parameter in each API's own words: Anthropic names the field at the head of its message,
+    OpenAI's body names it in ``param``."""
+    if kind == "anthropic":
+        return refused("max_tokens: 999999 > 64000, which is the maximum allowed number of output tokens for "
+                       "claude-fake")
+    field = "max_output_tokens" if kind == "responses" else "max_tokens"
+    return refused(f"{field} is too large: 999999. This model supports at most 16384 completion tokens, whereas "
+                   "you provided 999999.", param=field)
+BRUTE_FRAME = re.compile(r'File \\"[^"]*brute_nb/')
+"""A traceback frame in brute_nb's own code, as it shows in a request's JSON."""
+RETRIED = {"429", "500", "529", "cut"}
+OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
+    "temperature=0.5": ({"chat", "responses"}, "temperature", 0.5),
+    "max_tokens=2000": ({"anthropic", "chat"}, "max_tokens", 2000),
+    "none": (set(MODELS), None, None),
+}
+"""``-o`` values: the APIs whose SDK takes each, and what the request then carries."""
+"""Faults the turn gets past: the SDK retries a 429 and a 500 before it hands the reply back, the turn (``RetryReply``)
+a 529 sent mid-stream and a cut connection after; both as often as the SDK's default ``max_retries``."""
+
+
+@dataclass
+class Turn:
+    """What one agent turn changed in the kernel and the folder, for ``%brute undo``."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    """File name -> its content before the turn (ABSENT: there was none)."""
+    files_after: dict[str, str] = field(default_factory=dict)
+    variables: dict[str, Any] = field(default_factory=dict)
+    variables_after: dict[str, Any] = field(default_factory=dict)
+    undone: bool = False
+
+    @property
+    def work(self) -> bool:
+        return bool(self.files or self.variables) and not self.undone
+
+
+@dataclass
+class Session:
+    """What the user set for one session (settings stick to it) and its turns."""
+
+    kind: str = "anthropic"
+    """The API its turns speak (``MODELS``'s keys): with no model set, the environment's first key picks it."""
+    python: bool = False
+    """The python tool is on and allowed (``tools=+python``, ``approve=python=allow``)."""
+    write: bool = True
+    final_answer: bool = True
+    limited: bool = False
+    """``--max-iterations 1``: a turn stops after its first model call (then answers, if ``final_answer``)."""
+    turns: list[Turn] = field(default_factory=list)
+
+
+class NotebookUser(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.world = World()
+        self.current = "default"
+        self.sessions = {"default": Session()}
+        """The sessions the kernel has made; a new one starts from the settings of the session in use."""
+        self.namespace: dict[str, Any] = {}
+        """Names the user and the agent set, with the value each must have now (the kernel's state)."""
+        self.files: dict[str, str] = {}
+        """Files in the root, with the content each must have now (ABSENT: none)."""
+        self.made: dict[str, str] = {}
+        """File name -> what the user last wrote there, until the agent writes it: then the agent's snapshot holds
+        it. Each must be somewhere under the folder, whatever ``%brute undo`` did (it keeps a version changed
+        since the agent's edit beside the file it restores)."""
+        self.ids: set[str] = set()
+        self.count = 0
+        self.user_failed = False
+        """Whether a cell of the user's code failed (or a turn's tool call): what ``%brute fix`` sends. brute_nb's own
+        errors (a provider fault, an interrupted turn) are passed over: no model can fix them."""
+        self.defined: set[str] = set()
+        """What the user defined for later cells: ``Answer`` (a schema), ``df`` (a frame to map over)."""
+        self.spans: Any = None
+        """The exporter of the tracer provider the user set (tracing on), or None (off)."""
+
+    def teardown(self) -> None:
+        self.world.close()
+
+    # --- what the user does ---------------------------------------------------------------------------------------
+
+    @initialize()
+    def start(self) -> None:
+        self.ids = file_ids(self.world.sessions)
+
+    @rule(session=st.sampled_from((None, *SESSIONS)), model=st.sampled_from((None, *MODELS)),
+          action=st.sampled_from(("text", "write", "python", "both")), slot=st.integers(0, 2), new=st.booleans())
+    def turn(self, session: str | None, model: str | None, action: str, slot: int, new: bool) -> None:
+        options = [f"-s {session}" if session else "", f"-m {MODELS[model]}" if model else "", "--new" if new else ""]
+        self.agent_turn(" ".join(o for o in options if o), action, slot, session=session, kind=model)
+
+    @rule(option=st.sampled_from(sorted(OPTIONS)))
+    def turn_with_option(self, option: str) -> None:
+        """``-o KEY=VALUE`` for the session's provider (refused, sending nothing, where its SDK takes no such
+        parameter), or ``-o none``; a later ``-m`` of another provider must go on working (options belong to the
+        provider they were given with)."""
+        kinds, key, value = OPTIONS[option]
+        if self.sessions[self.current].kind not in kinds:
+            sent = len(self.world.public.requests) + len(self.world.local.requests)
+            cell = self.world.run(f"%%brute -o {option}\nprompt")
+            assert isinstance(cell.error, UsageError) and error_problems(cell) == [], cell.error
+            assert len(self.world.public.requests) + len(self.world.local.requests) == sent
+            return
+        self.agent_turn(f"-o {option}", "text", 0)
+        if key is not None:
+            body = (self.world.public.requests + self.world.local.requests)[-1]["json"]
+            assert body.get(key) == value, f"-o {option} is not in the request: {body.get(key)!r}"
+
+    @rule(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2),
+          fault=st.sampled_from(sorted(FAULTS)), after_tools=st.booleans())
+    def turn_with_fault(self, action: str, slot: int, fault: str, after_tools: bool) -> None:
+        """A provider fault on the turn's first request, or on the one after its tools ran."""
+        self.agent_turn("", action, slot, fault=fault, after_tools=after_tools)
+
+    @rule(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2), stubborn=st.booleans())
+    def turn_at_a_limit(self, action: str, slot: int, stubborn: bool) -> None:
+        """``--max-iterations 1``: the tools of the first reply run, then the turn ends with the model's answer."""
+        self.sessions[self.current].limited = True
+        self.agent_turn("--max-iterations 1", action, slot, stubborn=stubborn)
+
+    @rule()
+    def interrupt_mid_stream(self) -> None:
+        """Stop (a kernel interrupt) while the reply streams: the turn ends interrupted, the text so far is kept."""
+        count = self.next_count()
+        text = f"reply {count} " + "streaming slowly " * 60
+        self.world.brain.start(Plan(text))
+        before = len(self.world.public.requests) + len(self.world.local.requests)
+        self.world.public.responder = self.world.local.responder = lambda body: Reply(text=text, delay=0.03)
+        stopper = threading.Thread(target=self._interrupt_once_sent, args=(before,), daemon=True)
+        stopper.start()
+        try:
+            cell = self.world.run(f"%%brute\nprompt {count}")
+        finally:
+            stopper.join()
+            self.world.public.responder = self.world.local.responder = self.world.brain
+        assert isinstance(cell.error, KeyboardInterrupt), (cell.error, cell.text[-1500:])
+        assert error_problems(cell, (KeyboardInterrupt,)) == []
+        assert "interrupted" in cell.text
+        self.sessions[self.current].turns.append(Turn())
+
+    def _interrupt_once_sent(self, before: int) -> None:
+        deadline = time.monotonic() + 30
+        while len(self.world.public.requests) + len(self.world.local.requests) <= before:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        time.sleep(0.3)  # a few events streamed
+        _thread.interrupt_main()
+
+    @rule(name=st.sampled_from(SESSIONS))
+    def use_session(self, name: str) -> None:
+        self.ok(f"%brute use {name}")
+        self.switch(name)
+
+    @rule(python=st.booleans(), write=st.booleans())
+    def config_tools(self, python: bool, write: bool) -> None:
+        tools = "+python" if python else "all"
+        approve = f"python={'allow' if python else 'ask'},write={'allow' if write else 'deny'}"
+        self.ok(f"%brute config tools={tools} approve={approve}")
+        self.sessions[self.current].python = python
+        self.sessions[self.current].write = write
+
+    @rule(model=st.sampled_from(sorted(MODELS)))
+    def config_model(self, model: str) -> None:
+        self.ok(f"%brute config model={MODELS[model]}")
+        self.sessions[self.current].kind = model
+
+    @rule(on=st.booleans())
+    def config_final_answer(self, on: bool) -> None:
+        self.ok(f"%brute config final_answer={str(on).lower()}")
+        self.sessions[self.current].final_answer = on
+
+    @rule(budget=st.sampled_from(("tokens=1000000", "tools=20,time=600", "cost=100")))
+    def config_budget(self, budget: str) -> None:
+        """A ceiling no turn of the model reaches: the budget's middleware joins the stack and must let turns be."""
+        self.ok(f"%brute config budget={budget}")
+
+    @rule()
+    def config_unlimited(self) -> None:
+        self.ok("%brute config max_iterations=50")
+        self.sessions[self.current].limited = False
+
+    @rule(slot=st.integers(0, 2))
+    def user_sets_a_variable(self, slot: int) -> None:
+        count = self.next_count()
+        self.ok(f"u_{slot} = 'user {count}'")
+        self.namespace[f"u_{slot}"] = f"user {count}"
+
+    @rule(slot=st.integers(0, 2))
+    def user_rebinds_the_agents_variable(self, slot: int) -> None:
+        count = self.next_count()
+        self.ok(f"a_{slot} = 'user {count}'")
+        self.namespace[f"a_{slot}"] = f"user {count}"
+
+    @rule(slot=st.integers(0, 2))
+    def user_appends_to_the_agents_list(self, slot: int) -> None:
+        """The user adds a row to what the agent made: a change in place, which ``%brute undo`` must leave."""
+        if not isinstance(self.namespace.get(f"a_{slot}"), list):
+            return
+        count = self.next_count()
+        self.ok(f"a_{slot}.append('user {count}')")
+        self.namespace[f"a_{slot}"] = [*self.namespace[f"a_{slot}"], f"user {count}"]
+
+    @rule(slot=st.integers(0, 2))
+    def user_writes_a_file(self, slot: int) -> None:
+        count = self.next_count()
+        content = f"user {count}"
+        (self.world.folder / f"f_{slot}.txt").write_text(content)
+        self.files[f"f_{slot}.txt"] = content
+        self.made[f"f_{slot}.txt"] = content
+
+    @rule()
+    def user_cell_fails(self) -> None:
+        cell = self.world.run("1 / 0")
+        assert isinstance(cell.error, ZeroDivisionError)
+        self.user_failed = True
+
+    @rule()
+    def fix(self) -> None:
+        """``%brute fix``: the last error goes to the agent, which answers."""
+        if not self.user_failed:
+            cell = self.ok("%brute fix")
+            assert "No error yet" in cell.text
+            return
+        self.agent_turn("", "text", 0, source="%brute fix")
+
+    @rule()
+    def undo(self) -> None:
+        self.ok("%brute undo")
+        turn = next((t for t in reversed(self.sessions[self.current].turns) if t.work), None)
+        if turn is None:
+            return
+        turn.undone = True
+        for name, before in turn.files.items():
+            self.files[name] = before  # a version changed since is kept beside it (``made`` checks it is)
+        for name, before in turn.variables.items():
+            if self.namespace.get(name, ABSENT) == turn.variables_after[name]:
+                self.namespace[name] = before
+
+    @rule(how=st.sampled_from(("config", "configure", "config-off", "configure-off")))
+    def config_local_server(self, how: str) -> None:
+        """``base_url`` + ``api_key``: the session's turns go to a local server with the key given for it; ``none``
+        goes back to the provider's own host, with its key from the environment (the local server's stays behind).
+        From ``%brute config`` or from Python (``configure``)."""
+        on = not how.endswith("-off")
+        url = self.world.local.openai_base_url if on else "none"
+        if how.startswith("configure"):
+            key = f", api_key={LOCAL_KEY!r}" if on else ""
+            self.ok(f"import brute_nb\nbrute_nb.configure(model={MODELS['chat']!r}, base_url={url!r}{key})")
+        else:
+            self.ok(f"%brute config model={MODELS['chat']} base_url={url}" + (f" api_key={LOCAL_KEY}" if on else ""))
+        self.sessions[self.current].kind = "chat"
+
+    @rule(what=st.sampled_from(("Answer", "df")))
+    def user_defines(self, what: str) -> None:
+        if what == "Answer":
+            self.ok("from pydantic import BaseModel\n\nclass Answer(BaseModel):\n    value: int")
+        else:
+            self.ok("import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3]})")
+        self.defined.add(what)
+
+    @precondition(lambda self: "Answer" in self.defined)
+    @rule()
+    def turn_with_schema(self) -> None:
+        """``--schema``: the reply is structured output, validated against the user's model."""
+        count = self.count + 1
+        self.agent_turn("--schema Answer", "text", 0, text=f'{{"value": {count}}}')
+        assert self.world.run("brute_nb.current().last.parsed").error is None
+
+    @rule()
+    def turn_with_attachment(self) -> None:
+        count = self.next_count()
+        (self.world.folder / "note.txt").write_text(f"note {count}")
+        self.agent_turn("--attach note.txt", "text", 0)
+
+    @precondition(lambda self: "df" in self.defined)
+    @rule()
+    def map_over_rows(self) -> None:
+        """``%%brute --over df``: one answer a row, from the session's model, each row's request its own."""
+        count = self.next_count()
+        self.world.brain.start(Plan(f"row answer {count}"))
+        cell = self.world.run(f"%%brute --over df --quiet\nsay {{x}} ({count})")
+        assert cell.error is None, f"the map failed: {cell.error!r}\n{cell.text[-2000:]}"
+        result = self.world.shell.user_ns["_"]
+        assert len(result) == 3 and f"row answer {count}" in str(result.to_dict()), result
+
+    @rule(on=st.booleans())
+    def tracing(self, on: bool) -> None:
+        """The user sets a tracer provider (an SDK's, exporting in memory) or takes it away."""
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        if on and self.spans is None:
+            self.spans = InMemorySpanExporter()
+            provider = TracerProvider()
+            provider.add_span_processor(SimpleSpanProcessor(self.spans))
+            self.world.tracer(lambda: provider)
+        elif not on and self.spans is not None:
+            self.world.tracer(None)
+            self.spans = None
+
+    @rule()
+    def restart(self) -> None:
+        """A kernel restart: the namespace, the settings and undo history go; the folder stays."""
+        self.world.restart()
+        self.current = "default"
+        self.sessions = {"default": Session()}
+        self.namespace = {}
+        self.user_failed = False
+        self.defined = set()
+
+    @rule()
+    def remove_the_sessions_folder(self) -> None:
+        """The user deletes the sessions' folder: what was in it is theirs to delete; the next turn starts afresh."""
+        shutil.rmtree(self.world.sessions, ignore_errors=True)
+        self.ids = set()
+
+    # --- the invariants -------------------------------------------------------------------------------------------
+
+    @invariant()
+    def every_request_is_one_the_api_accepts_with_the_key_of_its_host(self) -> None:
+        found = []
+        for host, request in self.world.requests():
+            found += key_problems(host, request) + wire_problems(request)
+            if BRUTE_FRAME.search(json.dumps(request["json"])):
+                found.append(f"{request['path']} carried a frame of brute_nb's own code (a fix of brute_nb's error)")
+        assert found == []
+
+    @invariant()
+    def session_files_are_valid_for_every_provider_and_keep_every_message(self) -> None:
+        found = []
+        for name in SESSIONS:
+            found += session_problems(self.world.session_file(name))
+        assert found == []
+        now = file_ids(self.world.sessions)
+        assert self.ids <= now, f"{len(self.ids - now)} message(s) lost from the session files"
+        self.ids = now
+
+    @invariant()
+    def the_kernel_holds_what_the_user_and_the_agent_left(self) -> None:
+        if self.world.shell is None:
+            return
+        ns = self.world.shell.user_ns
+        assert {k: ns.get(k, ABSENT) for k in self.namespace} == self.namespace
+        files = {name: (self.world.folder / name) for name in self.files}
+        assert {k: p.read_text() if p.exists() else ABSENT for k, p in files.items()} == self.files
+        texts = {p.read_text(errors="replace") for p in self.world.folder.glob("f_*") if p.is_file()}
+        assert set(self.made.values()) <= texts, f"the user's {sorted(set(self.made.values()) - texts)} lost"
+
+    # --- helpers --------------------------------------------------------------------------------------------------
+
+    def next_count(self) -> int:
+        self.count += 1
+        return self.count
+
+    def switch(self, name: str) -> None:
+        if name not in self.sessions:
+            self.sessions[name] = dataclasses.replace(self.sessions[self.current], turns=[])
+        self.current = name
+
+    def ok(self, source: str) -> Cell:
+        cell = self.world.run(source)
+        assert cell.error is None, f"{source!r} failed: {cell.error!r}\n{cell.text[-2000:]}"
+        return cell
+
+    def agent_turn(self, options: str, action: str, slot: int, *, session: str | None = None,
+                   fault: str | None = None, after_tools: bool = False, stubborn: bool = False,
+                   source: str | None = None, text: str | None = None, kind: str | None = None) -> None:
+        count = self.next_count()
+        if session:
+            self.switch(session)
+        s = self.sessions[self.current]
+        s.kind = kind or s.kind
+        calls = []
+        if action in ("write", "both"):
+            calls.append(call("write", {"file_path": f"f_{slot}.txt", "content": f"agent {count}"}))
+        if action in ("python", "both"):
+            calls.append(call("python", {"code": f"a_{slot} = [{count}]"}))
+        text = text or f"reply {count}"
+        traced = len(self.spans.get_finished_spans()) if self.spans is not None else 0
+        before = self.before(slot)
+        faulted = fault is not None and not (after_tools and not calls)
+        self.world.brain.start(Plan(text, tuple(calls), stubborn=stubborn), called=faulted and after_tools)
+        if faulted:
+            assert fault is not None
+            script: list[Reply | Fault] = [Reply(calls=tuple(calls))] if after_tools else []
+            for fake in (self.world.public, self.world.local):
+                fake.add(*script, FAULTS[fault](s.kind))
+        try:
+            cell = self.world.run(source or f"%%brute {options}\nprompt {count}")
+        finally:
+            for fake in (self.world.public, self.world.local):
+                fake.script.clear()
+        assert error_problems(cell) == []
+        tools_ran = not faulted or after_tools or fault in RETRIED
+        if tools_ran and calls:
+            self.apply(s, count, slot, action, before)
+            # a %%brute cell whose tool calls failed is an error %brute fix sends, as a cell's exception is
+            refused = (action in ("write", "both") and not s.write, action in ("python", "both") and not s.python)
+            if any(refused):
+                self.user_failed = True
+        if fault == "400-parameter":
+            marked = [m for m in read_session(self.world.session_file(self.current)) if m.meta.get("refused")]
+            assert marked == [], "a 400 about a parameter marked the turn's input as refused"
+        if faulted and fault not in RETRIED:
+            return  # the turn may fail, in one short line (checked above); the invariants say the rest
+        assert cell.error is None, f"turn {count} failed: {cell.error!r}\n{cell.text[-2000:]}"
+        answered = not s.limited or s.final_answer or not calls
+        if answered:
+            saved = [m.content for m in read_session(self.world.session_file(self.current)) if m.role == "assistant"]
+            assert text in saved, f"turn {count}'s reply is not saved"
+        if self.spans is not None:
+            spans = self.spans.get_finished_spans()[traced:]
+            turns = [s for s in spans if s.name.startswith("invoke_agent")]
+            assert len(turns) == 1, f"turn {count} made {len(turns)} turn spans"
+            # content capture is off: no prompt, reply, argument or tool output is exported (a failed tool's status
+            # names its error's class only)
+            words = (f"prompt {count}", f"agent {count}", f"a_{slot}", f"f_{slot}", text)
+            assert [(s.name, w) for s in spans for w in words if w in span_text(s)] == []
+
+    def before(self, slot: int) -> tuple[str, Any]:
+        """The file and the variable of ``slot`` as they are before a turn."""
+        path = self.world.folder / f"f_{slot}.txt"
+        return path.read_text() if path.exists() else ABSENT, self.world.shell.user_ns.get(f"a_{slot}", ABSENT)
+
+    def apply(self, s: Session, count: int, slot: int, action: str, before: tuple[str, Any]) -> None:
+        turn = Turn()
+        if action in ("write", "both") and s.write:
+            name = f"f_{slot}.txt"
+            turn.files[name] = before[0]
+            self.made.pop(name, None)
+            self.files[name] = turn.files_after[name] = f"agent {count}"
+        if action in ("python", "both") and s.python:
+            name = f"a_{slot}"
+            turn.variables[name] = before[1]
+            self.namespace[name] = turn.variables_after[name] = [count]
+        s.turns.append(turn)
+
+
+def span_text(span: Any) -> str:
+    """Everything a span exports as text: its attributes, its status, its events."""
+    events = [(e.name, dict(e.attributes or {})) for e in span.events]
+    return repr((dict(span.attributes or {}), span.status.description, events))
+
+
+def strength() -> settings:
+    """A few short sequences in the everyday run (about a minute), CI's profile (``user-model``) as it is, and
+    ``user-model-explore`` for new random sequences; the first two play the same sequences every run."""
+    if settings.default in (settings.get_profile("user-model"), settings.get_profile("user-model-explore")):
+        return settings.default
+    return settings(settings.default, max_examples=8, stateful_step_count=12, derandomize=True)
+
+
+def test_a_notebook_user() -> None:
+    run_state_machine_as_test(NotebookUser, settings=strength())
+
+
+# --- sequences the model found, shrunk, kept -------------------------------------------------------------------------
+
+
+def replay(*steps: Callable[[NotebookUser], Any]) -> None:
+    """Play ``steps`` as the model would, every invariant checked after each."""
+    machine = NotebookUser()
+    try:
+        machine.start()
+        check(machine)
+        for step in steps:
+            step(machine)
+            check(machine)
+    finally:
+        machine.teardown()
+
+
+def check(machine: NotebookUser) -> None:
+    machine.every_request_is_one_the_api_accepts_with_the_key_of_its_host()
+    machine.session_files_are_valid_for_every_provider_and_keep_every_message()
+    machine.the_kernel_holds_what_the_user_and_the_agent_left()
+
+
+def test_a_key_given_for_a_local_server_stays_with_it() -> None:
+    """Clearing ``base_url`` left its key set, and the next turn sent the local server's key to the public host."""
+    replay(lambda m: m.config_local_server(how="config"),
+           lambda m: m.turn(session=None, model=None, action="text", slot=0, new=False),
+           lambda m: m.config_local_server(how="config-off"),
+           lambda m: m.turn(session=None, model=None, action="text", slot=0, new=False))
+
+
+def test_a_529_mid_stream_is_retried() -> None:
+    replay(lambda m: m.turn_with_fault(action="write", slot=0, fault="529", after_tools=False))
+
+
+def test_the_answer_at_a_limit_is_an_answer() -> None:
+    replay(lambda m: m.turn_at_a_limit(action="write", slot=0, stubborn=True))
+
+
+def test_undo_leaves_a_row_the_user_added() -> None:
+    replay(lambda m: m.config_tools(python=True, write=True),
+           lambda m: m.turn(session=None, model=None, action="python", slot=0, new=False),
+           lambda m: m.user_appends_to_the_agents_list(slot=0),
+           lambda m: m.undo())
+
+
+def test_fix_never_sends_brute_nbs_own_traceback() -> None:
+    replay(lambda m: m.turn_with_fault(action="write", slot=0, fault="cut", after_tools=False),
+           lambda m: m.fix())
+
+
+def test_a_400_about_a_parameter_marks_no_input_refused() -> None:
+    replay(lambda m: m.turn_with_fault(action="write", slot=0, fault="400-parameter", after_tools=True))
