@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import _thread
 import dataclasses
+import functools
 import json
 import re
 import shutil
@@ -36,6 +37,7 @@ from IPython.core.error import UsageError
 
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import Fault, Reply, call, overloaded_mid_stream, rate_limit, refused, server_error, truncated
+from tests.stateful.watchdog import bounded
 from tests.stateful.world import (
     LOCAL_KEY,
     MODELS,
@@ -86,6 +88,35 @@ OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
 """``-o`` values: the APIs whose SDK takes each, and what the request then carries."""
 """Faults the turn gets past: the SDK retries a 429 and a 500 before it hands the reply back, the turn (``RetryReply``)
 a 529 sent mid-stream and a cut connection after; both as often as the SDK's default ``max_retries``."""
+
+
+def step(**strategies: Any) -> Callable[[Callable[..., None]], Any]:
+    """``rule(**strategies)``, its run bounded by the watchdog (a step that hangs fails, naming itself and the steps
+    before it) and added to the sequence a later hang reports."""
+
+    def wrap(fn: Callable[..., None]) -> Any:
+        @functools.wraps(fn)
+        def bounded_step(self: NotebookUser, **data: Any) -> None:
+            name = f"{fn.__name__}({', '.join(f'{k}={v!r}' for k, v in data.items())})"
+            with bounded(name, self.steps):
+                fn(self, **data)
+            self.steps.append(name)
+
+        return rule(**strategies)(bounded_step)
+
+    return wrap
+
+
+def check(fn: Callable[[NotebookUser], None]) -> Any:
+    """``invariant()``, bounded like a step."""
+
+    @functools.wraps(fn)
+    def bounded_check(self: NotebookUser) -> None:
+        with bounded(f"the check {fn.__name__}", self.steps):
+            fn(self)
+
+    return invariant()(bounded_check)
+
 
 
 @dataclass
@@ -143,6 +174,8 @@ class NotebookUser(RuleBasedStateMachine):
         """What the user defined for later cells: ``Answer`` (a schema), ``df`` (a frame to map over)."""
         self.spans: Any = None
         """The exporter of the tracer provider the user set (tracing on), or None (off)."""
+        self.steps: list[str] = []
+        """The steps played so far, for the message of a step that hangs (hypothesis prints no sequence then)."""
 
     def teardown(self) -> None:
         self.world.close()
@@ -153,13 +186,13 @@ class NotebookUser(RuleBasedStateMachine):
     def start(self) -> None:
         self.ids = file_ids(self.world.sessions)
 
-    @rule(session=st.sampled_from((None, *SESSIONS)), model=st.sampled_from((None, *MODELS)),
+    @step(session=st.sampled_from((None, *SESSIONS)), model=st.sampled_from((None, *MODELS)),
           action=st.sampled_from(("text", "write", "python", "both")), slot=st.integers(0, 2), new=st.booleans())
     def turn(self, session: str | None, model: str | None, action: str, slot: int, new: bool) -> None:
         options = [f"-s {session}" if session else "", f"-m {MODELS[model]}" if model else "", "--new" if new else ""]
         self.agent_turn(" ".join(o for o in options if o), action, slot, session=session, kind=model)
 
-    @rule(option=st.sampled_from(sorted(OPTIONS)))
+    @step(option=st.sampled_from(sorted(OPTIONS)))
     def turn_with_option(self, option: str) -> None:
         """``-o KEY=VALUE`` for the session's provider (refused, sending nothing, where its SDK takes no such
         parameter), or ``-o none``; a later ``-m`` of another provider must go on working (options belong to the
@@ -176,19 +209,19 @@ class NotebookUser(RuleBasedStateMachine):
             body = (self.world.public.requests + self.world.local.requests)[-1]["json"]
             assert body.get(key) == value, f"-o {option} is not in the request: {body.get(key)!r}"
 
-    @rule(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2),
+    @step(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2),
           fault=st.sampled_from(sorted(FAULTS)), after_tools=st.booleans())
     def turn_with_fault(self, action: str, slot: int, fault: str, after_tools: bool) -> None:
         """A provider fault on the turn's first request, or on the one after its tools ran."""
         self.agent_turn("", action, slot, fault=fault, after_tools=after_tools)
 
-    @rule(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2), stubborn=st.booleans())
+    @step(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2), stubborn=st.booleans())
     def turn_at_a_limit(self, action: str, slot: int, stubborn: bool) -> None:
         """``--max-iterations 1``: the tools of the first reply run, then the turn ends with the model's answer."""
         self.sessions[self.current].limited = True
         self.agent_turn("--max-iterations 1", action, slot, stubborn=stubborn)
 
-    @rule()
+    @step()
     def interrupt_mid_stream(self) -> None:
         """Stop (a kernel interrupt) while the reply streams: the turn ends interrupted, the text so far is kept."""
         count = self.next_count()
@@ -217,12 +250,12 @@ class NotebookUser(RuleBasedStateMachine):
         time.sleep(0.3)  # a few events streamed
         _thread.interrupt_main()
 
-    @rule(name=st.sampled_from(SESSIONS))
+    @step(name=st.sampled_from(SESSIONS))
     def use_session(self, name: str) -> None:
         self.ok(f"%brute use {name}")
         self.switch(name)
 
-    @rule(python=st.booleans(), write=st.booleans())
+    @step(python=st.booleans(), write=st.booleans())
     def config_tools(self, python: bool, write: bool) -> None:
         tools = "+python" if python else "all"
         approve = f"python={'allow' if python else 'ask'},write={'allow' if write else 'deny'}"
@@ -230,39 +263,39 @@ class NotebookUser(RuleBasedStateMachine):
         self.sessions[self.current].python = python
         self.sessions[self.current].write = write
 
-    @rule(model=st.sampled_from(sorted(MODELS)))
+    @step(model=st.sampled_from(sorted(MODELS)))
     def config_model(self, model: str) -> None:
         self.ok(f"%brute config model={MODELS[model]}")
         self.sessions[self.current].kind = model
 
-    @rule(on=st.booleans())
+    @step(on=st.booleans())
     def config_final_answer(self, on: bool) -> None:
         self.ok(f"%brute config final_answer={str(on).lower()}")
         self.sessions[self.current].final_answer = on
 
-    @rule(budget=st.sampled_from(("tokens=1000000", "tools=20,time=600", "cost=100")))
+    @step(budget=st.sampled_from(("tokens=1000000", "tools=20,time=600", "cost=100")))
     def config_budget(self, budget: str) -> None:
         """A ceiling no turn of the model reaches: the budget's middleware joins the stack and must let turns be."""
         self.ok(f"%brute config budget={budget}")
 
-    @rule()
+    @step()
     def config_unlimited(self) -> None:
         self.ok("%brute config max_iterations=50")
         self.sessions[self.current].limited = False
 
-    @rule(slot=st.integers(0, 2))
+    @step(slot=st.integers(0, 2))
     def user_sets_a_variable(self, slot: int) -> None:
         count = self.next_count()
         self.ok(f"u_{slot} = 'user {count}'")
         self.namespace[f"u_{slot}"] = f"user {count}"
 
-    @rule(slot=st.integers(0, 2))
+    @step(slot=st.integers(0, 2))
     def user_rebinds_the_agents_variable(self, slot: int) -> None:
         count = self.next_count()
         self.ok(f"a_{slot} = 'user {count}'")
         self.namespace[f"a_{slot}"] = f"user {count}"
 
-    @rule(slot=st.integers(0, 2))
+    @step(slot=st.integers(0, 2))
     def user_appends_to_the_agents_list(self, slot: int) -> None:
         """The user adds a row to what the agent made: a change in place, which ``%brute undo`` must leave."""
         if not isinstance(self.namespace.get(f"a_{slot}"), list):
@@ -271,7 +304,7 @@ class NotebookUser(RuleBasedStateMachine):
         self.ok(f"a_{slot}.append('user {count}')")
         self.namespace[f"a_{slot}"] = [*self.namespace[f"a_{slot}"], f"user {count}"]
 
-    @rule(slot=st.integers(0, 2))
+    @step(slot=st.integers(0, 2))
     def user_writes_a_file(self, slot: int) -> None:
         count = self.next_count()
         content = f"user {count}"
@@ -279,13 +312,13 @@ class NotebookUser(RuleBasedStateMachine):
         self.files[f"f_{slot}.txt"] = content
         self.made[f"f_{slot}.txt"] = content
 
-    @rule()
+    @step()
     def user_cell_fails(self) -> None:
         cell = self.world.run("1 / 0")
         assert isinstance(cell.error, ZeroDivisionError)
         self.user_failed = True
 
-    @rule()
+    @step()
     def fix(self) -> None:
         """``%brute fix``: the last error goes to the agent, which answers."""
         if not self.user_failed:
@@ -294,7 +327,7 @@ class NotebookUser(RuleBasedStateMachine):
             return
         self.agent_turn("", "text", 0, source="%brute fix")
 
-    @rule()
+    @step()
     def undo(self) -> None:
         self.ok("%brute undo")
         turn = next((t for t in reversed(self.sessions[self.current].turns) if t.work), None)
@@ -307,7 +340,7 @@ class NotebookUser(RuleBasedStateMachine):
             if self.namespace.get(name, ABSENT) == turn.variables_after[name]:
                 self.namespace[name] = before
 
-    @rule(how=st.sampled_from(("config", "configure", "config-off", "configure-off")))
+    @step(how=st.sampled_from(("config", "configure", "config-off", "configure-off")))
     def config_local_server(self, how: str) -> None:
         """``base_url`` + ``api_key``: the session's turns go to a local server with the key given for it; ``none``
         goes back to the provider's own host, with its key from the environment (the local server's stays behind).
@@ -321,7 +354,7 @@ class NotebookUser(RuleBasedStateMachine):
             self.ok(f"%brute config model={MODELS['chat']} base_url={url}" + (f" api_key={LOCAL_KEY}" if on else ""))
         self.sessions[self.current].kind = "chat"
 
-    @rule(what=st.sampled_from(("Answer", "df")))
+    @step(what=st.sampled_from(("Answer", "df")))
     def user_defines(self, what: str) -> None:
         if what == "Answer":
             self.ok("from pydantic import BaseModel\n\nclass Answer(BaseModel):\n    value: int")
@@ -330,21 +363,21 @@ class NotebookUser(RuleBasedStateMachine):
         self.defined.add(what)
 
     @precondition(lambda self: "Answer" in self.defined)
-    @rule()
+    @step()
     def turn_with_schema(self) -> None:
         """``--schema``: the reply is structured output, validated against the user's model."""
         count = self.count + 1
         self.agent_turn("--schema Answer", "text", 0, text=f'{{"value": {count}}}')
         assert self.world.run("import brute_nb\nbrute_nb.current().last.parsed").error is None
 
-    @rule()
+    @step()
     def turn_with_attachment(self) -> None:
         count = self.next_count()
         (self.world.folder / "note.txt").write_text(f"note {count}")
         self.agent_turn("--attach note.txt", "text", 0)
 
     @precondition(lambda self: "df" in self.defined)
-    @rule()
+    @step()
     def map_over_rows(self) -> None:
         """``%%brute --over df``: one answer a row, from the session's model, each row's request its own."""
         count = self.next_count()
@@ -354,7 +387,7 @@ class NotebookUser(RuleBasedStateMachine):
         result = self.world.shell.user_ns["_"]
         assert len(result) == 3 and f"row answer {count}" in str(result.to_dict()), result
 
-    @rule(on=st.booleans())
+    @step(on=st.booleans())
     def tracing(self, on: bool) -> None:
         """The user sets a tracer provider (an SDK's, exporting in memory) or takes it away."""
         from opentelemetry.sdk.trace import TracerProvider
@@ -370,7 +403,7 @@ class NotebookUser(RuleBasedStateMachine):
             self.world.tracer(None)
             self.spans = None
 
-    @rule()
+    @step()
     def restart(self) -> None:
         """A kernel restart: the namespace, the settings and undo history go; the folder stays."""
         self.world.restart()
@@ -380,7 +413,7 @@ class NotebookUser(RuleBasedStateMachine):
         self.user_failed = False
         self.defined = set()
 
-    @rule()
+    @step()
     def remove_the_sessions_folder(self) -> None:
         """The user deletes the sessions' folder: what was in it is theirs to delete; the next turn starts afresh."""
         shutil.rmtree(self.world.sessions, ignore_errors=True)
@@ -388,7 +421,7 @@ class NotebookUser(RuleBasedStateMachine):
 
     # --- the invariants -------------------------------------------------------------------------------------------
 
-    @invariant()
+    @check
     def every_request_is_one_the_api_accepts_with_the_key_of_its_host(self) -> None:
         found = []
         for host, request in self.world.requests():
@@ -397,7 +430,7 @@ class NotebookUser(RuleBasedStateMachine):
                 found.append(f"{request['path']} carried a frame of brute_nb's own code (a fix of brute_nb's error)")
         assert found == []
 
-    @invariant()
+    @check
     def session_files_are_valid_for_every_provider_and_keep_every_message(self) -> None:
         found = []
         for name in SESSIONS:
@@ -407,7 +440,7 @@ class NotebookUser(RuleBasedStateMachine):
         assert self.ids <= now, f"{len(self.ids - now)} message(s) lost from the session files"
         self.ids = now
 
-    @invariant()
+    @check
     def the_kernel_holds_what_the_user_and_the_agent_left(self) -> None:
         if self.world.shell is None:
             return
@@ -602,3 +635,12 @@ def test_the_answer_at_a_limit_is_retried_after_an_overload() -> None:
         pytest.skip("the answer at a limit is not retried yet (FINAL_ANSWER_RETRIED is off): a new bug, not yet fixed")
     replay(lambda m: m.turn_at_a_limit(action="write", slot=0, stubborn=False),
            lambda m: m.turn_with_fault(action="write", after_tools=True, fault="529", slot=0))
+
+
+@pytest.mark.parametrize("python", [False, True])
+def test_a_connection_cut_after_the_tools_ran_is_retried(python: bool) -> None:
+    """The step a run of the everyday budget was stopped in (by pytest-timeout, whose exception ``run_cell``
+    swallowed): the connection cut mid-stream after the turn's tools ran, with the python tool refused or allowed."""
+    replay(lambda m: m.config_tools(python=python, write=True),
+           lambda m: m.turn_with_fault(action="both", after_tools=True, fault="cut", slot=0),
+           lambda m: m.turn(session=None, model=None, action="both", slot=0, new=False))

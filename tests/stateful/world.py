@@ -30,6 +30,7 @@ from typing import Any
 from brute_nb.message import ToolCall, unanswered_calls
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.testing.rules import request_problems
+from tests.stateful.watchdog import StepHung
 
 ENV_KEYS = {"anthropic": "sk-ant-env-model-0001", "openai": "sk-oai-env-model-0002"}
 """The keys in the environment, one per vendor: each may go only to its own host."""
@@ -191,19 +192,17 @@ class World:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def run(self, source: str) -> Cell:
-        """Run ``source`` as a cell, as the kernel would: an error ends the cell and is shown, never raised here."""
-        import faulthandler
-        import sys
+        """Run ``source`` as a cell, as the kernel would: an error ends the cell and is shown, never raised here.
 
+        Only an exception that is no error of the cell's code (pytest-timeout's, the watchdog's) is raised again:
+        ``run_cell`` swallows every exception, and one that ended the test there would leave the run going on."""
         from IPython.utils.capture import capture_output
 
-        faulthandler.dump_traceback_later(120, file=sys.__stderr__)  # a cell that hangs says where
-        try:
-            with capture_output() as captured:
-                result = self.shell.run_cell(source, store_history=True)
-        finally:
-            faulthandler.cancel_dump_traceback_later()
+        with capture_output() as captured:
+            result = self.shell.run_cell(source, store_history=True)
         error = result.error_before_exec or result.error_in_exec
+        if error is not None and not isinstance(error, Exception | KeyboardInterrupt):
+            raise StepHung(f"{source.splitlines()[0]!r} was ended by {type(error).__name__}: {error}") from error
         shown = [captured.stdout, captured.stderr]
         shown += [str(o.data.get("text/plain", "")) for o in captured.outputs]
         return Cell(source, error, ANSI.sub("", "\n".join(shown)))
