@@ -39,14 +39,17 @@ from brute_nb.sessions.file import read_session
 from brute_nb.testing import Fault, Reply, call, overloaded_mid_stream, rate_limit, refused, server_error, truncated
 from tests.stateful.watchdog import bounded
 from tests.stateful.world import (
+    CELLS,
     LOCAL_KEY,
     MODELS,
+    SUB,
     Cell,
     Plan,
     World,
     error_problems,
     file_ids,
     key_problems,
+    notebook_cells,
     session_problems,
     wire_problems,
 )
@@ -128,11 +131,13 @@ class Turn:
     files_after: dict[str, str] = field(default_factory=dict)
     variables: dict[str, Any] = field(default_factory=dict)
     variables_after: dict[str, Any] = field(default_factory=dict)
+    cells: list[tuple[str, str]] | None = None
+    """The notebook's cells before the turn, when it edited or inserted one (``%brute undo`` puts them back)."""
     undone: bool = False
 
     @property
     def work(self) -> bool:
-        return bool(self.files or self.variables) and not self.undone
+        return bool(self.files or self.variables or self.cells is not None) and not self.undone
 
 
 @dataclass
@@ -144,6 +149,14 @@ class Session:
     python: bool = False
     """The python tool is on and allowed (``tools=+python``, ``approve=python=allow``)."""
     write: bool = True
+    cells: bool = False
+    """The cell tools are allowed (``approve=notebook=allow``; they ask by default, and no one answers here)."""
+    root: str = ""
+    """The workspace root, as a folder under the notebook's ("": the notebook's own, ``SUB``: a subfolder)."""
+    priced: bool = True
+    """Its model is one the price table knows (the environment's default); the fake's own names are not."""
+    confirm: float | None = None
+    """``confirm_above``: a map whose estimate may cost more is refused (no one here can answer its question)."""
     final_answer: bool = True
     limited: bool = False
     """``--max-iterations 1``: a turn stops after its first model call (then answers, if ``final_answer``)."""
@@ -165,6 +178,8 @@ class NotebookUser(RuleBasedStateMachine):
         """File name -> what the user last wrote there, until the agent writes it: then the agent's snapshot holds
         it. Each must be somewhere under the folder, whatever ``%brute undo`` did (it keeps a version changed
         since the agent's edit beside the file it restores)."""
+        self.cells = list(CELLS)
+        """The saved notebook's cells, ``(id, source)``: each source is ``c_N = VALUE``."""
         self.ids: set[str] = set()
         self.count = 0
         self.user_failed = False
@@ -199,10 +214,10 @@ class NotebookUser(RuleBasedStateMachine):
         provider they were given with)."""
         kinds, key, value = OPTIONS[option]
         if self.sessions[self.current].kind not in kinds:
-            sent = len(self.world.public.requests) + len(self.world.local.requests)
+            sent = self.sent()
             cell = self.world.run(f"%%brute -o {option}\nprompt")
             assert isinstance(cell.error, UsageError) and error_problems(cell) == [], cell.error
-            assert len(self.world.public.requests) + len(self.world.local.requests) == sent
+            assert self.sent() == sent
             return
         self.agent_turn(f"-o {option}", "text", 0)
         if key is not None:
@@ -255,18 +270,51 @@ class NotebookUser(RuleBasedStateMachine):
         self.ok(f"%brute use {name}")
         self.switch(name)
 
-    @step(python=st.booleans(), write=st.booleans())
-    def config_tools(self, python: bool, write: bool) -> None:
+    @step(python=st.booleans(), write=st.booleans(), cells=st.booleans())
+    def config_tools(self, python: bool, write: bool, cells: bool = False) -> None:
         tools = "+python" if python else "all"
-        approve = f"python={'allow' if python else 'ask'},write={'allow' if write else 'deny'}"
+        approve = (f"python={'allow' if python else 'ask'},write={'allow' if write else 'deny'},"
+                   f"notebook={'allow' if cells else 'ask'}")
         self.ok(f"%brute config tools={tools} approve={approve}")
         self.sessions[self.current].python = python
+        self.sessions[self.current].cells = cells
         self.sessions[self.current].write = write
 
     @step(model=st.sampled_from(sorted(MODELS)))
     def config_model(self, model: str) -> None:
         self.ok(f"%brute config model={MODELS[model]}")
         self.sessions[self.current].kind = model
+        self.sessions[self.current].priced = False
+
+    @step(sub=st.booleans())
+    def config_root(self, sub: bool) -> None:
+        """The workspace root in a subfolder (as the demos with tools set it) or the notebook's own folder: the
+        file tools work under it, the cell tools on the notebook outside it."""
+        self.ok(f"%brute config root={self.world.folder / SUB if sub else self.world.folder}")
+        self.sessions[self.current].root = SUB if sub else ""
+
+    @step(value=st.sampled_from(("none", "0.000001", "1000")))
+    def config_confirm_above(self, value: str) -> None:
+        self.ok(f"%brute config confirm_above={value}")
+        self.sessions[self.current].confirm = None if value == "none" else float(value)
+
+    @step(op=st.sampled_from(("edit", "insert", "run")), slot=st.integers(0, 2))
+    def cell_turn(self, op: str, slot: int) -> None:
+        """The agent edits, inserts or runs a cell of the user's notebook (the saved file: no front end here),
+        whatever the workspace root."""
+        self.agent_turn("", f"cell-{op}", slot)
+
+    @step(over=st.booleans())
+    def estimate(self, over: bool) -> None:
+        """``--estimate`` sends nothing: with ``--over`` it prices the map, without it is refused in one line."""
+        sent = self.sent()
+        if over and "df" in self.defined:
+            cell = self.ok("%%brute --over df --estimate\nsay {x}")
+            assert "nothing was sent" in cell.text, cell.text[-1500:]
+        else:
+            cell = self.world.run("%%brute --estimate\nprompt")
+            assert isinstance(cell.error, UsageError) and error_problems(cell) == [], cell.error
+        assert self.sent() == sent, "--estimate sent a request"
 
     @step(on=st.booleans())
     def config_final_answer(self, on: bool) -> None:
@@ -308,9 +356,10 @@ class NotebookUser(RuleBasedStateMachine):
     def user_writes_a_file(self, slot: int) -> None:
         count = self.next_count()
         content = f"user {count}"
-        (self.world.folder / f"f_{slot}.txt").write_text(content)
-        self.files[f"f_{slot}.txt"] = content
-        self.made[f"f_{slot}.txt"] = content
+        name = self.here(f"f_{slot}.txt")
+        (self.world.folder / name).write_text(content)
+        self.files[name] = content
+        self.made[name] = content
 
     @step()
     def user_cell_fails(self) -> None:
@@ -339,6 +388,8 @@ class NotebookUser(RuleBasedStateMachine):
         for name, before in turn.variables.items():
             if self.namespace.get(name, ABSENT) == turn.variables_after[name]:
                 self.namespace[name] = before
+        if turn.cells is not None:
+            self.cells = list(turn.cells)
 
     @step(how=st.sampled_from(("config", "configure", "config-off", "configure-off")))
     def config_local_server(self, how: str) -> None:
@@ -353,6 +404,7 @@ class NotebookUser(RuleBasedStateMachine):
         else:
             self.ok(f"%brute config model={MODELS['chat']} base_url={url}" + (f" api_key={LOCAL_KEY}" if on else ""))
         self.sessions[self.current].kind = "chat"
+        self.sessions[self.current].priced = False
 
     @step(what=st.sampled_from(("Answer", "df")))
     def user_defines(self, what: str) -> None:
@@ -382,7 +434,14 @@ class NotebookUser(RuleBasedStateMachine):
         """``%%brute --over df``: one answer a row, from the session's model, each row's request its own."""
         count = self.next_count()
         self.world.brain.start(Plan(f"row answer {count}"))
+        s, sent = self.sessions[self.current], self.sent()
         cell = self.world.run(f"%%brute --over df --quiet\nsay {{x}} ({count})")
+        # 3 rows of up to max_tokens (16,000) each on the default model cost at most about $0.48; the fake's own
+        # model names have no price, so their estimate has no ceiling and counts as above any confirm_above
+        if s.confirm is not None and (not s.priced or s.confirm < 0.48):
+            assert cell.error is not None and error_problems(cell) == [], cell.text[-1500:]
+            assert self.sent() == sent, "a map refused by confirm_above sent a request"
+            return
         assert cell.error is None, f"the map failed: {cell.error!r}\n{cell.text[-2000:]}"
         result = self.world.shell.user_ns["_"]
         assert len(result) == 3 and f"row answer {count}" in str(result.to_dict()), result
@@ -448,10 +507,15 @@ class NotebookUser(RuleBasedStateMachine):
         assert {k: ns.get(k, ABSENT) for k in self.namespace} == self.namespace
         files = {name: (self.world.folder / name) for name in self.files}
         assert {k: p.read_text() if p.exists() else ABSENT for k, p in files.items()} == self.files
-        texts = {p.read_text(errors="replace") for p in self.world.folder.glob("f_*") if p.is_file()}
+        texts = {p.read_text(errors="replace") for p in self.world.folder.rglob("f_*") if p.is_file()}
         assert set(self.made.values()) <= texts, f"the user's {sorted(set(self.made.values()) - texts)} lost"
+        assert notebook_cells(self.world.notebook) == self.cells
 
     # --- helpers --------------------------------------------------------------------------------------------------
+
+    def sent(self) -> int:
+        """How many requests the fakes have received."""
+        return len(self.world.public.requests) + len(self.world.local.requests)
 
     def next_count(self) -> int:
         self.count += 1
@@ -474,12 +538,15 @@ class NotebookUser(RuleBasedStateMachine):
         if session:
             self.switch(session)
         s = self.sessions[self.current]
-        s.kind = kind or s.kind
+        if kind:
+            s.kind, s.priced = kind, False
         calls = []
         if action in ("write", "both"):
             calls.append(call("write", {"file_path": f"f_{slot}.txt", "content": f"agent {count}"}))
         if action in ("python", "both"):
             calls.append(call("python", {"code": f"a_{slot} = [{count}]"}))
+        if action.startswith("cell-"):
+            calls.append(self.cell_call(action, slot, count))
         text = text or f"reply {count}"
         traced = len(self.spans.get_finished_spans()) if self.spans is not None else 0
         before = self.before(slot)
@@ -505,7 +572,8 @@ class NotebookUser(RuleBasedStateMachine):
         if tools_ran and calls:
             self.apply(s, count, slot, action, before)
             # a %%brute cell whose tool calls failed is an error %brute fix sends, as a cell's exception is
-            refused = (action in ("write", "both") and not s.write, action in ("python", "both") and not s.python)
+            refused = (action in ("write", "both") and not s.write, action in ("python", "both") and not s.python,
+                       action.startswith("cell-") and not s.cells)
             if any(refused):
                 self.user_failed = True
         if fault == "400-parameter":
@@ -524,18 +592,53 @@ class NotebookUser(RuleBasedStateMachine):
             assert len(turns) == 1, f"turn {count} made {len(turns)} turn spans"
             # content capture is off: no prompt, reply, argument or tool output is exported (a failed tool's status
             # names its error's class only)
-            words = (f"prompt {count}", f"agent {count}", f"a_{slot}", f"f_{slot}", text)
+            words = (f"prompt {count}", f"agent {count}", f"a_{slot}", f"f_{slot}", f" = {count}", text)
             assert [(s.name, w) for s in spans for w in words if w in span_text(s)] == []
 
-    def before(self, slot: int) -> tuple[str, Any]:
-        """The file and the variable of ``slot`` as they are before a turn."""
-        path = self.world.folder / f"f_{slot}.txt"
-        return path.read_text() if path.exists() else ABSENT, self.world.shell.user_ns.get(f"a_{slot}", ABSENT)
+    def here(self, name: str) -> str:
+        """``name`` in the workspace root of the session in use, as a path under the notebook's folder."""
+        root = self.sessions[self.current].root
+        return f"{root}/{name}" if root else name
 
-    def apply(self, s: Session, count: int, slot: int, action: str, before: tuple[str, Any]) -> None:
+    def before(self, slot: int) -> tuple[str, Any, Any]:
+        """The file and the variables of ``slot`` (the agent's, and the one its cell sets) as they are before a
+        turn."""
+        path = self.world.folder / self.here(f"f_{slot}.txt")
+        ns = self.world.shell.user_ns
+        cell_name = self.cells[slot % len(self.cells)][1].split(" = ")[0]
+        return path.read_text() if path.exists() else ABSENT, ns.get(f"a_{slot}", ABSENT), ns.get(cell_name, ABSENT)
+
+    def cell_call(self, action: str, slot: int, count: int) -> Any:
+        """The cell tool's call: an edit or a run of a cell named by its id, an insert after one named by its
+        index (as the notebook tool lists it)."""
+        index = slot % len(self.cells)
+        cell_id, source = self.cells[index]
+        if action == "cell-edit":
+            return call("edit_cell", {"cell": cell_id, "source": f"{source.split(' = ')[0]} = {count}"})
+        if action == "cell-insert":
+            return call("insert_cell", {"source": f"c_9 = {count}", "after": str(index)})
+        return call("run_cell", {"cell": cell_id})
+
+    def apply_cell(self, turn: Turn, action: str, slot: int, count: int, before: Any) -> None:
+        index = slot % len(self.cells)
+        cell_id, source = self.cells[index]
+        name, value = source.split(" = ")
+        if action == "cell-run":
+            turn.variables[name] = before
+            self.namespace[name] = turn.variables_after[name] = int(value)
+            return
+        turn.cells = list(self.cells)
+        if action == "cell-edit":
+            self.cells[index] = (cell_id, f"{name} = {count}")
+        else:  # the new cell's id is the one the tool gave it, read back from the file
+            self.cells.insert(index + 1, (notebook_cells(self.world.notebook)[index + 1][0], f"c_9 = {count}"))
+
+    def apply(self, s: Session, count: int, slot: int, action: str, before: tuple[str, Any, Any]) -> None:
         turn = Turn()
+        if action.startswith("cell-") and s.cells:
+            self.apply_cell(turn, action, slot, count, before[2])
         if action in ("write", "both") and s.write:
-            name = f"f_{slot}.txt"
+            name = self.here(f"f_{slot}.txt")
             turn.files[name] = before[0]
             self.made.pop(name, None)
             self.files[name] = turn.files_after[name] = f"agent {count}"

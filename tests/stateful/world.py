@@ -41,6 +41,10 @@ MODELS = {"anthropic": "anthropic:claude-fake", "chat": "openai:gpt-fake", "resp
 API_OF = {"anthropic": "anthropic", "chat": "openai_chat", "responses": "openai_responses"}
 VENDOR_OF_API = {"anthropic": "anthropic", "openai_chat": "openai", "openai_responses": "openai"}
 CLEARED = ("BRUTE_MODEL", "OLLAMA_HOST", "BRUTE_NB_NOTEBOOK", "BRUTE_STALL_TIMEOUT")
+CELLS = [(f"cell-{i}", f"c_{i} = {i}") for i in range(3)]
+"""The cells of the user's notebook when the model starts: each sets one variable, so a run shows in the kernel."""
+SUB = "work"
+"""A subfolder of the notebook's folder, the workspace root the demos set (``root=...``): the notebook is outside."""
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -133,6 +137,8 @@ class World:
         self.checked = {id(self.public): 0, id(self.local): 0}
         self.notebook = self.folder / "nb.ipynb"
         self.sessions = self.folder / "nb.brute"
+        write_notebook(self.notebook, CELLS)
+        (self.folder / SUB).mkdir()
         env = {"ANTHROPIC_API_KEY": ENV_KEYS["anthropic"], "ANTHROPIC_BASE_URL": self.public.base_url,
                "OPENAI_API_KEY": ENV_KEYS["openai"], "OPENAI_BASE_URL": self.public.openai_base_url,
                "XDG_CONFIG_HOME": str(self.folder / ".config")}
@@ -218,6 +224,22 @@ class World:
 
     def session_file(self, name: str) -> Path:
         return self.sessions / f"{name}.jsonl"
+
+
+def write_notebook(path: Path, cells: list[tuple[str, str]]) -> None:
+    """A saved notebook of code cells, each ``(id, source)``, as Jupyter writes one (nbformat 4.5: cells have ids)."""
+    import nbformat
+    import nbformat.v4
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells])
+    path.write_text(nbformat.writes(nb))
+
+
+def notebook_cells(path: Path) -> list[tuple[str, str]]:
+    """``(id, source)`` of each cell of the saved notebook."""
+    import nbformat
+
+    return [(str(c.id), str(c.source)) for c in nbformat.reads(path.read_text(), as_version=4).cells]
 
 
 def sent_key(headers: dict[str, str]) -> str:
