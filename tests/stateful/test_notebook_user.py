@@ -149,6 +149,8 @@ class Session:
     python: bool = False
     """The python tool is on and allowed (``tools=+python``, ``approve=python=allow``)."""
     write: bool = True
+    write_asks: bool = False
+    """``approve=write=ask``: a write runs when the person answers yes (``write`` is then not read)."""
     cells: bool = False
     """The cell tools are allowed (``approve=notebook=allow``; they ask by default, and no one answers here)."""
     root: str = ""
@@ -270,15 +272,21 @@ class NotebookUser(RuleBasedStateMachine):
         self.ok(f"%brute use {name}")
         self.switch(name)
 
-    @step(python=st.booleans(), write=st.booleans(), cells=st.booleans())
-    def config_tools(self, python: bool, write: bool, cells: bool = False) -> None:
+    @step(python=st.booleans(), write=st.booleans(), cells=st.booleans(), asks=st.booleans())
+    def config_tools(self, python: bool, write: bool, cells: bool = False, asks: bool = False) -> None:
+        """Which tools run: python (off unless named), write allowed, denied or asked (``asks``), the cell tools
+        allowed or asked (their default)."""
         tools = "+python" if python else "all"
-        approve = (f"python={'allow' if python else 'ask'},write={'allow' if write else 'deny'},"
-                   f"notebook={'allow' if cells else 'ask'}")
+        writes = "ask" if asks else "allow" if write else "deny"
+        approve = f"python={'allow' if python else 'ask'},write={writes},notebook={'allow' if cells else 'ask'}"
         self.ok(f"%brute config tools={tools} approve={approve}")
-        self.sessions[self.current].python = python
-        self.sessions[self.current].cells = cells
-        self.sessions[self.current].write = write
+        s = self.sessions[self.current]
+        s.python, s.write, s.write_asks, s.cells = python, write, asks, cells
+
+    @step(answer=st.sampled_from((None, "y", "n")))
+    def user_answers(self, answer: str | None) -> None:
+        """From now on a person answers what a tool asks, yes or no (None: no one can, as under nbclient)."""
+        self.world.answering(answer)
 
     @step(model=st.sampled_from(sorted(MODELS)))
     def config_model(self, model: str) -> None:
@@ -572,8 +580,9 @@ class NotebookUser(RuleBasedStateMachine):
         if tools_ran and calls:
             self.apply(s, count, slot, action, before)
             # a %%brute cell whose tool calls failed is an error %brute fix sends, as a cell's exception is
-            refused = (action in ("write", "both") and not s.write, action in ("python", "both") and not s.python,
-                       action.startswith("cell-") and not s.cells)
+            refused = (action in ("write", "both") and not self.may_write(s),
+                       action in ("python", "both") and not s.python,
+                       action.startswith("cell-") and not self.may_edit_cells(s))
             if any(refused):
                 self.user_failed = True
         if fault == "400-parameter":
@@ -594,6 +603,12 @@ class NotebookUser(RuleBasedStateMachine):
             # names its error's class only)
             words = (f"prompt {count}", f"agent {count}", f"a_{slot}", f"f_{slot}", f" = {count}", text)
             assert [(s.name, w) for s in spans for w in words if w in span_text(s)] == []
+
+    def may_write(self, s: Session) -> bool:
+        return self.world.answer == "y" if s.write_asks else s.write
+
+    def may_edit_cells(self, s: Session) -> bool:
+        return s.cells or self.world.answer == "y"
 
     def here(self, name: str) -> str:
         """``name`` in the workspace root of the session in use, as a path under the notebook's folder."""
@@ -635,9 +650,9 @@ class NotebookUser(RuleBasedStateMachine):
 
     def apply(self, s: Session, count: int, slot: int, action: str, before: tuple[str, Any, Any]) -> None:
         turn = Turn()
-        if action.startswith("cell-") and s.cells:
+        if action.startswith("cell-") and self.may_edit_cells(s):
             self.apply_cell(turn, action, slot, count, before[2])
-        if action in ("write", "both") and s.write:
+        if action in ("write", "both") and self.may_write(s):
             name = self.here(f"f_{slot}.txt")
             turn.files[name] = before[0]
             self.made.pop(name, None)

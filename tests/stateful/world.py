@@ -127,6 +127,10 @@ class World:
     cwd: str = field(default_factory=os.getcwd)
     """The process's folder before: the kernel's is the notebook's (a relative ``--attach`` is read from there)."""
     traced: Any = None
+    answer: str | None = None
+    """What the person at the notebook answers when a tool asks (``y``, ``n``), or None: no one can answer (the
+    kernel's client sends no stdin, as nbclient's), so ``ask`` is ``deny``."""
+    asking: Any = None
 
     def __post_init__(self) -> None:
         self.public = FakeProvider(api_key=None, responder=self.brain).start()
@@ -181,10 +185,27 @@ class World:
             self.traced = trace.get_tracer_provider
         trace.get_tracer_provider = provider or self.traced  # type: ignore[assignment]
 
+    def answering(self, answer: str | None) -> None:
+        """Someone at the notebook answers approval questions with ``answer`` (None: no one can). brute_nb asks
+        through ``input()`` when the kernel's client allows stdin (``approvals.default_asker``): here that test is
+        answered for it, and ``input`` in that module gives the answer."""
+        from brute_nb.notebook import approvals
+
+        if self.asking is None:
+            self.asking = approvals.default_asker
+            approvals.input = lambda prompt="": self.answer or ""  # type: ignore[attr-defined]
+            approvals.default_asker = lambda: approvals.input_asker if self.answer else None
+        self.answer = answer
+
     def close(self) -> None:
         try:
             self.stop_shell()
         finally:
+            if self.asking is not None:
+                from brute_nb.notebook import approvals
+
+                approvals.default_asker = self.asking
+                del approvals.input  # type: ignore[attr-defined]
             if self.traced is not None:
                 self.tracer(None)
             os.chdir(self.cwd)
