@@ -15,7 +15,8 @@ The rules, applied in this order, since each relies on the one before:
 4. every known key (``brute_nb.redact``) is redacted from the text, the tool-call arguments, the reply blocks kept
    to be sent back (``meta["blocks"]``, whatever their kind) and the URLs of URL attachments sent (a link's query
    or path may hold one, and the API would fetch it, or show it in a document's title): this is the redaction point
-   of every request, ``%brute fix`` reports and ``--context`` cells included.
+   of every request, ``%brute fix`` reports and ``--context`` cells included (``brute_nb.redact_messages`` finds
+   and removes the keys; this module decides that every request is searched).
 
 The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
 is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built; a session
@@ -24,20 +25,16 @@ read from disk is walked once, by its reader (``ReadCheck``), which leaves ``val
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
-from brute_nb.attachments import UrlAttachment
 from brute_nb.log import Log
 from brute_nb.message import ROLES, Message, Role, ToolCall, role_of
 from brute_nb.prefix_memo import keep, resume, system_lead
-from brute_nb.redact import key_search, known, redact, redact_value
+from brute_nb.redact import key_search, known
+from brute_nb.redact_messages import Search, any_holds_key, holds_key, redacted_message, search_now
 
-BLOCKS = "blocks"
-"""``meta[BLOCKS]``: a reply's own blocks, kept to be sent back as they came (``transports.blocks.KEY``)."""
 UNANSWERED_RESULT = "Error: no result was recorded for this tool call"
 REFUSED_RESULT = "Error: the API refused this tool's result, so it is not sent again ({reason})"
 
@@ -110,7 +107,7 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
     out: list[Any] = []
     repair = Repair()
     ids = CallIds()
-    search = _key_search()
+    search = search_now()
     open_calls: dict[str, ToolCall] = {}  # the calls of the last assistant message, not yet answered
     refused_results: dict[str, str] = {}  # new call id -> why the API refused its result
 
@@ -134,7 +131,7 @@ def repaired(messages: Sequence[Any]) -> tuple[list[Any], Repair]:
             if role_of(m) == "tool":
                 refused_results[str(fixed.tool_call_id)] = reason
             continue
-        m = _redacted(fixed, search) if search is not None else fixed
+        m = redacted_message(fixed, search) if search is not None else fixed
         if m is not fixed:
             repair.redacted.append(fixed)
         role = role_of(m)
@@ -160,7 +157,7 @@ def valid(messages: Sequence[Any]) -> bool:
     checked by earlier model calls and can only have grown since, so each call checks only the leading system
     messages and the new ones (all of them again when the keys to redact changed). The first walk of a session
     read from disk checks every message: its texts and arguments are then searched for keys a batch at a time
-    (``_any_holds_key``), not with a search a message.
+    (``any_holds_key``), not with a search a message.
     """
     tool, assistant = Role.TOOL, Role.ASSISTANT
     keys = known()
@@ -178,7 +175,7 @@ def valid(messages: Sequence[Any]) -> bool:
     added: set[str] = set()  # ids first seen in this walk; kept only if the walk finds the log valid
     end = len(messages)
     if search is not None and end - start > _FEW and isinstance(messages, list):
-        if _any_holds_key([m for m in list.__getitem__(messages, slice(start, end)) if m.__class__ is Message],
+        if any_holds_key([m for m in list.__getitem__(messages, slice(start, end)) if m.__class__ is Message],
                           search, keys):
             return False
         search = None  # no Message among them holds a key
@@ -190,7 +187,7 @@ def valid(messages: Sequence[Any]) -> bool:
         if m.__class__ is Message:
             if m.meta and "refused" in m.meta:
                 return False
-            if search is not None and _holds_key(m, search):
+            if search is not None and holds_key(m, search):
                 return False
         elif refusal(m) is not None:
             return False
@@ -248,7 +245,7 @@ class ReadCheck:
             return  # nothing will be kept: no need to look further
         self.paired = self._pair(messages)
         if self.clean and self.paired and self._search is not None:
-            self.clean = not _any_holds_key(messages, self._search, self._keys)
+            self.clean = not any_holds_key(messages, self._search, self._keys)
 
     def _pair(self, messages: list[Message]) -> bool:
         """``valid``'s loop for ``Message``s (roles by identity, calls are ``ToolCall``s); a refusal makes the log
@@ -301,7 +298,7 @@ def _lead_valid(messages: Sequence[Any], lead: int, search: Search | None) -> bo
     for i in range(lead):
         m = messages[i]
         if m.__class__ is Message:
-            if (m.meta and "refused" in m.meta) or (search is not None and _holds_key(m, search)):
+            if (m.meta and "refused" in m.meta) or (search is not None and holds_key(m, search)):
                 return False
         elif refusal(m) is not None:
             return False
@@ -310,58 +307,6 @@ def _lead_valid(messages: Sequence[Any], lead: int, search: Search | None) -> bo
 
 _FEW = 64
 """More new messages than this (a session's first walk) are searched for keys a batch at a time."""
-
-_CALLS, _CONTENT, _ATTACHED = (attrgetter(name) for name in ("tool_calls", "content", "attachments"))
-
-
-_BATCH = 4096
-"""Messages whose texts are searched for keys in one string."""
-_SEPARATOR = "\x00"
-_ESCAPED = re.compile(r'["\\\x00-\x1f]')
-"""What a JSON encoder escapes in a string: a key holding any of it may not show in the encoded arguments."""
-
-
-def _any_holds_key(messages: list[Message], search: Search, keys: tuple[str, ...]) -> bool:
-    """``any(_holds_key(m, search) for m in messages)``, asked of few long strings.
-
-    A batch's texts are searched joined by a character no key holds (so no match spans two texts), and its tool
-    calls' arguments as one JSON document (every string in them, keys too, appears there as it is, unless a key holds
-    a character JSON escapes). Only a batch where that finds something, or holding attachments or arguments JSON
-    cannot encode, is asked message by message: a find can be a false alarm (a key's text across a number and a
-    string), never a miss.
-    """
-    joined = not any(_SEPARATOR in k for k in keys)
-    encoded = not any(_ESCAPED.search(k) for k in keys)
-    for i in range(0, len(messages), _BATCH):
-        batch = messages[i:i + _BATCH]
-        maybe = (not joined or _holds_text(_SEPARATOR.join(map(_CONTENT, batch)), keys)
-                 or any(map(_ATTACHED, batch)) or not _arguments_free_of_keys(batch, keys, encoded)
-                 or any(_kept_blocks(m) is not None for m in batch))
-        if maybe and any(_holds_key(m, search) for m in batch):
-            return True
-    return False
-
-
-def _arguments_free_of_keys(batch: list[Message], keys: tuple[str, ...], encoded: bool) -> bool:
-    """True when no string in the batch's tool-call arguments holds a key, known from their JSON text alone."""
-    arguments = [c.arguments for calls in map(_CALLS, batch) if calls for c in calls]
-    if not arguments:
-        return True
-    if not encoded:
-        return False
-    import orjson
-
-    try:
-        text = orjson.dumps(arguments).decode()
-    except TypeError:  # not JSON (a non-text dict key, a set): the caller asks message by message
-        return False
-    return not _holds_text(text, keys)
-
-
-def _holds_text(text: str, keys: tuple[str, ...]) -> bool:
-    """Whether ``text`` holds one of ``keys``: what ``search`` answers, by ``str.__contains__`` (a fast substring
-    search, several times quicker than the regular expression over a long text)."""
-    return any(k in text for k in keys)
 
 
 class CallIds:
@@ -405,80 +350,6 @@ class CallIds:
 
 def _calls(m: Any) -> list[ToolCall]:
     return [ToolCall.coerce(c) for c in m.tool_calls or ()]
-
-
-Search = Callable[[str], Any]
-
-
-def _key_search() -> Search | None:
-    return key_search(known())
-
-
-def _holds_key(m: Message, search: Search) -> bool:
-    if m.content and search(m.content):
-        return True
-    if any(_link_holds_key(a, search) for a in m.attachments or ()):
-        return True
-    if _kept_blocks(m) is not None and _value_holds_key(_kept_blocks(m), search):
-        return True
-    return bool(m.tool_calls) and any(_value_holds_key(c.arguments, search) for c in m.tool_calls or ())
-
-
-def _kept_blocks(m: Message) -> Any:
-    """The reply's own blocks a message keeps to send back (``transports.blocks``; named here, not imported: that
-    module is a layer above), or None."""
-    meta = m.meta
-    return meta.get(BLOCKS) if meta else None
-
-
-def _link_holds_key(item: Any, search: Search) -> bool:
-    return isinstance(item, UrlAttachment) and (search(item.link) is not None or search(item.name) is not None)
-
-
-def _redacted_link(item: Any, search: Search) -> Any:
-    """A URL attachment with no key in its URL or its name (the name is sent too, as a document's title)."""
-    if not _link_holds_key(item, search):
-        return item
-    return UrlAttachment.of(redact(item.link), item.media_type, redact(item.name))
-
-
-def _value_holds_key(value: Any, search: Search) -> bool:
-    """Whether a string inside a JSON-like value (keys too) holds a key, without encoding the value."""
-    if isinstance(value, str):
-        return search(value) is not None
-    if isinstance(value, dict):
-        return any(_value_holds_key(k, search) or _value_holds_key(v, search) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_value_holds_key(v, search) for v in value)
-    return False
-
-
-def _redacted(m: Any, search: Search) -> Any:
-    """``m`` with every known key out of its text and its calls' arguments (other message-likes as they are)."""
-    if m.__class__ is not Message or not _holds_key(m, search):
-        return m
-    calls = [redacted_call(c) for c in m.tool_calls] if m.tool_calls else None
-    changes: dict[str, Any] = {"content": redact(m.content), "tool_calls": calls}
-    if _kept_blocks(m) is not None:  # the text they hold is redacted alike, so they still match the message
-        changes["meta"] = {**m.meta, BLOCKS: redact_value(m.meta[BLOCKS])}
-    if m.attachments:
-        changes["attachments"] = tuple(_redacted_link(a, search) for a in m.attachments)
-    return m.replace(**changes)
-
-
-def redacted(message: Any) -> Any:
-    """``message`` with no known key in its text or its calls' arguments (a reply echoing a key is kept so)."""
-    search = _key_search()
-    return message if search is None else _redacted(message, search)
-
-
-def redacted_call(call: ToolCall) -> ToolCall:
-    """``call`` with no known key in its arguments: what a tool runs with (a reply may echo a key into
-    ``write(content=...)``, which would put it in a workspace file)."""
-    search = _key_search()
-    if search is None or not _value_holds_key(call.arguments, search):  # asked first: no copy of the arguments
-        return call
-    return ToolCall(call.id, call.name, redact_value(call.arguments))
 
 
 def _role_or_none(m: Any) -> Role | None:

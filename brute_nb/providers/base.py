@@ -35,7 +35,7 @@ from brute_nb.providers import keys
 from brute_nb.providers.credentials import client_key, is_key, key_source, strip_keys_off_origin
 from brute_nb.providers.failures import html_answer, is_timeout, no_key_message, translate_error
 from brute_nb.redact import redact_exception, redact_value, remember
-from brute_nb.sendable import redacted
+from brute_nb.redact_messages import redacted
 from brute_nb.transports.base import as_data
 
 EMPTY_SCHEMA: dict[str, JSON] = {"type": "object", "properties": {}}

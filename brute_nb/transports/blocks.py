@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from brute_nb.message import JSON, ToolCall, parse_arguments
-from brute_nb.sendable import BLOCKS
+from brute_nb.redact_messages import BLOCKS
 
 KEY = BLOCKS
 """``meta[KEY]`` is ``{api: [block, ...]}``: one API's own blocks, as received."""

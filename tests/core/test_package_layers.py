@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "brute_nb.providers.factories")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.message", "brute_nb.log",
                 "brute_nb.frames", "brute_nb.prompt_cache", "brute_nb.prefix_memo", "brute_nb.sendable",
-                "brute_nb.refused")),
+                "brute_nb.redact_messages", "brute_nb.refused")),
     ("sessions", ("brute_nb.sessions",)),
     ("translation, tools, compaction", ("brute_nb.transports", "brute_nb.tools", "brute_nb.compaction")),
     ("agent, providers", ("brute_nb.agent", "brute_nb.providers", "brute_nb.testing")),

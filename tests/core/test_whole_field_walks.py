@@ -19,11 +19,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from brute_nb import redact_messages
 from brute_nb import sendable as sendable_module
 from brute_nb.attachments import Attachment
 from brute_nb.message import Log, Message, ToolCall, role_of, unanswered_calls
 from brute_nb.redact import key_search, remember
-from brute_nb.sendable import ReadCheck, _any_holds_key, _holds_key, valid
+from brute_nb.redact_messages import any_holds_key, holds_key
+from brute_nb.sendable import ReadCheck, valid
 from brute_nb.sessions import lines
 from brute_nb.sessions.file import SessionFile
 from brute_nb.sessions.lines import parse_messages
@@ -56,7 +58,7 @@ def messages(draw: Any) -> Message:
 
 
 def valid_by(threshold: int, log: Any, batch: int = 4096) -> tuple[bool, Any]:
-    with mock.patch.object(sendable_module, "_FEW", threshold), mock.patch.object(sendable_module, "_BATCH", batch):
+    with mock.patch.object(sendable_module, "_FEW", threshold), mock.patch.object(redact_messages, "_BATCH", batch):
         return valid(log), dict(getattr(log, "prefix_memo", {}))
 
 
@@ -113,7 +115,7 @@ def test_a_key_json_would_escape_is_still_found(key: str) -> None:
                [Message("assistant", "", [ToolCall("c", "f", {"when": datetime.date(2026, 1, 1)})])],
                [Message("assistant", "", [ToolCall("c", "f", {"n": 123})])]]
     for batch in batches:
-        assert _any_holds_key(batch, search, keys) == any(_holds_key(m, search) for m in batch), batch
+        assert any_holds_key(batch, search, keys) == any(holds_key(m, search) for m in batch), batch
 
 
 def walked_calls(messages: list[Any]) -> list[Any]:
