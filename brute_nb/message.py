@@ -32,6 +32,7 @@ JSON = Any
 MOVED = _lazy.exports({
     "brute_nb.log": ("Log", "log", "MessageLike", "new_message_id", "with_id", "_rebuild_log"),
     "brute_nb.prefix_memo": ("Resumed", "keep", "resume", "system_lead"),
+    "brute_nb.sendable": ("INTERRUPTED_RESULT", "close_unanswered", "unanswered_calls"),
 })
 """Names that moved to a module of their own, by their new home: ``from brute_nb.message import Log`` keeps working
 (and a pickled ``Log`` still loads). Forwarded on first use, not imported here: their homes import ``Message``."""
@@ -460,51 +461,3 @@ def role_of(message: Any) -> str:
     if r.__class__ is Role:
         return r._value_  # ``.value`` is an enum property, twice as slow, and this runs per message per call
     return r.value if isinstance(r, Role) else str(r).lower()
-
-
-def unanswered_calls(messages: Iterable[Any]) -> list[Any]:
-    """Tool calls in the log that have no tool result after them, in log order.
-
-    Every provider rejects a history with such a call, so SessionLog and the tool pipeline close them. Some
-    providers reuse ids (``call_0`` every reply): a result answers the latest open call with its id, and an earlier
-    open call of the same id stays unanswered rather than vanishing from the count.
-
-    SessionLog asks it of every session it reads (50,000 messages in one kernel's first turn), so a ``Message``
-    costs a role compared by identity, not ``role_of``'s call and text comparisons.
-    """
-    pending: dict[str, list[tuple[int, Any]]] = {}
-    order = 0
-    assistant, tool = Role.ASSISTANT, Role.TOOL
-    for m in messages:
-        role = m.role
-        if role.__class__ is not Role:
-            role = _ROLE_NAMED.get(role_of(m))
-        if role is assistant:
-            calls = m.tool_calls
-            if calls:
-                for c in calls:
-                    call = c if c.__class__ is ToolCall else ToolCall.coerce(c)
-                    pending.setdefault(call.id, []).append((order, call))
-                    order += 1
-        elif role is tool:
-            waiting = pending.get(m.tool_call_id)
-            if waiting:
-                waiting.pop()
-    return [call for _, call in sorted((entry for calls in pending.values() for entry in calls),
-                                       key=lambda entry: entry[0])]
-
-
-INTERRUPTED_RESULT = "Error: interrupted before this tool finished"
-
-
-def close_unanswered(messages: list[Any], text: str = INTERRUPTED_RESULT, *, start: int = 0) -> list[Message]:
-    """Append a synthetic tool result for every unanswered call, so the log is valid for every provider.
-
-    ``start`` skips a prefix the caller knows has none (SessionLog's unchanged history), keeping a turn O(new).
-    """
-    added = []
-    for call in unanswered_calls(messages[start:] if start else messages):
-        msg = Message(Role.TOOL, text, tool_call_id=call.id, meta={"synthetic": True, "tool_name": call.name})
-        messages.append(msg)
-        added.append(msg)
-    return added

@@ -18,9 +18,14 @@ The rules, applied in this order, since each relies on the one before:
    of every request, ``%brute fix`` reports and ``--context`` cells included (``brute_nb.redact_messages`` finds
    and removes the keys; this module decides that every request is searched).
 
-The log itself, and the file behind it, are never changed; ``Repair`` says what was. A valid log (the common case)
-is answered by ``valid``, a walk with no copy and no call per message, before any repaired list is built; a session
-read from disk is walked once, by its reader (``ReadCheck``), which leaves ``valid`` the memo of that walk.
+The log itself, and the file behind it, are never changed by ``sendable``; ``Repair`` says what was. Where the log
+must hold the answer itself (a session file valid for every provider after an interrupt, a crash or a budget stop),
+``unanswered_calls`` finds the calls left open and ``close_unanswered`` answers them: SessionLog and the tool
+pipeline call them, so "every call answered" has this one home.
+
+A valid log (the common case) is answered by ``valid``, a walk with no copy and no call per message, before any
+repaired list is built; a session read from disk is walked once, by its reader (``ReadCheck``), which leaves
+``valid`` the memo of that walk.
 """
 
 from __future__ import annotations
@@ -210,6 +215,54 @@ def valid(messages: Sequence[Any]) -> bool:
     # valid so far, with these calls still open and these ids taken, for these keys
     keep(messages, "sendable", lead, (frozenset(open_ids), seen | added if added else seen, keys))
     return not open_ids
+
+
+def unanswered_calls(messages: Iterable[Any]) -> list[Any]:
+    """Tool calls in the log that have no tool result after them, in log order.
+
+    Every provider rejects a history with such a call, so SessionLog and the tool pipeline close them. Some
+    providers reuse ids (``call_0`` every reply): a result answers the latest open call with its id, and an earlier
+    open call of the same id stays unanswered rather than vanishing from the count.
+
+    SessionLog asks it of every session it reads (50,000 messages in one kernel's first turn), so a ``Message``
+    costs a role compared by identity, not ``role_of``'s call and text comparisons.
+    """
+    pending: dict[str, list[tuple[int, Any]]] = {}
+    order = 0
+    assistant, tool = Role.ASSISTANT, Role.TOOL
+    for m in messages:
+        role = m.role
+        if role.__class__ is not Role:
+            role = _role_or_none(m)
+        if role is assistant:
+            calls = m.tool_calls
+            if calls:
+                for c in calls:
+                    call = c if c.__class__ is ToolCall else ToolCall.coerce(c)
+                    pending.setdefault(call.id, []).append((order, call))
+                    order += 1
+        elif role is tool:
+            waiting = pending.get(m.tool_call_id)
+            if waiting:
+                waiting.pop()
+    return [call for _, call in sorted((entry for calls in pending.values() for entry in calls),
+                                       key=lambda entry: entry[0])]
+
+
+INTERRUPTED_RESULT = "Error: interrupted before this tool finished"
+
+
+def close_unanswered(messages: list[Any], text: str = INTERRUPTED_RESULT, *, start: int = 0) -> list[Message]:
+    """Append a synthetic tool result for every unanswered call, so the log is valid for every provider.
+
+    ``start`` skips a prefix the caller knows has none (SessionLog's unchanged history), keeping a turn O(new).
+    """
+    added = []
+    for call in unanswered_calls(messages[start:] if start else messages):
+        msg = Message(Role.TOOL, text, tool_call_id=call.id, meta={"synthetic": True, "tool_name": call.name})
+        messages.append(msg)
+        added.append(msg)
+    return added
 
 
 class ReadCheck:

@@ -49,9 +49,9 @@ import anyio
 from brute_nb.env import App, Env
 from brute_nb.errors import SessionLockedError, SessionLogError
 from brute_nb.log import Log, with_id
-from brute_nb.message import INTERRUPTED_RESULT, Message, Role, close_unanswered, role_of, unanswered_calls
+from brute_nb.message import Message, Role, role_of
 from brute_nb.prefix_memo import system_lead
-from brute_nb.sendable import ReadCheck
+from brute_nb.sendable import INTERRUPTED_RESULT, ReadCheck, close_unanswered, unanswered_calls
 from brute_nb.sessions.file import (
     SessionFile,
     SessionFileWarning,

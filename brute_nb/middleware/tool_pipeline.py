@@ -32,10 +32,11 @@ from brute_nb import tracing
 from brute_nb.env import App, Env
 from brute_nb.events import emit
 from brute_nb.maybe_async import call_maybe_async
-from brute_nb.message import INTERRUPTED_RESULT, Message, Role, ToolCall, dumps, role_of
+from brute_nb.message import Message, Role, ToolCall, dumps, role_of
 from brute_nb.middleware.tool_result_loop import should_exit
 from brute_nb.redact import redact
 from brute_nb.redact_messages import redacted_call
+from brute_nb.sendable import INTERRUPTED_RESULT
 from brute_nb.tools.adapter import Adapter, wrap_all
 from brute_nb.tools.context import in_call, use_env
 from brute_nb.tools.results import error_text, finish

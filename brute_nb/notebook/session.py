@@ -343,8 +343,8 @@ class NotebookAgent:
         the current session, so the next ``%%brute`` continues from the edited history.
         """
         from brute_nb.frames import log_from_frame
-        from brute_nb.message import close_unanswered
         from brute_nb.notebook.paths import fork_name
+        from brute_nb.sendable import close_unanswered
 
         log = log_from_frame(df)
         close_unanswered(log)

@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from brute_nb.cost import total as cost_total
-from brute_nb.message import INTERRUPTED_RESULT, role_of
+from brute_nb.message import role_of
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.render import ToolView
+from brute_nb.sendable import INTERRUPTED_RESULT
 from brute_nb.structured import SCHEMA_KEY
 from brute_nb.transports.blocks import UNKNOWN_KEY
 from brute_nb.usage import Usage
