@@ -40,10 +40,17 @@ ANTHROPIC = ("anthropic",)
 OPENAI = ("openai",)
 TRANSPORT = ("httpcore2",)
 """Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
-PROVIDERS = {ANTHROPIC: ("brute_nb.providers.anthropic",), OPENAI: ("brute_nb.providers.openai",)}
+PROVIDERS: dict[tuple[str, ...], tuple[str, ...]] = {ANTHROPIC: ("brute_nb.providers.anthropic",),
+                                                     OPENAI: ("brute_nb.providers.openai",)}
+APIS: dict[str, tuple[str, ...]] = {"anthropic": ("opentelemetry.propagate",),
+                                    "openai": ("openai.resources.chat.chat",),
+                                    "openai-responses": ("openai.resources.responses.responses",)}
+"""What the SDK imports on its first request through the API a ``BRUTE_MODEL`` prefix names: the anthropic SDK's
+trace headers (``opentelemetry.propagate``), the openai client's ``.chat``/``.responses`` resources (imported when
+a client first touches them, so a first turn on the OpenAI SDK imported ~20 of its modules itself)."""
 SCHEMAS = {ANTHROPIC: "brute_nb.providers.anthropic_stream"}
 """The module whose ``build_schemas`` builds the SDK's schemas a reply needs, under its ``BUILD_LOCK``."""
-STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.providers.auto",
+STACK = ("filelock", "anyio._backends._asyncio", "brute_nb.providers.auto",
          "brute_nb.providers.builtin", "brute_nb.agent", "brute_nb.tools.builtin",
          "brute_nb.middleware", "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.runner",
          "brute_nb.notebook.commands.cell_turn", "brute_nb.middleware.session_log",
@@ -52,16 +59,17 @@ STACK = ("filelock", "anyio._backends._asyncio", "anyio.from_thread", "brute_nb.
          "brute_nb.notebook.kernel_tools.cell_tools", "brute_nb.notebook.kernel_tools.notebook_tools",
          "brute_nb.notebook.kernel_tools.kernel_journal",
          "brute_nb.providers.options", "brute_nb.providers.aliases", "brute_nb.providers.url_attachments",
-         "brute_nb.plugins", "importlib.metadata", "brute_nb.notebook.paths",
+         "importlib.metadata", "brute_nb.notebook.paths",
          "brute_nb.notebook.kernel_tools.environment",
          "brute_nb.tools.server", "brute_nb.transports.server_tools", "brute_nb.notebook.approvals",
          "brute_nb.middleware.approvals", "brute_nb.middleware.budget", "brute_nb.middleware.final_answer",
          "brute_nb.middleware.doom_loop", "brute_nb.middleware.partial_reply", "brute_nb.middleware.turn_context",
          "brute_nb.middleware.retry", "brute_nb.middleware.stack",
-         "concurrent.futures.thread", "opentelemetry.propagate")
+         "concurrent.futures.thread", "platformdirs")
 """What the first cell imports after the SDK to send its request (seen with ``sys.modules`` around it), in the
-order it needs them. ``opentelemetry.propagate`` is the SDK's: it imports it on its first request, to add trace
-headers. ``tests/notebook/test_lazy_load.py`` fails when a first cell imports a brute_nb module not warmed here."""
+order it needs them (``platformdirs``: the user's config folder, where aliases and stored keys live).
+``tests/notebook/test_warm_list.py`` fails when a first turn on any SDK's path imports a module not warmed here, or
+when a module listed here is one no first turn imports."""
 REPLY = ("genai_prices", "genai_prices.data", "genai_prices.decompose", "genai_prices.validation",
          "brute_nb.notebook.views.render", "mistune", "mistune.plugins.url",
          "nh3", "brute_nb.notebook.views.terminal")
@@ -91,7 +99,12 @@ def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
         sdk = OPENAI
     else:
         return ()
-    return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
+    return _listed(sdk, "openai-responses" if kind == "openai-responses" else sdk[0])
+
+
+def _listed(sdk: tuple[str, ...], api: str) -> tuple[str, ...]:
+    """The first phase's list for ``sdk`` reached through ``api`` (a key of ``APIS``)."""
+    return sdk + TRANSPORT + PROVIDERS[sdk] + APIS[api] + STACK
 
 
 def may_use_saved_key(environ: Mapping[str, str] = os.environ) -> bool:
@@ -116,7 +129,7 @@ def saved_sdk_modules() -> tuple[str, ...]:
         sdk = OPENAI
     else:
         return ()
-    return sdk + TRANSPORT + PROVIDERS[sdk] + STACK
+    return _listed(sdk, sdk[0])
 
 
 def schemas_for(modules: tuple[str, ...]) -> str | None:

@@ -410,23 +410,6 @@ ip.run_line_magic('load_ext', 'brute_nb')
 """
 """A fresh process with a fake Anthropic server configured, right after ``%load_ext brute_nb``."""
 
-FIRST_CELL_AFTER_WARM_UP = LOADED_BEFORE_A_FAKE + """
-for t in threading.enumerate():
-    if t.name in ('brute-warm-sdk', 'brute-cleanup'):
-        t.join(60)
-before = set(sys.modules)
-ip.run_cell_magic('brute', '', 'hello')
-print(json.dumps(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in ('brute_nb', 'genai_prices'))))
-"""
-
-
-def test_the_first_cell_after_the_warm_up_imports_nothing_of_brute_nbs(tmp_path: Path) -> None:
-    """The warm-up's lists are kept by hand, and the stack grew under them (issue 28's middleware, the server
-    tools, the environment prompt): a Run All's first cell imported 13 brute_nb modules and pricing's parts itself,
-    ~20-30 ms of its time. Whatever the first cell imports of ours, the warm-up must have imported before."""
-    assert json.loads(_fresh(FIRST_CELL_AFTER_WARM_UP, tmp_path).splitlines()[-1]) == []  # after the reply
-
-
 RUN_ALL_FIRST_CELL = LOADED_BEFORE_A_FAKE + """
 import time
 started = time.monotonic()
