@@ -9,7 +9,9 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
 2. ``views/``     how a turn and a chat are shown: ``turn_model`` (what one turn says, apart from the views that
                   render it), ``display`` and ``terminal`` (a turn's model shown in a cell or a terminal),
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text), ``render``
-                  (pure MIME bundles), ``coalesce``, ``thumbnails``, ``live`` (the streaming view's widget),
+                  (pure MIME bundles), ``tool_row`` (one tool row's model) and its renderers, one a form:
+                  ``tool_html``, ``tool_markdown``, ``tool_text`` (plain text and the terminal's line),
+                  ``coalesce``, ``thumbnails``, ``live`` (the streaming view's widget),
                   ``transcript`` (the chat's transcript widget and its "Insert as cell" buttons), ``chat_input``,
                   ``chat_static`` (the panel's static copy, shown where the widget cannot render),
                   ``structured_view`` (a ``--schema`` reply as tables or indented JSON), ``frame_view`` (log

@@ -2,7 +2,7 @@
 both diff colours reach 4.5:1 against the background they are drawn on (WCAG AA for 13 px text), an open block is
 grouped by its rule, and a command that exited non-zero says so in its summary.
 
-The blocks are the real ``render.tool_bundle`` of each status, published in a cell; the theme is switched from
+The blocks are the real ``display.tool_bundle`` of each status, published in a cell; the theme is switched from
 Lab's Settings menu, as a person would. Colours are read as the browser paints them (a canvas turns any CSS colour,
 ``color-mix`` included, into RGB), and the background is the first opaque one behind the text.
 """
@@ -19,17 +19,18 @@ pytestmark = pytest.mark.browser
 
 NOTEBOOK = "theme.ipynb"
 BLOCKS = """from IPython.display import display
-from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView, STATUS_STYLE
+from brute_nb.notebook.views.display import tool_bundle
+from brute_nb.notebook.views.render import STATUS_STYLE
+from brute_nb.notebook.views.tool_row import ToolView
 
 diff = "edited stats.py\\n@@ -1,2 +1,2 @@\\n-old line\\n+new line\\n same line"
 for status in STATUS_STYLE:
     view = ToolView(call_id=status, name="patch", arguments={"file_path": "stats.py"}, status=status,
                     result=diff if status == "ok" else "x", duration_ms=12)
-    display(render.tool_bundle(view), raw=True)
+    display(tool_bundle(view), raw=True)
 failed = ToolView(call_id="t", name="shell", arguments={"command": "pytest"}, status="ok",
                   result="1 failed\\n[exit code: 1]", duration_ms=30)
-display(render.tool_bundle(failed), raw=True)"""
+display(tool_bundle(failed), raw=True)"""
 CELLS = ("%load_ext brute_nb", BLOCKS)
 
 # The contrast of each element's text with the first opaque background behind it (WCAG 2 relative luminance).

@@ -52,7 +52,7 @@ def test_html_is_the_cells_sanitised_transcript_with_tool_calls_folded(session: 
 def test_markdown_keeps_the_text_and_fences_the_tool_call(session: NotebookAgent) -> None:
     text = export(list(session.log), "md", "main").decode()
     assert text.startswith("# main\n\n**You:**\n\n> What is in data.txt? My **budget** is tight.")
-    assert "<details><summary>read (ok)</summary>" in text and '"file_path": "data.txt"' in text
+    assert "**read** `file_path=data.txt` — ok" in text  # the row as the cell's text/markdown writes it
     assert KEY not in text and "REDACTED" in text
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from brute_nb.notebook.views import render
 from brute_nb.notebook.views.display import CellView
 from brute_nb.notebook.views.live import Blocks, LiveOps, message
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.redact import SUFFIX, key_prefix_at_end
 from brute_nb.testing.hostile import REPLY, live_parts
 
@@ -92,10 +92,10 @@ def test_model_html_is_never_live_in_the_live_view() -> None:
 def test_a_tool_row_is_sent_again_only_when_it_changes() -> None:
     ops = LiveOps()
     row = ToolView("c", "read", {"file_path": "a.txt"})
-    assert [op["h"] for op in ops.diff([row], False)] == [render.tool_html(row)]
+    assert [op["h"] for op in ops.diff([row], False)] == [tool_html(row)]
     assert ops.diff([row], False) == []
     row.status, row.result = "ok", "contents"
-    assert [op["h"] for op in ops.diff([row], False)] == [render.tool_html(row)]
+    assert [op["h"] for op in ops.diff([row], False)] == [tool_html(row)]
 
 
 @pytest.mark.parametrize("cut", [1, 3, 4, 9, 15])

@@ -21,7 +21,7 @@ from brute_nb.notebook.views.live import (
     copy_bundle,
     copy_wait,
 )
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.redact import SUFFIX
 from brute_nb.testing.hostile import REPLY, live_parts
 

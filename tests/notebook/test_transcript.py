@@ -14,7 +14,7 @@ from brute_nb.message import Message, Role, ToolCall
 from brute_nb.notebook.front.widget import ChatWidget
 from brute_nb.notebook.kernel_tools.notebook_tools import ProposeCell
 from brute_nb.notebook.session import NotebookAgent
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.notebook.views.transcript import BUTTON, CODE_BLOCKS, Transcript, blocks, esm, proposal_html, proposed
 from brute_nb.notebook.views.transcript_html import log_html
 from brute_nb.sessions.file import read_session

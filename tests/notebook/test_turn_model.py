@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from brute_nb import Message, ToolCall
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.notebook.views.turn_model import TurnModel
 
 

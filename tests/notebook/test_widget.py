@@ -407,6 +407,9 @@ def test_the_widget_holds_no_agent_logic(nb: NotebookAgent, chat: ChatWidget, fa
         "brute_nb.notebook",
         "brute_nb.notebook.views",
         "brute_nb.notebook.views.render",
+        "brute_nb.notebook.views.tool_row",  # a tool row's model, and the HTML form the panel shows it in
+        "brute_nb.notebook.views.tool_html",
+        "brute_nb.notebook.views.live",  # the live display's HTML while a turn streams
         "brute_nb.notebook.views.chat_input",
         "brute_nb.notebook.views.transcript_html",
         "brute_nb.notebook.views.chat_static",

@@ -14,7 +14,8 @@ from brute_nb.errors import ToolDefinitionError
 from brute_nb.middleware.tool_pipeline import DefaultToolPipeline
 from brute_nb.middleware.tool_result_loop import ToolResultLoop
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.turn_model import server_views
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_row import server_views
 from brute_nb.providers.base import Provider
 from brute_nb.testing import FakeProvider, Reply
 from brute_nb.testing.rules import request_problems
@@ -132,7 +133,7 @@ def test_server_calls_render_as_blocks_run_by_the_provider_with_their_sources() 
 
     m = Anthropic.wrap_one({"role": "assistant", "content": ANTHROPIC["web_search with citations"]})
     (view,) = server_views(m.meta)
-    html = render.tool_html(view)
+    html = tool_html(view)
     assert "run by the provider" in html and "web_search" in html
     sources = render.sources_text(m.meta["citations"])
     assert sources.startswith("Sources:") and "(<https://example.org/paris>)" in sources

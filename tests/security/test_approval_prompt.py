@@ -13,7 +13,8 @@ import pytest
 
 from brute_nb.message import ToolCall
 from brute_nb.notebook.approvals import describe, input_asker
-from brute_nb.notebook.views import render
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_row import ToolView
 
 TAIL = "&& touch /tmp/brute_nb_hidden_tail"
 LONG = "echo " + "a" * (243 - len("echo  ") - len(TAIL)) + " " + TAIL
@@ -39,8 +40,8 @@ def test_hiding_characters_are_shown_not_obeyed() -> None:
 
 
 def test_the_widget_approval_box_shows_the_whole_command_wrapped() -> None:
-    view = render.ToolView(call_id="c", name="shell", arguments={"command": LONG}, status="asking")
-    html = render.tool_html(view, open_=True)
+    view = ToolView(call_id="c", name="shell", arguments={"command": LONG}, status="asking")
+    html = tool_html(view, open_=True)
     assert LONG in unescape(html)
     pre = html.split("<b>arguments</b></div>", 1)[1]
     assert pre.startswith('<pre style="white-space:pre-wrap')  # long lines wrap instead of scrolling out of view

@@ -18,6 +18,8 @@ import pytest
 from brute_nb.message import Message, Role, ToolCall
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.display import CellView
+from brute_nb.notebook.views.live import live_html
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.notebook.views.transcript_html import log_html, segments_html
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.hostile import EXFIL_URL, HTML_PAYLOADS, MARKDOWN_PAYLOADS, REPLY, live_parts
@@ -85,7 +87,7 @@ def test_the_widget_transcript_is_inert() -> None:
 
 
 def test_the_live_display_while_streaming_is_inert() -> None:
-    assert live_parts(render.live_html([REPLY, render.ToolView("c", "read", {"f": REPLY}, result=REPLY)])) == []
+    assert live_parts(live_html([REPLY, ToolView("c", "read", {"f": REPLY}, result=REPLY)])) == []
 
 
 def exported_live(nb: Any, tmp_path: Path) -> dict[str, list[str]]:

@@ -11,7 +11,9 @@ import mistune
 import pytest
 
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.display import tool_bundle
+from brute_nb.notebook.views.tool_markdown import tool_markdown
+from brute_nb.notebook.views.tool_row import ToolView
 
 BREAKOUT = "ok\n~~~~\n\n<img src=x onerror=alert(1)> ![x](https://attacker.example/c.png)\n\n~~~~~~~~~\nafter"
 ESCAPES = {
@@ -29,7 +31,7 @@ ESCAPES = {
 
 def test_a_result_holding_fences_stays_inside_its_code_block() -> None:
     view = ToolView("c", "read", {"file_path": "x.md"}, status="ok", result=BREAKOUT)
-    html = mistune.create_markdown(escape=False)(render.tool_markdown(view))
+    html = mistune.create_markdown(escape=False)(tool_markdown(view))
     assert isinstance(html, str)
     assert html.count("<pre>") == 1 and "<img" not in html
     code = html.split("<pre><code>", 1)[1].split("</code></pre>", 1)[0]
@@ -43,8 +45,8 @@ def test_escape_sequences_never_reach_plain_text(name: str) -> None:
     view = ToolView("c", f"tool{ESCAPES[name]}", {"command": payload}, status="ok", result=payload)
     plains = [
         render.text_bundle(payload)["text/plain"],
-        render.tool_bundle(view)["text/plain"],
-        render.tool_bundle(view)["text/markdown"],
+        tool_bundle(view)["text/plain"],
+        tool_bundle(view)["text/markdown"],
         render.notice_bundle(payload, "error")["text/plain"],
         render.footer_bundle({"model": payload, "tool_calls": 1})["text/plain"],
     ]

@@ -4,22 +4,25 @@ notebook.
 Every format comes from the one rendering the cell and the chat use (``transcript_html.turns``: each prompt, then
 its turn's texts and tool blocks), so an export reads as the session did. HTML is the cell's own: model text
 sanitised by allow-list, tool blocks escaped and folded in ``<details>``; a notebook holds one ``%%brute`` cell a
-turn with that HTML (and plain text) as its output; Markdown keeps the model's text and puts each tool call in a
-fold, its arguments and result in fences they cannot close. Keys are redacted in all three (``render.plain``).
+turn with that HTML (and plain text) as its output; Markdown keeps the model's text and writes each tool call as
+the cell's ``text/markdown`` does (``tool_markdown``), its result in a fence it cannot close. A tool row is the
+same in every format because each comes from the renderer of its form over one ``ToolView``. Keys are redacted in
+all three (``render.plain``).
 The file is written atomically inside the notebook's folder (the confinement); an existing file named by the user
 is never overwritten, while the default path beside the session is the export's own and is replaced.
 """
 
 from __future__ import annotations
 
-import json
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from brute_nb.errors import BruteError
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_markdown import tool_markdown
+from brute_nb.notebook.views.tool_row import ToolView
+from brute_nb.notebook.views.tool_text import tool_plain
 from brute_nb.notebook.views.transcript_html import log_html, segments_html, turns
 
 FORMATS = ("md", "html", "ipynb")
@@ -59,21 +62,6 @@ def quoted(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
-def tool_markdown(view: ToolView) -> str:
-    arguments = render.plain(json.dumps(view.arguments, ensure_ascii=False, indent=2, default=str))
-    parts = [f"<details><summary>{escape(view.name)} ({escape(view.status)})</summary>", "",
-             fenced(arguments, "json")]
-    if view.result is not None:
-        parts.append(fenced(render.plain(view.result), ""))
-    parts.append("</details>")
-    return "\n".join(parts)
-
-
-def fenced(text: str, lang: str) -> str:
-    bar = render.fence(text, "`")
-    return f"{bar}{lang}\n{text}\n{bar}"
-
-
 def html_page(messages: list[Any], title: str) -> str:
     return PAGE.format(title=escape(render.plain(title)), body=log_html(messages))
 
@@ -87,7 +75,7 @@ def notebook(messages: list[Any], title: str) -> str:
         if prompt is not None:
             cells.append(("%%brute\n" + render.plain(str(prompt.content)), []))
         elif cells:
-            plain = "\n\n".join(render.tool_plain(i) if isinstance(i, ToolView) else render.plain(i[0]) for i in items)
+            plain = "\n\n".join(tool_plain(i) if isinstance(i, ToolView) else render.plain(i[0]) for i in items)
             cells[-1][1].append((segments_html(items), plain))
     return transcript(f"# {render.plain(title)}", cells)
 

@@ -40,7 +40,9 @@ from brute_nb.notebook.views import render
 from brute_nb.notebook.views.chat_static import StaticCopy, static_bundle
 from brute_nb.notebook.views.coalesce import Coalescer
 from brute_nb.notebook.views.key_entry import KeyEntry
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.live import live_html
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.notebook.views.transcript import Transcript, proposed
 from brute_nb.notebook.views.transcript_html import (
     error_details_html,
@@ -379,7 +381,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
 
         self.approval_text.value = (
             f"<b>Allow this {escape(risk)} call?</b>"
-            + render.tool_html(ToolView(call_id=call.id, name=call.name, arguments=call.arguments, status="asking"),
+            + tool_html(ToolView(call_id=call.id, name=call.name, arguments=call.arguments, status="asking"),
                                open_=True))
         with self._lock:
             self._approval = resolve
@@ -414,7 +416,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
         with self._lock:
             html = "".join(self._blocks)
             turn = self._running
-            live = "" if turn is None else user_html(self._prompt) + render.live_html(turn.segments)
+            live = "" if turn is None else user_html(self._prompt) + live_html(turn.segments)
             status = self._status_text(turn)
         running = f'<div class="brute-chat">{live}</div>' if live else ""
         self._out.push((f'<div class="brute-chat">{html}</div>', running, status, turn is not None), force=force)

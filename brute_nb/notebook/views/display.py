@@ -29,10 +29,22 @@ from typing import Any
 
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.coalesce import MAX_UPDATES_PER_S, Coalescer, StartTimer, start_thread_timer
-from brute_nb.notebook.views.live import COPY_MIN_INTERVAL, LIVE_RATE, LiveOps, LiveSink, NoLive, copy_bundle, copy_wait
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.live import (
+    COPY_MIN_INTERVAL,
+    LIVE_RATE,
+    LiveOps,
+    LiveSink,
+    NoLive,
+    copy_bundle,
+    copy_wait,
+    live_html,
+)
 from brute_nb.notebook.views.structured_view import structured_bundle
 from brute_nb.notebook.views.thumbnails import thumbnails_bundle, turn_attachments
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_markdown import tool_markdown
+from brute_nb.notebook.views.tool_row import ToolView
+from brute_nb.notebook.views.tool_text import tool_plain
 from brute_nb.notebook.views.turn_model import NOTICE, WAITING, TurnModel
 from brute_nb.structured import SCHEMA_KEY
 
@@ -157,7 +169,7 @@ class CellView:
                 sent = bool(ops)
             elif live or self._opened:
                 self._open()
-                self._update({"text/html": render.live_html(live), "text/plain": ""}, self.display_id)
+                self._update({"text/html": live_html(live), "text/plain": ""}, self.display_id)
                 self._shown = True
         if sent:  # outside our lock: the copy's coalescer takes its own lock before ours when it writes
             self._copy.push(None)
@@ -237,7 +249,7 @@ class CellView:
                 self.model.queue(item)  # a call of the same reply that has not started yet
                 self._tool_displays[item.call_id] = display_id()
                 if not self.quiet:
-                    self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name}},
+                    self._publish(tool_bundle(item), {"brute": {**base, "tool": item.name}},
                                   display_id=self._tool_displays[item.call_id])
             else:
                 self._publish(segment_bundle(*item), {"brute": {**base, **item[1]}})
@@ -250,7 +262,7 @@ class CellView:
         with self._lock:
             display_id = self._tool_displays.get(view.call_id)
         if display_id is not None and not self.quiet:
-            self._update(render.tool_bundle(view), display_id)
+            self._update(tool_bundle(view), display_id)
 
     def finish(self, *, env: Mapping[str, Any] | None = None, notice: str | None = None, kind: str = "note",
                extra_stats: Mapping[str, Any] | None = None, failed: bool = False) -> None:
@@ -277,7 +289,7 @@ class CellView:
                 continue
             if isinstance(item, ToolView):
                 if not self.quiet:
-                    self._publish(render.tool_bundle(item), {"brute": {**base, "tool": item.name,
+                    self._publish(tool_bundle(item), {"brute": {**base, "tool": item.name,
                                                                        "call_id": item.call_id,
                                                                        "status": item.status}})
             else:
@@ -311,3 +323,7 @@ def segment_bundle(text: str, meta: Mapping[str, Any]) -> dict[str, str]:
     structured = structured_bundle(text) if meta.get(SCHEMA_KEY) else None
     return structured or render.text_bundle(text)
 
+
+def tool_bundle(view: ToolView) -> render.Bundle:
+    """A tool row as the cell publishes it: each form from its own renderer, all reading one ``ToolView``."""
+    return {"text/html": tool_html(view), "text/markdown": tool_markdown(view), "text/plain": tool_plain(view)}

@@ -7,7 +7,7 @@ display, whose script applies them. Operations, per segment index ``i``:
 - ``{"i", "a": text}``: append ``text`` to the segment's tail, as a text node (never parsed as HTML);
 - ``{"i", "b": html, "t": text}``: append a completed Markdown block, rendered and sanitised in the kernel by
   ``render.markdown_html``, and set the tail to ``text`` (what follows the block so far);
-- ``{"i", "h": html}``: replace the segment with ``html`` (a tool row, ``render.tool_html``: escaped).
+- ``{"i", "h": html}``: replace the segment with ``html`` (a tool row, ``tool_html``: escaped).
 
 A widget message is ``{"o": [op, ...]}``, or, for the usual delta (one append to the segment the previous
 operation addressed), the appended text alone as a JSON string (``message``). Work per delta is O(the delta):
@@ -41,7 +41,8 @@ from typing import Any, Protocol
 from uuid import uuid4
 
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.redact import key_prefix_at_end
 
 LIVE_RATE = 10
@@ -140,7 +141,7 @@ class LiveOps:
                        seg.meta.get("approval"))
                 if self._rows.get(i) != key:
                     self._rows[i] = key
-                    ops.append({"i": i, "h": render.tool_html(seg)})
+                    ops.append({"i": i, "h": tool_html(seg)})
             elif seg:
                 ops.extend(self._text(i, str(seg), open_=streaming and i == last))
         return ops
@@ -168,6 +169,16 @@ class LiveOps:
         return []
 
 
+def live_html(segments: list[str | ToolView]) -> str:
+    """The whole live display while a turn runs, for a view with no live sink: streamed text (escaped, as typed)
+    and tool rows."""
+    out = ['<div class="brute-live">']
+    out.extend(tool_html(seg) if isinstance(seg, ToolView) else render.streamed_html(str(seg))
+               for seg in segments if isinstance(seg, ToolView) or seg)
+    out.append("</div>")
+    return "".join(out)
+
+
 def copy_bundle(segments: list[str | ToolView], streaming: bool) -> dict[str, str]:
     """The static copy of a live view showing ``segments`` (``streaming``: the last text may still grow, so a
     key's beginning at its end is held back, as ``LiveOps`` does): text as sanitised Markdown, tool rows escaped,
@@ -176,7 +187,7 @@ def copy_bundle(segments: list[str | ToolView], streaming: bool) -> dict[str, st
     last = len(segments) - 1
     for i, seg in enumerate(segments):
         if isinstance(seg, ToolView):
-            html.append(render.tool_html(seg))
+            html.append(tool_html(seg))
         elif seg:
             shown = str(seg)
             if streaming and i == last:
@@ -266,5 +277,5 @@ def live_widget() -> Any:
 
 # The model keeps the segments as sent (operations can arrive before a view exists, and a view can be drawn again);
 # each view applies the same operations to its own nodes. Text goes in text nodes; "b" and "h" hold HTML the
-# kernel rendered and sanitised (render.markdown_html) or escaped (render.tool_html).
+# kernel rendered and sanitised (render.markdown_html) or escaped (tool_html).
 ESM = Path(__file__).with_name("live.js").read_text(encoding="utf-8")

@@ -1,4 +1,6 @@
-"""Pure rendering of a turn's pieces to MIME bundles: no IPython, no I/O, so it is tested as strings.
+"""Pure rendering of a turn's text, footer and notices to MIME bundles, and the text safety every view uses: no
+IPython, no I/O, so it is tested as strings. A tool row has a model of its own (``tool_row``) and one renderer
+module per output form (``tool_html``, ``tool_markdown``, ``tool_text``), built on the helpers here.
 
 Model text and tool results may be written by an attacker (a page or file the agent read), so three invariants:
 
@@ -11,16 +13,12 @@ Model text and tool results may be written by an attacker (a page or file the ag
   secret out), and no ``<img>`` survives sanitising.
 * Plain text carries no terminal escape sequences (ANSI colours, OSC titles, hyperlinks or clipboard writes) and
   no API key (``brute_nb.redact``); a tool result's Markdown fence is longer than any run of ``~`` in it.
-
-Tool calls render as static ``<details>`` HTML that needs no kernel and no widget, so saved notebooks show them.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from html import escape
 from typing import Any
@@ -28,13 +26,7 @@ from typing import Any
 from brute_nb.cost import format_usd
 from brute_nb.redact import redact, redact_stream
 
-RESULT_DISPLAY_CAP = 4000
-"""Characters of a tool result shown in the cell; the full result stays in the log and ``%brute tools``."""
-
-ARGS_SUMMARY_CAP = 80
-
 WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
-
 
 
 def tone(variable: str, fallback: str) -> str:
@@ -59,14 +51,7 @@ STATUS_STYLE = {
     "interrupted": WARN,
     "server": tone("--jp-info-color1", "#0550ae"),
 }
-STATUS_TEXT = {"server": "run by the provider"}
-"""A status whose words differ from its key: a server tool ran at the provider, not in this kernel."""
-BLOCK = ("margin:.2em 0 .5em .35em;padding:.1em 0 .2em .8em;"
-         "border-left:2px solid var(--jp-border-color1,#d0d7de)")
-"""An open tool block's body: a rule down its side groups it under its summary line."""
-RESULT_PRE = f"{WRAP};tab-size:2;margin:.2em 0"
-"""``read`` numbers lines as ``<n>\\t<text>``: a tab of 2, not 8, keeps the number beside its line."""
-_EXIT = re.compile(r"\[exit code: (-?\d+)\]\s*$")
+"""The colour a status reads in: a tool row's (``tool_html``) and a notice's."""
 
 Bundle = dict[str, str]
 
@@ -109,6 +94,11 @@ def fence(text: str, char: str = "~") -> str:
     """A Markdown code fence ``text`` cannot close: longer than the longest run of ``char`` in it."""
     runs = re.findall(f"{re.escape(char)}+", text)
     return char * max(4, max((len(r) for r in runs), default=0) + 1)
+
+
+def md_escape(text: str) -> str:
+    """``text`` read as itself in Markdown: every character Markdown could give a meaning is backslash-escaped."""
+    return "".join("\\" + c if c in "\\`*_{}[]<>#|" else c for c in text)
 
 
 @cache
@@ -154,146 +144,6 @@ def one_block(html: str) -> str:
     return html.replace("\r", "").replace("\n", "&#10;")
 
 
-@dataclass
-class ToolView:
-    """What the cell knows about one tool call, from its start to its result."""
-
-    call_id: str
-    name: str
-    arguments: Mapping[str, Any]
-    status: str = "running"
-    result: str | None = None
-    duration_ms: float | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
-
-    def finish(self, payload: Mapping[str, Any]) -> None:
-        """Take a ``tool_result`` event's fields, so the cell, the widget and the terminal read one result alike."""
-        message = payload["message"]
-        self.result = message.content
-        self.duration_ms = payload.get("duration_ms")
-        self.meta = dict(getattr(message, "meta", {}) or {})
-        self.status = "error" if payload.get("is_error") else "ok"
-
-    @property
-    def shown_status(self) -> str:
-        """The status a person reads: a command that ran but exited non-zero (a failing test run) says
-        ``exit N``, not "ok"."""
-        found = _EXIT.search(self.result or "") if self.status == "ok" else None
-        return f"exit {found.group(1)}" if found and found.group(1) != "0" else self.status
-
-    @property
-    def denied(self) -> bool:
-        """The user refused the call (it is also an error result, which is how the cell shows it)."""
-        return str(self.meta.get("approval", "")).startswith("denied")
-
-
-def short_args(arguments: Mapping[str, Any], cap: int = ARGS_SUMMARY_CAP) -> str:
-    """``file_path=a.py, start_line=3``: the one-line form for a summary."""
-    parts = []
-    for key, value in arguments.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        text = " ".join(plain(text).split())
-        parts.append(f"{key}={text}")
-    line = ", ".join(parts)
-    return line if len(line) <= cap else line[: cap - 1] + "…"
-
-
-def human_size(chars: int) -> str:
-    if chars < 1000:
-        return f"{chars} chars"
-    if chars < 1_000_000:
-        return f"{chars / 1000:.1f}k chars"
-    return f"{chars / 1_000_000:.1f}M chars"
-
-
-def human_ms(ms: float | None) -> str:
-    if ms is None:
-        return ""
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
-
-
-def _summary_bits(view: ToolView) -> list[str]:
-    bits = [STATUS_TEXT.get(view.status, view.shown_status)]
-    if view.duration_ms is not None:
-        bits.append(human_ms(view.duration_ms))
-    if view.result is not None:
-        bits.append(human_size(len(view.result)))
-    return bits
-
-
-def tool_html(view: ToolView, *, open_: bool = False) -> str:
-    args = short_args(view.arguments)
-    bits = _summary_bits(view)
-    style = STATUS_STYLE.get("error" if bits[0].startswith("exit ") else view.status, "")
-    status = f'<span style="{style}">{escape(bits[0])}</span>'
-    rest = "".join(f" · {escape(b)}" for b in bits[1:])
-    summary = (
-        f'<summary><code>{escape(view.name)}</code> <span style="opacity:.75">{escape(args)}</span>'
-        f" — {status}{rest}</summary>"
-    )
-    # JSON shows every character of every argument (control characters as \\u escapes), wrapped, never cut:
-    # what a person approves is the whole call.
-    pretty = visible(redact(json.dumps(dict(view.arguments), indent=2, ensure_ascii=False, default=str)))
-    body = [f'<div style="{BLOCK}"><div><b>arguments</b></div><pre style="{WRAP};margin:.2em 0">{escape(pretty)}'
-            "</pre>"]
-    if view.result is not None:
-        shown = plain(view.result[:RESULT_DISPLAY_CAP])
-        body.append(f'<div><b>result</b></div><pre style="{RESULT_PRE}">{diff_html(shown)}</pre>')
-        if len(view.result) > RESULT_DISPLAY_CAP:
-            body.append(
-                f"<div><small>showing {RESULT_DISPLAY_CAP:,} of {len(view.result):,} characters; the full result is "
-                f"in <code>%brute tools</code> (or <code>brute_nb.current().tool_calls_df</code>)</small></div>"
-            )
-    for key in ("approval",):
-        if key in view.meta:
-            body.append(f"<div><small>{escape(key)}: {escape(plain(str(view.meta[key])))}</small></div>")
-    body.append("</div>")
-    attr = " open" if open_ else ""
-    return one_block(f'<details class="brute-tool"{attr}>{summary}{"".join(body)}</details>')
-
-
-ADDED = tone("--jp-success-color1", "#1a7f37")
-REMOVED = tone("--jp-error-color1", "#cf222e")
-
-
-def diff_html(text: str) -> str:
-    """``text`` escaped, the lines of a unified diff in it (from its first ``@@`` hunk on, as ``patch`` and
-    ``write`` report) coloured: added green, removed red, hunk headers dimmed."""
-    lines = text.split("\n")
-    start = next((i for i, line in enumerate(lines) if line.startswith("@@")), len(lines))
-    out = [escape(line) for line in lines[:start]]
-    for line in lines[start:]:
-        style = ("opacity:.65" if line.startswith("@@") else ADDED if line.startswith("+")
-                 else REMOVED if line.startswith("-") else "")
-        out.append(f'<span style="{style}">{escape(line)}</span>' if style else escape(line))
-    return "\n".join(out)
-
-
-def tool_plain(view: ToolView) -> str:
-    head = plain(f"[{view.name}] {short_args(view.arguments)} — {' · '.join(_summary_bits(view))}")
-    if view.result is None:
-        return head
-    return head + "\n" + plain(view.result[:RESULT_DISPLAY_CAP])
-
-
-def tool_markdown(view: ToolView) -> str:
-    args = short_args(view.arguments).replace("`", "'")
-    head = f"**{_md_escape(plain(view.name))}** `{args}` — {' · '.join(_summary_bits(view))}"
-    if view.result is None:
-        return head
-    shown = plain(view.result[:RESULT_DISPLAY_CAP])
-    bar = fence(shown)
-    return f"{head}\n\n{bar}\n{shown}\n{bar}"
-
-
-def _md_escape(text: str) -> str:
-    return "".join("\\" + c if c in "\\`*_{}[]<>#|" else c for c in text)
-
-
-def tool_bundle(view: ToolView) -> Bundle:
-    return {"text/html": tool_html(view), "text/markdown": tool_markdown(view), "text/plain": tool_plain(view)}
-
-
 def sources_text(citations: Any) -> str:
     """A reply's citations as a Markdown list of links (each source once), for under the reply; empty if none.
 
@@ -310,8 +160,8 @@ def sources_text(citations: Any) -> str:
             entry.append(quote)
     lines = []
     for n, (url, (title, *quotes)) in enumerate(seen.items(), 1):
-        said = "".join(f" — “{_md_escape(plain(q[:200]))}”" for q in quotes)
-        lines.append(f"{n}. [{_md_escape(title)}](<{url}>){said}")
+        said = "".join(f" — “{md_escape(plain(q[:200]))}”" for q in quotes)
+        lines.append(f"{n}. [{md_escape(title)}](<{url}>){said}")
     return "Sources:\n\n" + "\n".join(lines) if lines else ""
 
 
@@ -349,20 +199,13 @@ def footer_text(stats: Mapping[str, Any]) -> str:
 def footer_bundle(stats: Mapping[str, Any]) -> Bundle:
     text = plain(footer_text(stats))
     html = one_block(f'<div class="brute-footer" style="opacity:.6;font-size:85%">{escape(text)}</div>')
-    return {"text/html": html, "text/markdown": f"*{_md_escape(text)}*", "text/plain": text}
+    return {"text/html": html, "text/markdown": f"*{md_escape(text)}*", "text/plain": text}
 
 
-def live_html(segments: list[Any]) -> str:
-    """The in-place display while a turn runs: streamed text (escaped, as typed) and tool blocks."""
-    out = ['<div class="brute-live">']
-    for seg in segments:
-        if isinstance(seg, ToolView):
-            out.append(tool_html(seg))
-        elif seg:
-            text = _TERMINAL.sub("", redact_stream(str(seg)))
-            out.append(f'<div style="white-space:pre-wrap">{escape(text)}</div>')
-    out.append("</div>")
-    return "".join(out)
+def streamed_html(text: str) -> str:
+    """A text segment of the live display while it streams: escaped as typed (its Markdown is rendered when its
+    block is complete), no terminal escape, no key (a key's beginning at the end is held back)."""
+    return f'<div style="white-space:pre-wrap">{escape(_TERMINAL.sub("", redact_stream(text)))}</div>'
 
 
 def compaction_text(payload: Mapping[str, Any]) -> str:

@@ -16,10 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_row import ToolView
+from brute_nb.notebook.views.tool_text import LINE_STYLE, tool_line
 from brute_nb.notebook.views.turn_model import TurnModel
-
-TOOL_STYLE = {"ok": "green", "error": "red", "denied": "red", "interrupted": "yellow"}
 
 
 def is_terminal(shell: Any = None) -> bool:
@@ -75,12 +74,8 @@ class TerminalView:
             with self._print_lock:
                 self._end_region()
         elif event == "tool_result" and not self.quiet:
-            # One line, so no result text; the status is the one a person reads (``exit 1`` for a command that
-            # ran and failed), as the cell's tool block says it.
-            status = "denied" if item.denied else item.shown_status
-            style = TOOL_STYLE.get("error" if status.startswith("exit ") else status, "")
-            self._line(render.tool_plain(ToolView(item.call_id, item.name, item.arguments, status,
-                                                  None, item.duration_ms)), style)
+            # One line, so no result text (its size says there is one): the row's summary, as the cell says it.
+            self._line(tool_line(item), LINE_STYLE.get(item.tone, ""))
         elif event == "compacted" and not self.quiet:
             with self._print_lock:
                 self._end_region()

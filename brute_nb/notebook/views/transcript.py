@@ -25,7 +25,7 @@ import traitlets
 
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.chat_static import ENDED
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_row import ToolView
 
 CODE_BLOCKS = ".brute-text pre"
 """The blocks that get a button: ``<pre>`` of rendered assistant Markdown (fenced or indented code)."""

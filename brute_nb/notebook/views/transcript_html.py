@@ -14,8 +14,10 @@ from typing import Any
 from brute_nb.cost import total as cost_total
 from brute_nb.message import role_of
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView
 from brute_nb.notebook.views.thumbnails import thumbnails_html
+from brute_nb.notebook.views.tool_html import tool_html
+from brute_nb.notebook.views.tool_row import ToolView
+from brute_nb.notebook.views.tool_text import tool_line
 from brute_nb.notebook.views.transcript import proposal_html
 from brute_nb.notebook.views.turn_model import NOTICE, TurnModel
 from brute_nb.usage import Usage
@@ -35,7 +37,7 @@ def user_html(text: str) -> str:
 def segments_html(items: list[Any]) -> str:
     """A finished turn's texts and tool blocks (from ``TurnModel.final_segments``); a ``propose_cell`` call's code
     follows its block as a code block, with its "Insert as cell" button in the browser."""
-    return "".join(render.tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else
+    return "".join(tool_html(i) + proposal_html(i) if isinstance(i, ToolView) else
                    render.notice_bundle(i[0], i[1][NOTICE])["text/html"] if NOTICE in i[1] else markdown_html(i[0])
                    for i in items)
 
@@ -119,7 +121,7 @@ def log_text(messages: list[Any]) -> str:
     for prompt, items in turns(messages):
         if prompt is not None:
             out.append("you: " + render.plain(str(prompt.content)))
-        out.extend(render.tool_plain(item).split("\n", 1)[0] if isinstance(item, ToolView) else render.plain(item[0])
+        out.extend(tool_line(item) if isinstance(item, ToolView) else render.plain(item[0])
                    for item in items)
     return "\n\n".join(out)
 

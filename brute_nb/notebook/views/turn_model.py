@@ -14,7 +14,6 @@ notice's text). ``lock`` guards the segments and tool views against a sink readi
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -23,7 +22,7 @@ from typing import Any
 from brute_nb.cost import total as cost_total
 from brute_nb.message import role_of
 from brute_nb.notebook.views import render
-from brute_nb.notebook.views.render import ToolView
+from brute_nb.notebook.views.tool_row import ToolView, server_views
 from brute_nb.sendable import INTERRUPTED_RESULT
 from brute_nb.structured import SCHEMA_KEY
 from brute_nb.transports.blocks import UNKNOWN_KEY
@@ -248,17 +247,3 @@ def provider_blocks(meta: Mapping[str, Any]) -> list[str]:
     each, so a user sees the API said more than the text without an error (``transports.blocks.UNKNOWN_KEY``)."""
     kinds = meta.get(UNKNOWN_KEY)
     return [str(k) for k in kinds] if isinstance(kinds, list) else []
-
-
-def server_views(meta: Mapping[str, Any]) -> list[ToolView]:
-    """The tools the provider ran itself (web search), as tool blocks whose status says "server"."""
-    views = []
-    calls = meta.get("server_tool_calls")
-    for call in calls if isinstance(calls, list) else ():
-        if not isinstance(call, Mapping):  # a hand-edited or hostile session line: nothing to show
-            continue
-        result, arguments = call.get("result"), call.get("arguments")
-        views.append(ToolView(call_id=str(call.get("id") or ""), name=str(call.get("name") or "server tool"),
-                              arguments=dict(arguments) if isinstance(arguments, Mapping) else {}, status="server",
-                              result=None if result is None else json.dumps(result, ensure_ascii=False, default=str)))
-    return views
