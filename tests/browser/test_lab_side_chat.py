@@ -28,7 +28,7 @@ SIDE = "#jp-right-stack .jupyterlab-sidecar"
 def test_the_side_chat_opens_beside_the_notebook_and_goes_on_after_a_second_run_all(lab: Lab, browser: Any) -> None:
     with notebook_page(lab, browser, "side_chat.ipynb", CELLS) as page:
         lab.fake.add("The first run's answer.")
-        run_all(page)
+        run_all(page, lab.root / "side_chat.ipynb")
         side = page.locator(SIDE)
         side.locator(".jupyter-button", has_text="Send").wait_for()  # live, in the side area
         cell = output_of(page, "%brute chat --side")
@@ -36,7 +36,7 @@ def test_the_side_chat_opens_beside_the_notebook_and_goes_on_after_a_second_run_
         shot(page, "lab-side-chat-first-run")
 
         lab.fake.add("The second run's answer.")
-        run_all(page)
+        run_all(page, lab.root / "side_chat.ipynb")
         assert page.locator(SIDE).count() == 1  # the second Run All replaced the tab, it did not add one
         side = page.locator(SIDE)
         side.locator(".jupyter-button", has_text="Send").wait_for()
