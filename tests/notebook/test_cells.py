@@ -210,3 +210,45 @@ def test_a_proposal_the_cell_below_already_holds_is_not_inserted_again(shell: In
     assert insert_cell(shell, "print(1)", notebook) is True
     notebook.write_text("{not json")
     assert insert_cell(shell, "print(1)", notebook) is True  # unknown: insert, as before
+
+
+def test_a_proposal_during_a_save_of_the_notebook_is_judged_on_the_whole_file(shell: InteractiveShell,
+                                                                             tmp_path: Path) -> None:
+    """Issue 39: a person saving mid Run All (Ctrl+S; the Lab demo check saves too) made ``%brute fix`` add a copy
+    of the cell below: Jupyter Server writes a notebook in place (``atomic_writing`` truncates the file and
+    writes it again, keeping the old copy aside), the proposal read the cut file, took the cell below as unknown
+    and inserted. The read waits for the save to end and judges the whole file."""
+    import threading
+
+    import nbformat
+    from jupyter_server.services.contents.fileio import atomic_writing
+
+    from brute_nb.notebook.kernel_tools.notebook_tools import insert_cell
+
+    notebook = tmp_path / "demo.ipynb"
+    doc = nbformat.v4.new_notebook()
+    doc.cells = [nbformat.v4.new_code_cell("%brute fix"), nbformat.v4.new_code_cell("print(1)")]
+    nbformat.write(doc, notebook)
+    text = nbformat.writes(doc)
+    seen: list[tuple[str, bool]] = []
+    shell.set_next_input = lambda text, replace=False: seen.append((text, replace))  # type: ignore[method-assign]
+    shell.parent_header = {"metadata": {"cellId": doc.cells[0].id}}  # type: ignore[attr-defined]  # as Lab sends
+    cut, finish = threading.Event(), threading.Event()
+
+    def save() -> None:  # the server's own writer, held half-way through
+        with atomic_writing(str(notebook)) as f:
+            f.write(text[:len(text) // 2])
+            f.flush()
+            cut.set()
+            finish.wait(30)
+            f.write(text[len(text) // 2:])
+
+    saving = threading.Thread(target=save)
+    saving.start()
+    try:
+        assert cut.wait(30)
+        threading.Timer(0.3, finish.set).start()
+        assert insert_cell(shell, "print(1)", notebook) is False and seen == []
+    finally:
+        finish.set()
+        saving.join(30)

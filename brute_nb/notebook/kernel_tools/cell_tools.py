@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -89,9 +91,39 @@ class DocumentPaths(WorkspaceTool, abstract=True):
 
 def read_document(path: Path) -> bytes:
     """The user's own notebook's bytes, opened as the cell tools open it (``DocumentPaths``): inside its own folder,
-    no link out of it, a regular file, at most ``NOTEBOOK_LIMIT``."""
-    return confine.read_file(path, root=confine.real(path.parent), limit=NOTEBOOK_LIMIT,
-                             why="the cell tools' notebook limit")
+    no link out of it, a regular file, at most ``NOTEBOOK_LIMIT``; whole, when a save was under way (``saved``)."""
+    return saved(path, lambda: (confine.read_file(path, root=confine.real(path.parent), limit=NOTEBOOK_LIMIT,
+                                                  why="the cell tools' notebook limit"), None))[0]
+
+
+SAVE_WAIT = 5.0
+"""Seconds a read of a notebook waits for a save under way to end (one takes milliseconds; a loaded disk, more)."""
+S = TypeVar("S")
+
+
+def saved(path: Path, read: Callable[[], tuple[bytes, S]]) -> tuple[bytes, S]:
+    """``read()`` (a notebook's bytes, and what else the reader gives) once the file is whole.
+
+    Jupyter Server saves a notebook in place: its ``atomic_writing`` keeps the old bytes aside as ``.~name``,
+    truncates the file and writes it again. A person's save during a Run All (Ctrl+S) is normal, and a read in
+    that moment saw a cut file: a proposal took the cell below as unknown and added a copy of it, a cell tool
+    called the notebook invalid. So bytes that are not JSON are read again while that aside copy shows a save
+    under way (and once more, for a save that ended between the read and the look), for at most ``SAVE_WAIT`` s;
+    what is still not JSON then is returned for the caller's own error."""
+    aside = path.with_name(".~" + path.name)
+    deadline = time.monotonic() + SAVE_WAIT
+    again = True
+    while True:
+        got = read()
+        try:
+            json.loads(got[0])
+        except ValueError:
+            saving = aside.exists()
+            if (saving or again) and time.monotonic() < deadline:
+                again = saving
+                time.sleep(0.02)
+                continue
+        return got
 
 
 class DocumentUndo(DocumentPaths, FSUndo):
@@ -120,7 +152,7 @@ class CellTool(DocumentPaths, abstract=True):
         where_name = self.shown(path)
 
         def run(where: Place) -> T:
-            old, like = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
+            old, like = saved(path, lambda: read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit"))
             nb = ipynb_cells.read(old, where_name)
             result = work(nb)
             new = ipynb_cells.write(nb)
@@ -136,7 +168,7 @@ class CellTool(DocumentPaths, abstract=True):
         where_name = self.shown(path)
 
         def run(where: Place) -> T:
-            data, _ = read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit")
+            data, _ = saved(path, lambda: read_all(where, limit=NOTEBOOK_LIMIT, why="the cell tools' notebook limit"))
             return work(ipynb_cells.read(data, where_name))
 
         return await held(self, path, run, missing="Notebook file not found")
