@@ -19,11 +19,11 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
 3. settings       ``settings`` (the one parser and validator of every option), ``approvals`` (the policy it checks)
 4. ``kernel_tools/`` ``cells`` (In/Out/Err), ``python_tool`` and ``cell_tools`` (edit, insert and
                   run cells) over ``ipynb_cells`` (a saved notebook through nbformat) or ``cell_bridge`` (the live
-                  document in JupyterLab), both seeing what code shows through ``capture`` (per thread: stdout,
-                  stderr, displays), ``notebook_tools``, ``environment`` (the system prompt's <env> and project
-                  rules): what the stack adds; ``kernel_journal`` (per turn, what the agent's code did to the
-                  namespace, seen by ``namespace_watch``) and ``turn_undo`` (a whole turn's variables, files and
-                  cells put back)
+                  document in JupyterLab), a run numbered as a person's by ``run_count``, both seeing what code
+                  shows through ``capture`` (per thread: stdout, stderr, displays), ``notebook_tools``,
+                  ``environment`` (the system prompt's <env> and project rules): what the stack adds;
+                  ``kernel_journal`` (per turn, what the agent's code did to the namespace, seen by
+                  ``namespace_watch``) and ``turn_undo`` (a whole turn's variables, files and cells put back)
 5. stack          ``stack``: the agent's middleware stack, built from settings and values
 6. turn           ``runner``: one turn on the kernel's loop, with its view; it drives any object with a session's
                   shape (``runner.Session``)

@@ -12,7 +12,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from lab_helpers import Lab, code_cell, notebook_page, output_of, run_cell, session_lines, shot, wait_ran
+from lab_helpers import Lab, code_cell, notebook_page, output_of, prompt_of, run_cell, session_lines, shot, wait_ran
 
 from brute_nb.testing import call, reply
 
@@ -39,6 +39,7 @@ def test_the_button_under_an_error_fixes_the_cell_in_place(page: Any, lab: Lab) 
         "Fixed: the cell prints 6.",
     )
     wait_ran(run_cell(page, "print(prise"))
+    failed = int(prompt_of(code_cell(page, "print(prise")).strip("[]:"))
     button = output_of(page, "print(prise").locator("button.brute-fix:visible")
     button.wait_for()
     assert "NameError" in output_of(page, "print(prise").inner_text()
@@ -53,6 +54,8 @@ def test_the_button_under_an_error_fixes_the_cell_in_place(page: Any, lab: Lab) 
     cell.locator(".jp-OutputArea-output", has_text="6").first.wait_for()
     assert "---->" not in output_of(page, "print(price * 2)").inner_text()  # IPython's traceback is gone
     assert "prise" not in cell.locator(".jp-InputArea-editor").inner_text()
+    # It looks run, as it was (issue 41 item 4): the kernel's next number, after the failed run's.
+    assert prompt_of(cell) == f"[{failed + 1}]:"
     shot(page, "lab-fix-done")
     # The chat's turn runs while the kernel is free to hear the front end: the edit is reported as applied because
     # the open notebook said so (issue 39 §2 item 3), not because it was sent.

@@ -173,6 +173,21 @@ def test_run_returns_what_the_cell_displayed_and_saves_it_under_the_cell_in_orde
     assert base64.b64decode(shown[3].data["image/png"]) == PNG
 
 
+def test_a_run_between_cells_is_numbered_and_its_error_kept_as_a_cells(ws: Path, env: dict[str, Any],
+                                                                        shell: Any) -> None:
+    """Issue 41 item 4, in a shell: run between cells, a cell takes the next number as a person's run would, and
+    its error is kept in ``Err`` under that number (what ``%brute fix`` reads next), like a cell's."""
+    path = ws / "a.ipynb"
+    make_notebook(path, "prices = [1, 2]\nprices[5]")
+    number = shell.execution_count
+    call(env, RunCell(lambda: shell.user_ns), cell="1")
+    saved = nbformat.read(path, as_version=4).cells[1]
+    assert saved.execution_count == number and saved.outputs[-1].output_type == "error"
+    assert shell.execution_count == number + 1 and shell.user_ns["In"][number] == "prices = [1, 2]\nprices[5]"
+    error = shell.user_ns["Err"][number]
+    assert error.ename == "IndexError" and "prices[5]" in str(error)
+
+
 def test_a_displayed_secret_is_redacted_in_the_saved_notebook(ws: Path, env: dict[str, Any], shell: Any,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop1234")
@@ -453,3 +468,57 @@ def test_the_live_document_is_checked_and_its_answer_reported(ws: Path, monkeypa
     assert edited["applied"].startswith("yes") and edited["id"] == saved_id
     assert "2" in call(env, RunCell(lambda: {}), cell=saved_id).text
     assert [op["op"] for op in front.sent] == ["edit", "outputs"]
+
+
+NUMBERED = "total = 6 * 7\ntotal"
+NUMBERED_SETUP = """
+import threading
+import brute_nb
+from brute_nb.notebook.kernel_tools.cells import running_cell
+from brute_nb.testing.scripted import Scripted, call, reply
+brute_nb.configure(notebook="demo.ipynb", approve="notebook=allow", tools="read,run_cell")
+brute_nb.current().provider = Scripted([reply("Running it.", call("run_cell", {"cell": "1"})), "Ran.",
+                                        reply("Again.", call("run_cell", {"cell": "1"})), "Ran again."])
+panel = brute_nb.chat()
+
+def between_cells():  # as a click on Send or "Fix with brute": the turn runs while no cell does
+    while running_cell(get_ipython()) is not None:
+        time.sleep(0.01)
+    panel.send("run the cell")
+    panel.wait_idle(120)
+    open("turn.done", "w").close()
+"""
+
+
+@pytest.mark.kernel
+def test_a_cell_run_cell_ran_is_numbered_as_a_run_of_it(kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    """Issue 41 item 4: a cell the agent ran looked unrun (no execution count). Run between cells (the chat
+    panel, "Fix with brute") it takes the kernel's next number as a person's run would: the saved cell and its
+    result show it, ``In``, ``Out`` and ``_`` hold it, and the next cell is numbered after it. Run by a
+    ``%%brute`` cell, it shows that cell's number (the counter cannot move under a running cell) and is kept in
+    no history of its own."""
+    from kernel_helpers import ok, run, value_of
+    from notebook_helpers import wait_for
+
+    _, kc = kernel
+    path = tmp_path / "demo.ipynb"
+    make_notebook(path, NUMBERED)
+    ok(kc, "%load_ext brute_nb\nimport time")
+    ok(kc, NUMBERED_SETUP)
+    started, _ = run(kc, "threading.Thread(target=between_cells, daemon=True).start()")
+    wait_for((tmp_path / "turn.done").exists, "the panel's turn")
+    taken = started["execution_count"] + 1  # the next number after the cell that started the turn
+    saved = nbformat.read(path, as_version=4).cells[1]
+    assert saved.execution_count == taken and saved.outputs[0].execution_count == taken, saved
+    asked, _ = run(kc, "numbers = [len(In) - 2, In[-2], _]")  # In[-1] is this cell
+    assert asked["execution_count"] == taken + 1  # the next cell comes after the run, not on its number
+    assert value_of(kc, "numbers") == [taken, NUMBERED, 42]
+    assert value_of(kc, f"[In[{taken}], Out[{taken}], _{taken}]") == [NUMBERED, 42, 42]
+
+    brute, _ = run(kc, "%%brute\nrun the cell again")
+    assert brute["status"] == "ok"
+    saved = nbformat.read(path, as_version=4).cells[1]
+    assert saved.execution_count == brute["execution_count"], saved  # the %%brute cell's own number
+    after, _ = run(kc, "len(In)")
+    assert after["execution_count"] == brute["execution_count"] + 1
+    assert value_of(kc, f"In[{brute['execution_count']}]").startswith("get_ipython().run_cell_magic('brute'")

@@ -14,7 +14,8 @@
 //                                                          as after a person's edit)
 //   {n, op: "insert", id, after, cell_type, source}        a new cell (with the kernel's id) after cell `after`,
 //                                                          or at the end when `after` is not in the notebook
-//   {n, op: "outputs", id, outputs}                        a code cell's outputs (nbformat JSON), unnumbered;
+//   {n, op: "outputs", id, outputs, execution_count}       a code cell's outputs (nbformat JSON) and the count
+//                                                          its run took (null: none), so it shows [n] as run;
 //                                                          a widget shown there (the "Fix with brute" chat that
 //                                                          asked for this run) stays, above them
 //   {n, op: "delete", id}                                  the cell (undo of an insert)
@@ -72,7 +73,7 @@ function apply(notebook, op) {
     const widgets = (cell.getOutputs ? cell.getOutputs() : cell.outputs || []).filter(
       (o) => o && o.data && o.data[WIDGET_VIEW]);
     cell.setOutputs([...widgets, ...op.outputs]);
-    cell.execution_count = null;
+    cell.execution_count = Number.isInteger(op.execution_count) ? op.execution_count : null;
   } else if (op.op === "delete") {
     notebook.deleteCell(at);
   } else {

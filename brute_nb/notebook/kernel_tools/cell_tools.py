@@ -32,7 +32,7 @@ import anyio
 from brute_nb import confine
 from brute_nb.attachments import from_bytes
 from brute_nb.confine import Place, read_all, replace
-from brute_nb.notebook.kernel_tools import cell_bridge, ipynb_cells
+from brute_nb.notebook.kernel_tools import cell_bridge, ipynb_cells, run_count
 from brute_nb.notebook.kernel_tools.cell_bridge import CellBridge
 from brute_nb.notebook.kernel_tools.ipynb_cells import NotebookFileError, Ran
 from brute_nb.tools.builtin.fs_common import WorkspaceTool, unified_diff
@@ -339,7 +339,8 @@ class RunCell(CellTool):
             work = watched(code, namespace, lambda: run_source(code, namespace), tool="run_cell",
                            cell=f"id {cell_id}", notebook=where)
             ran = await run_interruptibly(work, stopped)
-            bridge.send({"op": "outputs", "id": cell_id, "outputs": ipynb_cells.outputs(ran)})
+            bridge.send({"op": "outputs", "id": cell_id, "outputs": ipynb_cells.outputs(ran),
+                         "execution_count": ran.count})
             return result_for(cell_id, ran)
         path = self.notebook_file(notebook)
 
@@ -372,18 +373,21 @@ def cell_diff(old: str, new: str) -> str:
 
 
 def run_source(source: str, namespace: dict[str, Any]) -> Ran:
-    """Run a cell's source like the ``python`` tool; the figures it made are taken (and closed) as Jupyter's inline
-    backend takes them, so they become the cell's outputs rather than pile up."""
+    """Run a cell's source like the ``python`` tool, numbered as a person's run of it would be (``run_count``); the
+    figures it made are taken (and closed) as Jupyter's inline backend takes them, so they become the cell's outputs
+    rather than pile up."""
     from brute_nb.notebook.kernel_tools.python_tool import execute, show_value
 
     before = _figure_numbers()
+    count = run_count.take(source, namespace)
     outcome = execute(source, namespace, label="cell")
+    run_count.keep(count, source, outcome.value, outcome.error)
     error = None
     if outcome.error is not None:
         tb = (outcome.traceback or "").split("\n\n", 1)[-1]
         error = (type(outcome.error).__name__, str(outcome.error), tb.splitlines())
     value = None if outcome.value is None or outcome.error is not None else show_value(outcome.value)
-    return Ran(outcome.out, outcome.err, value, error, _new_figures(before), outcome.displays)
+    return Ran(outcome.out, outcome.err, value, error, _new_figures(before), outcome.displays, count.number)
 
 
 def _figure_numbers() -> set[int]:

@@ -42,6 +42,8 @@ class Ran:
     """PNG bytes of the figures the cell made."""
     displays: list[Display] = field(default_factory=list)
     """What it showed through IPython's display machinery, in order."""
+    count: int | None = None
+    """The execution count the run took (``run_count``), shown as the cell's ``[n]``; None: none."""
 
 
 def read(data: bytes, where: str) -> Any:
@@ -128,10 +130,10 @@ def new_id() -> str:
 
 
 def set_outputs(nb: Any, index: int, ran: Ran) -> None:
-    """The cell's outputs become what ``ran`` showed, as Jupyter would have saved them."""
+    """The cell's outputs become what ``ran`` showed, numbered with its count, as Jupyter would have saved them."""
     cell = nb.cells[index]
     cell.outputs = outputs(ran)
-    cell.execution_count = None
+    cell.execution_count = ran.count
 
 
 def outputs(ran: Ran) -> list[Any]:
@@ -154,7 +156,7 @@ def outputs(ran: Ran) -> list[Any]:
         shown.append(new_output("display_data", data={"image/png": base64.b64encode(png).decode("ascii"),
                                                         "text/plain": "<Figure>"}))
     if ran.result is not None:
-        shown.append(new_output("execute_result", data={"text/plain": redact(ran.result)}, execution_count=None))
+        shown.append(new_output("execute_result", data={"text/plain": redact(ran.result)}, execution_count=ran.count))
     if ran.error is not None:
         ename, evalue, tb = ran.error
         shown.append(new_output("error", ename=ename, evalue=redact(evalue), traceback=[redact(t) for t in tb]))
