@@ -32,13 +32,18 @@ class KeyEntry(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     set, in the handler of the click that set it."""
 
     def __init__(self, then: Callable[[KeyEntry], None], note: str = "") -> None:
+        # The row wraps and no part is wider than its box: beside the notebook (the chat's side panel, ~250 px)
+        # a row of fixed widths ran past the edge, with the key field and both buttons out of reach.
         self.provider = ipywidgets.Dropdown(options=list(KEYED), value="anthropic", description="key for",
-                                            layout=ipywidgets.Layout(width="14em"))
-        self.secret = ipywidgets.Password(placeholder="paste your API key", layout=ipywidgets.Layout(width="24em"))
+                                            layout=ipywidgets.Layout(width="14em", max_width="100%"))
+        self.secret = ipywidgets.Password(placeholder="paste your API key",
+                                          layout=ipywidgets.Layout(width="24em", max_width="100%"))
         self.use = ipywidgets.Button(description="use for this kernel", tooltip="kept in this kernel's memory only")
         self.save = ipywidgets.Button(description="save", tooltip=f"saved in {keys.path()}, readable by you only")
         self.status = ipywidgets.HTML(escape(note))
-        super().__init__([ipywidgets.HBox([self.provider, self.secret, self.use, self.save]), self.status])
+        row = ipywidgets.HBox([self.provider, self.secret, self.use, self.save],
+                              layout=ipywidgets.Layout(flex_flow="row wrap"))
+        super().__init__([row, self.status])
         self.add_class("brute-key-box")
         self._then = then
         self.secret.observe(self._pasted, names="value")
