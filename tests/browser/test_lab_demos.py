@@ -155,10 +155,13 @@ def saved_errors(page: Any, path: Path) -> dict[int, tuple[bool, str]]:
     import nbformat
 
     before = path.stat().st_mtime_ns
-    # The toolbar's button, not Ctrl+S: the keys once left tools.ipynb unsaved after its input() box was answered.
-    page.click(".jp-NotebookPanel:visible .jp-Toolbar [data-command='docmanager:save']")
     saved = None
-    for _ in range(120):
+    for tick in range(180):
+        # The toolbar's button, not Ctrl+S: the keys once left tools.ipynb unsaved after its input() box was
+        # answered. Clicked again every 10 s while nothing is written: Lab ignores a save of a document it is still
+        # saving (the server log showed no save for a click 2 s after the last one, in fix_my_error's second run).
+        if tick % 40 == 0:
+            page.click(".jp-NotebookPanel:visible .jp-Toolbar [data-command='docmanager:save']")
         if path.stat().st_mtime_ns != before:
             with contextlib.suppress(nbformat.reader.NotJSONError, ValueError):  # the server is still writing it
                 saved = nbformat.read(path, as_version=4)
