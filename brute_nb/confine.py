@@ -338,13 +338,3 @@ def replace(where: Place, data: bytes, *, like: os.stat_result | None = None,
     with contextlib.suppress(OSError):  # some filesystems cannot fsync a folder; the rename is done either way
         os.fsync(where.dir_fd)
     return st
-
-
-def fsync_folder(path: StrPath) -> None:
-    """Make a rename or a new entry in ``path`` durable (best effort: not every filesystem can)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

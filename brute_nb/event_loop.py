@@ -88,14 +88,6 @@ def current_shared_loop() -> asyncio.AbstractEventLoop | None:
     return shared.loop if shared is not None and shared.on_it() and shared.alive else None
 
 
-def loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def loop_local(cache: dict[Any, Any], make: Callable[[], T],
                close: Callable[[T], Awaitable[Any]] | None = None) -> T:
     """The object ``make()`` built for the running event loop (for none, outside one), kept in ``cache``: for
