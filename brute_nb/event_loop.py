@@ -133,6 +133,33 @@ def _closer(obj: T, close: Callable[[T], Awaitable[Any]]) -> AsyncGenerator[None
 
 _closers: dict[asyncio.AbstractEventLoop, list[AsyncGenerator[None, None]]] = {}
 
+_handed: set[Any] = set()
+"""Closes handed to another thread's loop (``aclose_local``), held until they are done."""
+
+
+async def aclose_local(cache: dict[Any, Any]) -> None:
+    """Close what ``loop_local`` keeps in ``cache`` now, and forget it (a later use makes a new one): for an object
+    replaced or no longer used whose loop goes on. The kernel's loop never shuts down, so without this a replaced
+    SDK client kept its idle kept-alive connection open for the kernel's life. Each object is closed on its own
+    loop: awaited here when that is the running loop, else handed to it; a failure to close is no one's error."""
+    entries = list(cache.items())
+    cache.clear()
+    running = asyncio.get_running_loop()
+    for loop, (_, gen) in entries:
+        if gen is None:
+            continue
+        gens = _closers.get(loop, [])
+        if gen in gens:
+            gens.remove(gen)
+        if loop is running:
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await gen.aclose()  # the generator's finally closes the object
+        elif not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # closed meanwhile: its shutdown closed the object
+                handed = asyncio.run_coroutine_threadsafe(gen.aclose(), loop)
+                _handed.add(handed)
+                handed.add_done_callback(_handed.discard)
+
 
 def run_sync(fn: Callable[[], Awaitable[T]]) -> T:
     """Run ``fn()`` to completion from sync code, on the brute_nb loop (whatever this thread runs)."""

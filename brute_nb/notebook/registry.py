@@ -139,7 +139,11 @@ def install(shell: Any) -> Registry:
 
 
 def uninstall() -> None:
+    """The extension unloads: its sessions' model clients close (their connections would outlive it)."""
     global _registry
+    if _registry is not None:
+        for nb in list(_registry.agents.values()):
+            nb.close()
     _registry = None
 
 

@@ -53,6 +53,9 @@ class NotebookAgent:
         replaced since (a demo's second Run All), so the last turn's log is no longer where the session is."""
         self.on_fork: Callable[[NotebookAgent], Any] | None = None
         """Set by the registry that owns this session: ``load`` hands it the fork, which becomes current."""
+        self._retired: list[Any] = []
+        """Providers this session made and replaced (its settings changed): closed at its next turn's start or end
+        (``_close_retired``), each once no call of it is in flight."""
         self.host_line: Callable[[NotebookAgent], str | None] | None = None
         """Set by the registry: the line saying this turn goes to another host than the last turn of another
         session did (``Registry.crossing``), said at the start of every turn, whichever front end runs it."""
@@ -92,8 +95,29 @@ class NotebookAgent:
                 extra["api_key"] = s.api_key
             if s.stall_timeout is not None:
                 extra["stall_timeout"] = s.stall_timeout
+            if self._model is not None:
+                self._retired.append(self._model[1])
             self._model = (key, auto(s.model, replay=s.replay, record=s.record, **extra, **s.options))
         return self._model[1]
+
+    async def _close_retired(self) -> None:
+        """Close the clients of the providers this session replaced: each kept its idle kept-alive connection open
+        on the kernel's loop, which never ends (a fork sharing one makes a new client when it next calls)."""
+        retired, self._retired = self._retired, []
+        for provider in retired:
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
+    def close(self) -> None:
+        """Close this session's model clients (the extension unloads); a later turn makes new ones."""
+        from brute_nb.event_loop import run_sync
+
+        if self._model is not None:
+            self._retired.append(self._model[1])
+            self._model = None
+        if self._retired:
+            run_sync(self._close_retired)
 
     def host(self) -> str | None:
         """Where this session's requests go (``scheme://host:port``): its base URL, else the one its environment
@@ -193,6 +217,7 @@ class NotebookAgent:
         # Where files and cells stand now, so %brute undo takes back this turn's changes (and the kernel's) together.
         extra.setdefault(TURN_KEY, journal(self._state).begin(self._state, prompt))
         agent = self.agent
+        await self._close_retired()
         line = self.host_line(self) if self.host_line is not None else None
         say = _saying(line)
         if say is not None:
@@ -203,6 +228,7 @@ class NotebookAgent:
             if say is not None:
                 agent.off("turn_start", say)
             self._left = self._signature()
+            await self._close_retired()  # one replaced while this turn used it: the turn is done with it now
 
     def _signature(self) -> Signature | None:
         try:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from brute_nb import raw_replies, structured
 from brute_nb.cost import price
 from brute_nb.errors import BruteError, ProviderError, ProviderNotConfiguredError
-from brute_nb.event_loop import loop_local
+from brute_nb.event_loop import aclose_local, loop_local
 from brute_nb.events import emit
 from brute_nb.message import JSON, Message
 from brute_nb.providers import keys
@@ -180,6 +180,9 @@ class Provider:
         self._given_client = client
         self._clients: dict[Any, Any] = {}
         self._transport: Any = None
+        self._calls = 0
+        """Model calls in flight (``__call__``): ``aclose`` waits for them to end."""
+        self._close_after = False
 
     @property
     def label(self) -> str:
@@ -286,7 +289,28 @@ class Provider:
     async def _complete(self, env: dict[str, Any]) -> Message:
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Close this provider's SDK clients (and their kept-alive connections) now, or when the model calls in
+        flight end, so a running turn keeps its client; a later call makes a new one. A client passed as
+        ``client=`` is the caller's, and a cassette's transport is shared by every client: neither is closed."""
+        if self._given_client is not None or self._transport is not None:
+            return
+        if self._calls:
+            self._close_after = True
+            return
+        await aclose_local(self._clients)
+
     async def __call__(self, env: dict[str, Any]) -> None:
+        self._calls += 1
+        try:
+            await self._call(env)
+        finally:
+            self._calls -= 1
+            if self._close_after and not self._calls:
+                self._close_after = False
+                await aclose_local(self._clients)
+
+    async def _call(self, env: dict[str, Any]) -> None:
         if env.get("schema") is not None:
             structured.check(env["schema"])  # a bad schema is the caller's mistake, said before anything is sent
         started = time.monotonic()
