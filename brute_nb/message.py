@@ -18,13 +18,10 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
-from brute_nb import _lazy, raw_replies
+from brute_nb import _lazy
 from brute_nb.attachments import Attachment
 from brute_nb.attachments import attachments as as_attachments
-from brute_nb.cost import message_cost, model_info, price
-from brute_nb.structured import parsed_frame as structured_frame
-from brute_nb.structured import parsed_value as structured_value
-from brute_nb.usage import Usage
+from brute_nb.reply_readers import ReplyReaders
 
 JSON = Any
 """A value that ``json.dumps`` accepts; wire-format dicts are typed with it."""
@@ -186,8 +183,9 @@ def _meta_view(meta: Mapping[str, JSON] | None) -> Mapping[str, JSON]:
 
 
 @dataclass(frozen=True, slots=True, init=False)
-class Message:
-    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing).
+class Message(ReplyReaders):
+    """An immutable conversation entry. ``meta`` carries what a provider reported (model, tokens, timing), which
+    RubyLLM's readers (``cost``, ``usage``, ``parsed``, ``raw``...: ``brute_nb.reply_readers``) read.
 
     Its fields are declared in ``FIELDS``; the annotations below are what mypy and readers see of them.
     """
@@ -306,103 +304,6 @@ class Message:
     def with_meta(self, **meta: JSON) -> Message:
         return self.replace(meta={**self.meta, **meta})
 
-    # What the seed's RubyLLM::Message answers, read from ``meta`` (the one place a provider's report lives).
-
-    @property
-    def finish_reason(self) -> str | None:
-        """stop, tool_calls, max_tokens, content_filter, or the provider's own spelling (``pause_turn``)."""
-        value = self.meta.get("finish_reason")
-        return value if isinstance(value, str) else None
-
-    @property
-    def usage(self) -> Usage | None:
-        """The reply's tokens in the one convention (input includes cache reads and writes; see
-        ``brute_nb.usage``); None when its provider reported no counts."""
-        return Usage.of_meta(self.meta)
-
-    @property
-    def cost(self) -> float | None:
-        """USD for this reply (cache reads and writes at their own rates); None when the model is not priced."""
-        return message_cost(self)
-
-    @property
-    def thinking(self) -> str | None:
-        """The reasoning the model showed (Chat-compatible servers report it as ``reasoning_content``)."""
-        value = self.meta.get("thinking") or self.meta.get("reasoning_content")
-        return value if isinstance(value, str) and value else None
-
-    @property
-    def citations(self) -> tuple[Mapping[str, JSON], ...]:
-        """Sources the reply cites, one shape whatever the provider: ``{"url", "title", "cited_text"}``."""
-        return tuple(c for c in self.meta.get("citations") or () if isinstance(c, Mapping))
-
-    def cost_at(self, model: str, provider: str | None = None) -> float | None:
-        """USD this reply's tokens would have cost on ``model`` (and ``provider``, default this reply's)."""
-        return price(self.meta, model=model, provider=provider)
-
-    @property
-    def model(self) -> str | None:
-        """The model that wrote this reply, as the provider named it."""
-        value = self.meta.get("model")
-        return value if isinstance(value, str) else None
-
-    @property
-    def tokens(self) -> Usage | None:
-        """RubyLLM's name for ``usage``: input, output, cache-read and cache-write counts in one ``Usage``."""
-        return self.usage
-
-    @property
-    def model_info(self) -> dict[str, JSON] | None:
-        """The model's entry in genai-prices (name, context window...); None for a model it does not know."""
-        return model_info(self.meta)
-
-    @property
-    def raw(self) -> Any:
-        """The provider's own reply, for a reply received in this process; None once read back from a file (it is
-        never written: ``brute_nb.raw_replies``)."""
-        return raw_replies.find(self.meta.get("response_id"))
-
-    @property
-    def logprobs(self) -> tuple[Mapping[str, JSON], ...]:
-        """The reply's tokens with their log probabilities, where the API returned them (``-o logprobs=true``):
-        ``{"token", "logprob", "top_logprobs"}`` each; empty otherwise (Anthropic reports none)."""
-        return tuple(t for t in self.meta.get("logprobs") or () if isinstance(t, Mapping))
-
-    @property
-    def server_tool_calls(self) -> tuple[Mapping[str, JSON], ...]:
-        """Tools the provider ran itself (web search): ``{"id", "name", "arguments", "result"}`` each."""
-        return tuple(c for c in self.meta.get("server_tool_calls") or () if isinstance(c, Mapping))
-
-    @property
-    def parsed(self) -> Any:
-        """The structured reply: validated by its schema class when that class is loaded, else the JSON value."""
-        return structured_value(self)
-
-    @property
-    def parsed_df(self) -> Any:
-        """A structured reply holding a list of records, as a DataFrame."""
-        return structured_frame(self)
-
-    @property
-    def stopped(self) -> bool:
-        return self.finish_reason == "stop" and not self.tool_calls
-
-    @property
-    def max_tokens(self) -> bool:
-        return self.finish_reason == "max_tokens"
-
-    @property
-    def content_filtered(self) -> bool:
-        return self.finish_reason == "content_filter"
-
-    @property
-    def tool_call_stop(self) -> bool:
-        return self.finish_reason == "tool_calls" or (bool(self.tool_calls) and self.finish_reason == "stop")
-
-    @property
-    def tool_result(self) -> bool:
-        return bool(self.tool_call_id)
-
     def tool_results(self, messages: Iterable[Message]) -> list[Message]:
         """The results in ``messages`` that answer this message's calls, in log order."""
         ids = {c.id for c in self.tool_calls or ()}
@@ -411,10 +312,6 @@ class Message:
     def cache_until_here(self) -> Message:
         """A copy marked as a prompt-cache boundary: the conversation up to here is the prefix to cache."""
         return self.with_meta(cache_until_here=True)
-
-    @property
-    def cache_boundary(self) -> bool:
-        return bool(self.meta.get("cache_until_here"))
 
 
 def _rebuild_message(*values: Any) -> Message:
