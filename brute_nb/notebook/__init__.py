@@ -32,10 +32,11 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
                   ``export`` (a session as Markdown, HTML or a notebook), ``provenance`` (``%brute why NAME``)
 9. registry       ``registry``: the kernel's sessions and which is current; applies settings (``configure``);
                   ``preload`` (the current session's file read ahead by the warm-up, handed down at load)
-10. ``front/``    ``magics``, ``widget``, ``side`` (the chat panel in JupyterLab's side area), ``api``
-                  (``brute_nb.chat/configure/current``), ``fix_button`` (under a failing cell's error), ``key_box``
-                  (a key pasted where the first cell found none), ``load_again`` (a second ``%load_ext`` says
-                  nothing), ``config_help`` (``%brute config?``); and this package's hooks
+10. ``front/``    ``magics`` (its line magic's ``subcommands``, one table of functions), ``widget``, ``side``
+                  (the chat panel in JupyterLab's side area), ``api`` (``brute_nb.chat/configure/current``),
+                  ``fix_button`` (under a failing cell's error), ``key_box`` (a key pasted where the first cell
+                  found none), ``load_again`` (a second ``%load_ext`` says nothing), ``config_help``
+                  (``%brute config?``); and this package's hooks
 
 A lower layer that needs something from above gets it handed down: the session tells its registry about a fork
 through ``on_fork``, ``short_errors`` gets its debug switch at install, the notebook tool reads the notebook's

@@ -50,6 +50,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook.kernel_tools.cells",
     "brute_nb.notebook.views.frame_view",  # the log frames' display, stdlib only until a frame is shown
     "brute_nb.notebook.front.magics",
+    "brute_nb.notebook.front.subcommands",  # the line magic's table: what each runs it imports when it runs
     "brute_nb.notebook.front.load_again",  # a quiet second %load_ext, stdlib only
     "brute_nb.notebook.front.config_help",  # %brute config? read as brute_nb's help: the settings table only
     "brute_nb.notebook.prompt",  # {expr} filling, stdlib only

@@ -21,43 +21,12 @@ from IPython.core.magic_arguments import MagicHelpFormatter, argument, argument_
 
 from brute_nb.errors import BruteError, NoModelError, SettingsError
 from brute_nb.notebook import settings as st
+from brute_nb.notebook.front import subcommands
+from brute_nb.notebook.front.subcommands import check_name
 from brute_nb.notebook.prompt import expand
 
 if TYPE_CHECKING:
     from brute_nb.notebook.registry import Registry
-
-SUBCOMMANDS = """\
-%brute log               the session's messages as a DataFrame
-%brute tools             its tool calls (with results) as a DataFrame
-%brute sessions          the sessions saved beside this notebook
-%brute use NAME          switch to (or start) session NAME
-%brute reset             start the current session's conversation afresh (the old file is kept, timestamped);
-                         its settings stay (model, options, base URL...): KEY=default puts one back
-%brute undo [PATH]       revert the agent's last turn: the variables its code changed, its files and cells
-                         together (or the last change to PATH); says what it could not restore
-%brute why NAME          the turn, tool call and code that last assigned NAME in the kernel (the python tool or a
-                         cell the agent ran), with the session line (file:line) or the cell
-%brute fix [WORDS]       send the last error (cell, traceback, values) to the agent to explain and fix
-%brute usage             tokens and cost (USD) per turn and in total
-%brute system            the system prompt as the next turn sends it (environment and project rules included)
-%brute export [--format md|html|ipynb] [PATH]
-                         the session as a readable transcript (default: html, beside the session file)
-%brute search TEXT       the messages that mention TEXT, in every session under this notebook's folder
-%brute config [k=v ...]  show or change settings ({keys});
-                         shows where the notebook path came from; k=default puts one back (%brute config?)
-%brute chat [--side]     a chat panel over the same session, in the cell (--side: in JupyterLab's side area,
-                         beside the notebook); %brute widget is the same
-%brute alias [NAME SPEC] model aliases (saved in your config), e.g. alias fast anthropic:claude-haiku-4-5
-%brute keys [set NAME]   which providers have a key (and from where); set asks for one, hidden, and saves it
-%brute live              leave a recording: the next turns go to a real model (a demo's setup cell, run
-                         again, stays live: BRUTE_LIVE=1); asks for a key if none is set
-%brute models            the providers configured here, aliases, and the current provider's models
-%brute plugins           the providers (-m PREFIX:MODEL) and tools (--tools NAME) installed, built-ins included
-%brute help              this text"""
-
-SUBCOMMANDS = SUBCOMMANDS.format(keys=", ".join(st.KEYS[:8]) + ",\n                         "
-                                 + ", ".join(st.KEYS[8:]))
-
 
 @magics_class
 class BruteMagics(Magics):
@@ -66,8 +35,7 @@ class BruteMagics(Magics):
         self.registry = registry
 
     @magic_arguments()
-    @argument("subcommand", nargs="*", help="(line magic only) log, tools, sessions, use, reset, undo, why, fix, "
-                                            "usage, system, config, chat, help")
+    @argument("subcommand", nargs="*", help=f"(line magic only) {', '.join(subcommands.NAMES)}")
     @argument_group("model", "which model answers, and how it is reached")
     @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, "
                                     "gemini:..., llm:MODEL, or an alias (%%brute alias)")
@@ -223,7 +191,7 @@ class BruteMagics(Magics):
     def _session(self, args: Any) -> Any:
         reg = self.registry
         if args.session:
-            _check_name(args.session)
+            check_name(args.session)
             reg.use(args.session)
         options = {"model": args.model, "system": args.system, "tools": args.tools,
                    "max_iterations": args.max_iterations, "root": args.root, "replay": args.replay,
@@ -239,224 +207,7 @@ class BruteMagics(Magics):
 
     def _line(self, line: str) -> Any:
         __tracebackhide__ = True
-        try:
-            words = shlex.split(line)  # quotes keep a value with spaces whole: config system="be brief"
-        except ValueError as exc:
-            raise UsageError(f"%brute {line.strip()}: {exc}") from None
-        if not words:
-            return self._help()
-        cmd, rest = words[0], words[1:]
-        handler = getattr(self, f"_cmd_{cmd}", None)
-        if handler is None:
-            raise UsageError(f"unknown %brute subcommand {cmd!r}\n{SUBCOMMANDS}")
-        try:
-            return handler(rest)
-        except BruteError as exc:
-            raise UsageError(str(exc)) from None
-
-    def _help(self, rest: list[str] | None = None) -> None:
-        if rest == ["config"]:
-            from brute_nb.notebook.front import config_help
-
-            print(config_help.text())
-            return
-        print(SUBCOMMANDS)
-
-    _cmd_help = _help
-
-    def _cmd_log(self, rest: list[str]) -> Any:
-        return self.registry.current().df
-
-    def _cmd_tools(self, rest: list[str]) -> Any:
-        return self.registry.current().tool_calls_df
-
-    def _cmd_sessions(self, rest: list[str]) -> Any:
-        from brute_nb.notebook.paths import list_sessions
-
-        return list_sessions(self.registry.current().session_path.parent)
-
-    def _cmd_use(self, rest: list[str]) -> None:
-        if len(rest) != 1:
-            raise UsageError("usage: %brute use NAME")
-        _check_name(rest[0])
-        nb = self.registry.use(rest[0])
-        state = "continuing" if nb.session_path.exists() else "new"
-        print(f"session {nb.name} ({state}): {nb.session_path}")
-
-    def _cmd_reset(self, rest: list[str]) -> None:
-        nb = self.registry.current()
-        backup = nb.reset()
-        print(f"session {nb.name} starts afresh; its settings are kept (%brute config lists them, "
-              "%brute config KEY=default puts one back)" + (f"\nthe old file is kept as {backup}" if backup else ""))
-
-    def _cmd_undo(self, rest: list[str]) -> None:
-        if len(rest) > 1:
-            raise UsageError("usage: %brute undo [PATH] (quote a path with spaces)")
-        try:
-            print(self.registry.current().undo(rest[0] if rest else None))
-        except LookupError as exc:  # nothing recorded for that path
-            raise UsageError(f"{exc}; %brute undo with no path reverts the agent's last change") from None
-
-    def _cmd_why(self, rest: list[str]) -> Any:
-        if len(rest) != 1 or not rest[0].isidentifier():
-            raise UsageError("usage: %brute why NAME (a variable's name, e.g. %brute why df)")
-        from brute_nb.notebook.commands.provenance import why
-
-        return why(rest[0], list(self.registry.agents.values()), self.shell.user_ns if self.shell else {})
-
-    def _cmd_fix(self, rest: list[str]) -> None:
-        __tracebackhide__ = True
-        from brute_nb.notebook.commands import cell_turn
-
-        nb = self.registry.current()
-        prompt = cell_turn.fix_prompt(self.shell.user_ns if self.shell else {}, " ".join(rest))
-        if prompt is None:
-            print(cell_turn.NO_ERROR)
-            return
-        try:
-            cell_turn.run_cell_turn(nb, self.shell, prompt, context=nb.settings.context)
-        except NoModelError:
-            from brute_nb.notebook.front.key_box import offer
-
-            offer(self.shell, prompt, nb.name)
-
-    def _cmd_system(self, rest: list[str]) -> None:
-        """The system prompt as the next turn sends it (rebuilt each turn: date, frames and rules are current)."""
-        from brute_nb.notebook.stack import select_tools, system_prompt
-
-        nb = self.registry.current()
-        skills = any(t.name == "skill" for t in select_tools(nb.settings.tools, notebook=True))
-        print(system_prompt(nb.settings, nb.notebook, nb.root, skills=skills))
-
-    def _cmd_export(self, rest: list[str]) -> None:
-        from brute_nb.notebook.commands.export import default_path, export, preview, shown, write
-
-        fmt, paths = "html", []
-        words = iter(rest)
-        for word in words:
-            if word.startswith("--format"):
-                fmt = word.partition("=")[2] or next(words, "")
-            else:
-                paths.append(word)
-        if len(paths) > 1:
-            raise UsageError("usage: %brute export [--format md|html|ipynb] [PATH] (quote a path with spaces)")
-        nb = self.registry.current()
-        messages = list(nb.log)
-        if not messages:
-            raise UsageError(f"session {nb.name} has no messages yet: nothing to export")
-        data = export(messages, fmt, f"{nb.name}: {preview(messages)}")
-        folder = nb.session_path.parent.parent  # the notebook's folder: <folder>/<stem>.brute/<session>.jsonl
-        target = Path(paths[0]).expanduser() if paths else default_path(nb.session_path, fmt)
-        written = write(data, target if target.is_absolute() else folder / target, folder, replace=not paths)
-        from IPython.display import display
-
-        text = f"session {nb.name} ({len(messages)} messages) exported as {fmt}: {written}"
-        display(shown(written, folder, text), raw=True)
-
-    def _cmd_search(self, rest: list[str]) -> Any:
-        from brute_nb.sessions.index import search
-
-        if not rest:
-            raise UsageError("usage: %brute search TEXT (the messages of this notebook's sessions that mention it)")
-        return search(" ".join(rest), self.registry.current().session_path.parent.parent)
-
-    def _cmd_usage(self, rest: list[str]) -> Any:
-        return self.registry.current().usage
-
-    def _cmd_alias(self, rest: list[str]) -> None:
-        from brute_nb.notebook.commands.model_commands import alias
-
-        alias(rest)
-
-    def _cmd_models(self, rest: list[str]) -> None:
-        from brute_nb.notebook.commands.model_commands import models
-
-        models(self.registry.current())
-
-    def _cmd_keys(self, rest: list[str]) -> None:
-        from brute_nb.notebook.commands.model_commands import keys
-
-        keys(rest)
-
-    def _cmd_live(self, rest: list[str]) -> None:
-        """Every session of this kernel leaves its recording; ``BRUTE_LIVE=1`` is what the demos' setup cells read,
-        so running one again keeps it live. No restart: the next turn builds its model from the keys."""
-        import os
-
-        from brute_nb.notebook.front.key_box import offer
-        from brute_nb.providers.catalog import key_source
-
-        if rest:
-            raise UsageError("usage: %brute live")
-        os.environ["BRUTE_LIVE"] = "1"
-        for nb in self.registry.agents.values():
-            nb.go_live()
-        nb = self.registry.current()
-        try:
-            provider = nb.model_provider()
-        except NoModelError:
-            offer(self.shell, None, nb.name)
-            return
-        label = getattr(provider, "label", type(provider).__name__)
-        name = label.split(":")[0]
-        source = key_source({"openai-responses": "openai"}.get(name, name))
-        print(f"live: the next %%brute cells go to {label}" + (f" (key: {source})" if source else ""))
-
-    def _cmd_plugins(self, rest: list[str]) -> None:
-        from brute_nb.notebook.commands.model_commands import installed
-
-        installed()
-
-    def _cmd_chat(self, rest: list[str]) -> Any:
-        from brute_nb.notebook.front.widget import chat
-
-        if rest not in ([], ["--side"]):
-            raise UsageError("usage: %brute chat [--side]")
-        return chat(session=self.registry.current_name, side=bool(rest))
-
-    _cmd_widget = _cmd_chat
-
-    def _cmd_config(self, rest: list[str]) -> None:
-        reg = self.registry
-        nb = reg.current()
-        if rest:
-            try:
-                nb = reg.configure(config_pairs(rest))
-            except (SettingsError, ValueError) as exc:
-                raise UsageError(str(exc)) from None
-            print(f"these settings are session {nb.name}'s: a new session (-s NAME) starts from them, sessions "
-                  "already started keep their own")
-        loc = reg.location
-        s = nb.settings
-        print(f"notebook:       {_here(loc.path)}  (from {loc.source})")
-        print(f"session:        {nb.name}  ->  {_here(nb.session_path)}")
-        print(f"root:           {_here(nb.root)}")
-        print(f"{'model:':<15} {s.model}")
-        print(f"{'tools:':<15} {st.describe_tools(s.tools)}")
-        for key in ("max_iterations", "window", "context", "replay", "record", "approve"):
-            value = getattr(s, key)
-            print(f"{key + ':':<15} {_here(value) if key in ('replay', 'record') and value else value}")
-        from brute_nb.middleware.budget import limits_text
-
-        # a sub-cent ceiling as itself ($0.00005, not 5e-05); none set: "{}", as the demos recorded it
-        print(f"{'budget:':<15} {limits_text(s.budget) if s.budget else s.budget}")
-        if not s.summarize:  # shown when off only: the default listing (recorded in the demos) stays as it was
-            print(f"{'summarize:':<15} False  (compaction stops at the free rungs)")
-        if not s.final_answer:
-            print(f"{'final_answer:':<15} False  (a turn stopped by a limit ends without the model's answer)")
-        for key in ("mcp", "base_url", "options", "server_tools"):  # shown once set (older outputs stay as recorded)
-            if getattr(s, key):
-                print(f"{key + ':':<15} {getattr(s, key)}")
-        if s.confirm_above is not None and s.confirm_above != float("inf"):  # shown once set, like the ones above
-            from brute_nb.cost import format_usd
-
-            print(f"{'confirm_above:':<15} {format_usd(s.confirm_above)}  (a map that may cost more asks first)")
-        if s.api_key:  # a key typed here is never shown; a variable's name or "none" is no secret
-            shown = s.api_key if s.api_key.lower() == "none" or s.api_key.startswith("env:") else "(set, not shown)"
-            print(f"{'api_key:':<15} {shown}")
-        if reg.debug:
-            print(f"{'debug:':<15} True  (brute_nb's errors show their full traceback)")
-        print(f"{'system:':<15} {'(default)' if s.system is None else s.system}")
+        return subcommands.run_line(self, line)
 
 
 def _parse_context(value: str) -> int:
@@ -481,28 +232,6 @@ def _refuse_map_options(args: Any) -> None:
                      f"--over, so nothing was sent{hint}")
 
 
-def _check_name(name: str) -> None:
-    from brute_nb.notebook.paths import check_session_name
-
-    try:
-        check_session_name(name)
-    except BruteError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def config_pairs(words: list[str]) -> dict[str, str]:
-    """``%brute config`` words, one ``key=value`` each; a value may hold commas and ``=`` (tools=read,fs_search);
-    nothing after ``=`` (``api_key=``) puts the setting back to its default."""
-    pairs = {}
-    for word in words:
-        key, sep, value = word.partition("=")
-        if not sep or not key.strip():
-            raise SettingsError(f"%brute config takes key=value words; {word!r} is not one "
-                                   "(quote a value with spaces: system=\"be brief\")")
-        pairs[key.strip()] = value.strip()
-    return pairs
-
-
 def parse_options(line: str) -> Any:
     """``%%brute`` options, split as a shell would: ``--system "Be brief."`` gives ``Be brief.`` (IPython's own
     ``parse_argstring`` splits in non-POSIX mode, which keeps the quotes in the value)."""
@@ -521,24 +250,14 @@ class _Usage(MagicHelpFormatter):
 
 
 def _help_text() -> str:
-    """``%%brute?``: the cell magic's usage first (the line magic's subcommands follow in ``%brute help``)."""
+    """``%%brute?`` and ``%brute?``: the cell magic's usage, then the line magic's subcommands from their table."""
     parser = BruteMagics.brute.parser
     parser.prog = "%%brute"
     parser.formatter_class = _Usage
-    return str(parser.format_help())
+    return f"{parser.format_help()}\nsubcommands of the line magic, %brute SUBCOMMAND:\n{subcommands.help_text()}\n"
 
 
 BruteMagics.brute.__doc__ = _help_text()
-
-
-def _here(path: Any) -> str:
-    """A path as ``%brute config`` shows it: relative to the kernel's folder (Jupyter starts a kernel in its
-    notebook's) when it is inside it, whole when it is elsewhere."""
-    full = Path(path).absolute()
-    try:
-        return str(full.relative_to(Path.cwd())) or "."
-    except ValueError:
-        return str(path)
 
 
 def _is_url(text: str) -> bool:
