@@ -52,6 +52,7 @@ from tests.stateful.world import (
     notebook_cells,
     session_problems,
     wire_problems,
+    write_notebook,
 )
 
 FINAL_ANSWER_RETRIED = False
@@ -182,6 +183,9 @@ class NotebookUser(RuleBasedStateMachine):
         since the agent's edit beside the file it restores)."""
         self.cells = list(CELLS)
         """The saved notebook's cells, ``(id, source)``: each source is ``c_N = VALUE``."""
+        self.made_cells: dict[str, str] = {}
+        """Cell id -> the source the user last gave it, until the agent edits that cell: each must be in the
+        notebook or in the version ``%brute undo`` keeps beside it."""
         self.ids: set[str] = set()
         self.count = 0
         self.user_failed = False
@@ -369,6 +373,17 @@ class NotebookUser(RuleBasedStateMachine):
         self.files[name] = content
         self.made[name] = content
 
+    @step(slot=st.integers(0, 2))
+    def user_edits_a_cell(self, slot: int) -> None:
+        """The user changes a cell and the notebook is saved (as Jupyter saves it): the agent's undo of an earlier
+        edit must not lose it."""
+        count = self.next_count()
+        index = slot % len(self.cells)
+        cell_id, source = self.cells[index]
+        self.cells[index] = (cell_id, f"{source.split(' = ')[0]} = {count}")
+        write_notebook(self.world.notebook, self.cells)
+        self.made_cells[cell_id] = self.cells[index][1]
+
     @step()
     def user_cell_fails(self) -> None:
         cell = self.world.run("1 / 0")
@@ -518,6 +533,9 @@ class NotebookUser(RuleBasedStateMachine):
         texts = {p.read_text(errors="replace") for p in self.world.folder.rglob("f_*") if p.is_file()}
         assert set(self.made.values()) <= texts, f"the user's {sorted(set(self.made.values()) - texts)} lost"
         assert notebook_cells(self.world.notebook) == self.cells
+        saved = "".join(p.read_text(errors="replace") for p in self.world.folder.glob(f"{self.world.notebook.name}*"))
+        lost = [source for source in self.made_cells.values() if json.dumps(source) not in saved]
+        assert lost == [], f"the user's cells {lost} lost"
 
     # --- helpers --------------------------------------------------------------------------------------------------
 
@@ -638,13 +656,13 @@ class NotebookUser(RuleBasedStateMachine):
         index = slot % len(self.cells)
         cell_id, source = self.cells[index]
         name, value = source.split(" = ")
+        turn.cells = list(self.cells)  # a run saves its outputs in the file: undo puts the file back too
         if action == "cell-run":
             turn.variables[name] = before
             self.namespace[name] = turn.variables_after[name] = int(value)
-            return
-        turn.cells = list(self.cells)
-        if action == "cell-edit":
+        elif action == "cell-edit":
             self.cells[index] = (cell_id, f"{name} = {count}")
+            self.made_cells.pop(cell_id, None)
         else:  # the new cell's id is the one the tool gave it, read back from the file
             self.cells.insert(index + 1, (notebook_cells(self.world.notebook)[index + 1][0], f"c_9 = {count}"))
 
