@@ -61,6 +61,8 @@ provider, outside ``RetryReply``, so a 529 mid-stream or a cut connection on tha
 ran). Off until a fix is on main: the model then accepts one short error for that call."""
 
 SESSIONS = ("default", "other")
+TOOL_ACTIONS = ("write", "python", "both", "cell-edit", "cell-insert", "cell-run")
+"""What a turn's tools do: write a file, run python, both at once, or one of the cell tools."""
 ABSENT = "<absent>"
 FAULTS: dict[str, Callable[[str], Fault]] = {
     "429": lambda kind: rate_limit(retry_after=0.05),
@@ -230,13 +232,13 @@ class NotebookUser(RuleBasedStateMachine):
             body = (self.world.public.requests + self.world.local.requests)[-1]["json"]
             assert body.get(key) == value, f"-o {option} is not in the request: {body.get(key)!r}"
 
-    @step(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2),
+    @step(action=st.sampled_from(TOOL_ACTIONS), slot=st.integers(0, 2),
           fault=st.sampled_from(sorted(FAULTS)), after_tools=st.booleans())
     def turn_with_fault(self, action: str, slot: int, fault: str, after_tools: bool) -> None:
         """A provider fault on the turn's first request, or on the one after its tools ran."""
         self.agent_turn("", action, slot, fault=fault, after_tools=after_tools)
 
-    @step(action=st.sampled_from(("write", "python", "both")), slot=st.integers(0, 2), stubborn=st.booleans())
+    @step(action=st.sampled_from(TOOL_ACTIONS), slot=st.integers(0, 2), stubborn=st.booleans())
     def turn_at_a_limit(self, action: str, slot: int, stubborn: bool) -> None:
         """``--max-iterations 1``: the tools of the first reply run, then the turn ends with the model's answer."""
         self.sessions[self.current].limited = True
