@@ -264,13 +264,48 @@ class NotebookUser(RuleBasedStateMachine):
         assert "interrupted" in cell.text
         self.sessions[self.current].turns.append(Turn())
 
-    def _interrupt_once_sent(self, before: int) -> None:
+    @step(slot=st.integers(0, 2))
+    def interrupt_mid_tool(self, slot: int) -> None:
+        """Stop while the python tool's code runs (a sleep, then an assignment it never reaches): the turn ends
+        interrupted, the call has its result in the file, the variable is as it was."""
+        if not self.sessions[self.current].python:
+            return
+        count = self.next_count()
+        code = f"__import__('time').sleep(3)\na_{slot} = [{count}]"  # binds no name before the sleep
+        self.world.brain.start(Plan(f"reply {count}", (call("python", {"code": code}),)))
+        stopper = threading.Thread(target=self._interrupt_once_sent, args=(self.sent(), 1.0), daemon=True)
+        stopper.start()
+        try:
+            cell = self.world.run(f"%%brute\nprompt {count}")
+        finally:
+            stopper.join()
+        assert isinstance(cell.error, KeyboardInterrupt), (cell.error, cell.text[-1500:])
+        assert error_problems(cell, (KeyboardInterrupt,)) == []
+        self.sessions[self.current].turns.append(Turn())
+        time.sleep(2.5)  # the code's thread wakes from its sleep into the interrupt, before the checks read a_N
+
+    @step(command=st.sampled_from(("log", "usage", "sessions", "export", "why")), slot=st.integers(0, 2))
+    def look(self, command: str, slot: int) -> None:
+        """What the user reads of the sessions: the log holds the session file's messages; nothing fails but in
+        one short line."""
+        cell = self.world.run(f"%brute {command}" + (f" a_{slot}" if command == "why" else ""))
+        assert error_problems(cell) == []
+        path = self.world.session_file(self.current)
+        held = len(read_session(path)) if path.exists() else 0
+        if command == "log":
+            assert cell.error is None, cell.text[-1500:]
+            frame = self.world.shell.user_ns["_"]
+            assert len(frame[frame.role != "system"]) == held, cell.text[-1500:]  # the system prompt is not saved
+        elif command == "export" and held:
+            assert cell.error is None, cell.text[-1500:]
+
+    def _interrupt_once_sent(self, before: int, after: float = 0.3) -> None:
         deadline = time.monotonic() + 30
         while len(self.world.public.requests) + len(self.world.local.requests) <= before:
             if time.monotonic() > deadline:
                 return
             time.sleep(0.01)
-        time.sleep(0.3)  # a few events streamed
+        time.sleep(after)  # a few events streamed, or the tool began
         _thread.interrupt_main()
 
     @step(name=st.sampled_from(SESSIONS))
