@@ -55,11 +55,6 @@ from tests.stateful.world import (
     write_notebook,
 )
 
-FINAL_ANSWER_RETRIED = False
-"""A new bug the model found (not yet filed): the answer at a limit is asked by ``FinalAnswer`` with the bare
-provider, outside ``RetryReply``, so a 529 mid-stream or a cut connection on that call fails the turn (its tools
-ran). Off until a fix is on main: the model then accepts one short error for that call."""
-
 SESSIONS = ("default", "other")
 TOOL_ACTIONS = ("write", "python", "both", "cell-edit", "cell-insert", "cell-run")
 """What a turn's tools do: write a file, run python, both at once, or one of the cell tools."""
@@ -629,8 +624,6 @@ class NotebookUser(RuleBasedStateMachine):
         # Only Anthropic sends an overload as a 529 (an SSE error event in a 200 stream, which the turn retries);
         # OpenAI's error event carries no status, so the SDK would not retry it and the turn ends in one short line.
         retried = fault in RETRIED and not (fault == "529" and s.kind != "anthropic")
-        if s.limited and after_tools and fault in ("529", "cut") and not FINAL_ANSWER_RETRIED:
-            retried = False  # the faulted call is the answer at the limit (FINAL_ANSWER_RETRIED)
         tools_ran = not faulted or after_tools or retried
         if tools_ran and calls:
             self.apply(s, count, slot, action, before)
@@ -804,8 +797,7 @@ def test_an_overload_mid_stream_on_the_responses_api_ends_in_one_line() -> None:
 
 
 def test_the_answer_at_a_limit_is_retried_after_an_overload() -> None:
-    if not FINAL_ANSWER_RETRIED:
-        pytest.skip("the answer at a limit is not retried yet (FINAL_ANSWER_RETRIED is off): a new bug, not yet fixed")
+    """The answer at a limit (after the tools ran) was asked outside ``RetryReply``: a 529 on it failed the turn."""
     replay(lambda m: m.turn_at_a_limit(action="write", slot=0, stubborn=False),
            lambda m: m.turn_with_fault(action="write", after_tools=True, fault="529", slot=0))
 
