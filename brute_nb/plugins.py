@@ -74,7 +74,7 @@ def register(group: str, name: str, value: str) -> None:
     Registering the same value again does nothing (``%load_ext`` may run twice); another value for a registered
     name is a mistake in brute_nb, refused here rather than found as the wrong tool later."""
     if group not in _registered:
-        raise BruteError(f"plugins.register: unknown group {group!r}; use {PROVIDERS!r} or {TOOLS!r}")
+        raise BruteError(f"plugins.register: unknown group {group!r}; use one of {', '.join(_registered)}")
     known = _registered[group].setdefault(name, value)
     if known != value:
         raise BruteError(f"plugins.register: {group} {name!r} is already {known!r}, not {value!r}")
