@@ -9,8 +9,9 @@ interrupt or a dead kernel loses no finished row, and a re-run asks only for wha
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -88,7 +89,8 @@ def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jo
     # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
     store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl",
                      root=Path(spec.folder).parents[2])
-    with store:
+    given = provider
+    with store, _closing(lambda: provider if given is None else None):
         results: dict[str, Record] = {}
         cached = {key for key in positions if key in store.records}
         todo = [job for job in jobs if job.key not in cached]
@@ -213,8 +215,11 @@ def _confirmed(spec: MapSpec, provider: Any, todo: list[Job], records: dict[str,
     from brute_nb.map.row import make_provider
 
     chosen = provider if provider is not None else make_provider(spec)  # the rows reuse its client (local runs)
-    estimate = run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=rows, cached=cached, records=records))
-    confirm(estimate, limit, batch=batch)
+    confirmed = False
+    with _closing(lambda: chosen if provider is None and not confirmed else None):  # refused: closed here
+        estimate = run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=rows, cached=cached, records=records))
+        confirm(estimate, limit, batch=batch)
+        confirmed = True
     return chosen
 
 
@@ -269,7 +274,23 @@ def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, provider: Any,
     from brute_nb.map.row import make_provider
 
     chosen = provider if provider is not None else make_provider(spec)
-    run_sync(lambda: run_batch(spec, jobs, done, provider=chosen, status=bar.status))
+    with _closing(lambda: chosen if provider is None else None):
+        run_sync(lambda: run_batch(spec, jobs, done, provider=chosen, status=bar.status))
+
+
+@contextlib.contextmanager
+def _closing(made: Callable[[], Any]) -> Iterator[None]:
+    """Close, at the end, the provider ``made()`` names (one this run built, None otherwise): its clients live on
+    the kernel's loop, which never ends, so its kept-alive connections would stay open for the kernel's life."""
+    try:
+        yield
+    finally:
+        provider = made()
+        if provider is not None:
+            from brute_nb.event_loop import run_sync
+            from brute_nb.map.row import aclose_provider
+
+            run_sync(lambda: aclose_provider(provider))
 
 
 def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],

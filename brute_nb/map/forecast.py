@@ -25,7 +25,7 @@ def estimate(template: str, df: pd.DataFrame, *, model: str | None = None, syste
     provider's own ``max_tokens``).
     """
     from brute_nb.event_loop import run_sync
-    from brute_nb.map.row import make_provider
+    from brute_nb.map.row import aclose_provider, make_provider
 
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=20, cache=True, backend="local", concurrency=8)
@@ -34,5 +34,9 @@ def estimate(template: str, df: pd.DataFrame, *, model: str | None = None, syste
     todo = [job for job in jobs if job.key not in records]
     cached = sum(len(at) for key, at in positions.items() if key in records)
     chosen = provider if provider is not None else make_provider(spec)
-    return run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=len(df), cached=cached, records=records,
-                                          max_tokens=max_tokens))
+    try:
+        return run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=len(df), cached=cached, records=records,
+                                              max_tokens=max_tokens))
+    finally:
+        if provider is None:  # its client lives on the kernel's loop, which never ends: closed with the estimate
+            run_sync(lambda: aclose_provider(chosen))

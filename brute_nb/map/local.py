@@ -26,9 +26,12 @@ async def run_local(spec: MapSpec, jobs: Iterable[Job], done: Done, *, concurren
         for job in queue:  # shared: each task takes the next row when its last one is done
             done(job, await run_row(ctx, job))
 
-    async with anyio.create_task_group() as group:
-        for _ in range(max(1, concurrency)):
-            group.start_soon(worker)
+    try:
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, concurrency)):
+                group.start_soon(worker)
+    finally:
+        await ctx.aclose()
 
 
 def run_partition(spec: MapSpec, jobs: list[Job], concurrency: int) -> list[Record]:

@@ -55,6 +55,8 @@ class RowContext:
     """(name, provider) of each ``escalate`` model, in order; they share the limiter (one run's rate)."""
     spent: float = 0.0
     """USD the run's rows have cost so far (priced ones), for the escalation ceiling."""
+    made: list[Any] = field(default_factory=list)
+    """The providers this context built (not given): closed with the run (``aclose``)."""
 
     @classmethod
     def build(cls, spec: MapSpec, concurrency: int, provider: Any = None,
@@ -67,10 +69,31 @@ class RowContext:
         tools = select_tools(spec.tools)
         read_only = {t.name for t in READ_ONLY}
         given = escalations or [None] * len(spec.escalate)
-        chosen = [(name, p if p is not None else make_provider(replace(spec, model=name, replay=None, record=None)))
+        made: list[Any] = []
+
+        def built(p: Any, row_spec: MapSpec) -> Any:
+            if p is None:
+                p = make_provider(row_spec)
+                made.append(p)
+            return p
+
+        chosen = [(name, built(p, replace(spec, model=name, replay=None, record=None)))
                   for name, p in zip(spec.escalate, given, strict=True)]
-        return cls(spec, provider if provider is not None else make_provider(spec), tools,
-                   any(t.name not in read_only for t in tools), AdaptiveLimiter(concurrency), chosen)
+        return cls(spec, built(provider, spec), tools, any(t.name not in read_only for t in tools),
+                   AdaptiveLimiter(concurrency), chosen, made=made)
+
+    async def aclose(self) -> None:
+        """Close the clients of the providers this run built: they live on the kernel's loop, which never ends,
+        so each run's kept-alive connections stayed open for the kernel's life."""
+        for provider in self.made:
+            await aclose_provider(provider)
+
+
+async def aclose_provider(provider: Any) -> None:
+    """Close a provider's SDK clients (``Provider.aclose``; a model call of another shape has none)."""
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()
 
 
 def make_provider(spec: MapSpec) -> Any:

@@ -293,3 +293,28 @@ def test_a_map_frame_shows_replies_as_text_and_session_paths_by_their_file_name(
     assert f">{stem[:8]}…</span>" in html  # the start of the (hash) file name that tells the rows apart
     assert f'title="{out["session"].iloc[0]}"' in html  # the whole path on hover
     assert "echo: Say r0\nin two lines" in html and "white-space:pre-wrap" in html
+
+
+def test_a_run_leaves_no_connection_open(server: FakeProvider, notebook: Path) -> None:
+    """A run builds its own provider (one SDK client for its rows): its kept-alive connections closed with the
+    run, where they stayed open on the kernel's loop for the kernel's life, a pool more for every run."""
+    from urllib.parse import urlsplit
+
+    import psutil
+
+    port = urlsplit(server.base_url).port
+
+    def open_now() -> int:
+        return sum(1 for c in psutil.Process().net_connections(kind="tcp")
+                   if c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+
+    before = open_now()
+    brute_nb.map("Say {review}", frame(6, "socket"), model=MODEL, concurrency=3, progress=False)
+    assert open_now() == before
+    from brute_nb.map.confirm import CostNotConfirmedError
+
+    with pytest.raises(CostNotConfirmedError):  # the fake's model has no price: priced over a connection, refused
+        brute_nb.map("Say {review}", frame(4, "priced"), model=MODEL, progress=False, confirm_above=100)
+    assert open_now() == before
+    brute_nb.estimate("Say {review}", frame(4, "guess"), model=MODEL)
+    assert open_now() == before
