@@ -24,6 +24,7 @@ from brute_nb.errors import BruteError, SettingsError
 from brute_nb.map.comparison_frame import ORIGINAL, Turn, side_by_side, turns, user_turns
 from brute_nb.map.spec import Job, digest, row_key
 from brute_nb.message import Message
+from brute_nb.providers import profiles
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,7 +59,7 @@ def _check(models: Any, tools: str) -> list[str]:
     items = list(models) if isinstance(models, list | tuple) else []
     if not items:
         problems.append("models= takes a list of 'provider:model' names or providers, e.g. "
-                        "['anthropic:claude-haiku-4-5', 'openai:gpt-5.5']")
+                        f"{[profiles.FAST_MODEL, profiles.model_examples()[1]]}")
     if any(not isinstance(m, str) and not hasattr(m, "label") for m in items):
         problems.append("each model is a 'provider:model' name or a provider (brute_nb.providers.auto(...))")
     if tools not in READ_ONLY_SPECS:

@@ -27,6 +27,7 @@ from brute_nb.log import Log
 from brute_nb.message import role_of
 from brute_nb.notebook.settings import Settings
 from brute_nb.prompt_cache import session_key
+from brute_nb.providers import profiles
 from brute_nb.sessions.file import SessionFile
 
 if TYPE_CHECKING:
@@ -397,7 +398,8 @@ class NotebookAgent:
 NOTHING_TO_UNDO = ("nothing to undo: the agent has changed no variable, file or cell in this kernel (undo history "
                    "is kept in the kernel's memory, so a restart forgets it)")
 
-PROVIDER_VARIABLES = ("BRUTE_MODEL", "OLLAMA_HOST", "OLLAMA_MODEL")
+PROVIDER_VARIABLES = ("BRUTE_MODEL", *(v for p in profiles.builtin() for v in (p.host_variable, p.model_variable) if v))
+"""Besides the keys and base URLs (``PROVIDER_SUFFIXES``): what else chooses a provider or its model."""
 PROVIDER_SUFFIXES = ("_API_KEY", "_BASE_URL", "_AUTH_TOKEN", "_API_BASE", "_ORG_ID", "_PROJECT_ID")
 
 
@@ -416,7 +418,7 @@ def provider_of(model: str | None) -> str:
     """The provider a ``--model`` names (``anthropic`` of ``anthropic:claude-x``); with none, the one a base URL
     is used with (``BRUTE_MODEL``'s, else ``openai``, as ``providers.auto`` picks)."""
     spec = model or os.environ.get("BRUTE_MODEL") or ""
-    return spec.split(":", 1)[0] if ":" in spec else "openai"
+    return spec.split(":", 1)[0] if ":" in spec else profiles.SERVER_KIND
 
 
 def environment_fingerprint() -> str:

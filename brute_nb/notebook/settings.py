@@ -182,6 +182,7 @@ def parse_model(spec: str) -> str:
     """``provider:model``, or an alias saved with ``%brute alias`` (stored resolved, so a later edit of the alias
     does not silently change a session's model)."""
     from brute_nb import plugins
+    from brute_nb.providers import profiles
     from brute_nb.providers.aliases import resolve
     from brute_nb.providers.auto import is_provider
 
@@ -190,7 +191,7 @@ def parse_model(spec: str) -> str:
 
     if not sep or not is_provider(provider) or not model:
         raise SettingsError(
-            f"--model takes PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5 or llm:MODEL (any "
+            f"--model takes PROVIDER:MODEL, e.g. {', '.join(profiles.model_examples())} or llm:MODEL (any "
             f"model an installed llm plugin offers); providers: {', '.join(plugins.names(plugins.PROVIDERS))}; "
             f"got {spec!r}"
         )

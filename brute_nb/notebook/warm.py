@@ -36,20 +36,8 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-ANTHROPIC = ("anthropic",)
-OPENAI = ("openai",)
-TRANSPORT = ("httpcore2",)
-"""Imported by the SDK's HTTP client on its first use, not by ``import anthropic``/``import openai``."""
-PROVIDERS: dict[tuple[str, ...], tuple[str, ...]] = {ANTHROPIC: ("brute_nb.providers.anthropic",),
-                                                     OPENAI: ("brute_nb.providers.openai",)}
-APIS: dict[str, tuple[str, ...]] = {"anthropic": ("opentelemetry.propagate",),
-                                    "openai": ("openai.resources.chat.chat",),
-                                    "openai-responses": ("openai.resources.responses.responses",)}
-"""What the SDK imports on its first request through the API a ``BRUTE_MODEL`` prefix names: the anthropic SDK's
-trace headers (``opentelemetry.propagate``), the openai client's ``.chat``/``.responses`` resources (imported when
-a client first touches them, so a first turn on the OpenAI SDK imported ~20 of its modules itself)."""
-SCHEMAS = {ANTHROPIC: "brute_nb.providers.anthropic_stream"}
-"""The module whose ``build_schemas`` builds the SDK's schemas a reply needs, under its ``BUILD_LOCK``."""
+from brute_nb.providers.profiles import Profile
+
 STACK = ("filelock", "anyio._backends._asyncio", "brute_nb.providers.auto",
          "brute_nb.providers.builtin", "brute_nb.agent", "brute_nb.tools.builtin",
          "brute_nb.middleware", "brute_nb.notebook.session", "brute_nb.notebook.stack", "brute_nb.notebook.runner",
@@ -75,66 +63,76 @@ REPLY = ("genai_prices", "genai_prices.data", "genai_prices.decompose", "genai_p
          "nh3", "brute_nb.notebook.views.terminal")
 """What only the reply needs: pricing (``genai_prices.data`` is its price tables as Python literals, the largest
 module of the first cell) and the final render. Imported after ``STACK``, while the first request is in flight."""
-OPENAI_COMPATIBLE_KEYS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
-                          "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "OLLAMA_HOST")
+
+
+def chosen(environ: Mapping[str, str] = os.environ) -> Profile | bool | None:
+    """The profile of the model the environment chooses, told the way ``providers.auto`` picks one and from brute_nb's
+    own profiles alone (no package metadata is read on ``%load_ext``'s path): ``BRUTE_MODEL``'s ``KIND:``, else a
+    bare model name's prefix, else the first profile a variable chooses. None when nothing does, or when only another
+    package's profile may name the kind (``declared_modules`` asks, on the thread); False when the choice needs an
+    import to tell (a built-in provider with no profile, ``llm:``)."""
+    from brute_nb import plugins
+    from brute_nb.providers import profiles
+
+    spec = environ.get("BRUTE_MODEL") or ""
+    kind, sep, _ = spec.partition(":")
+    if sep and kind:
+        found = next((p for p in profiles.builtin() if p.kind == kind), None)
+        return found if found is not None else False if kind in plugins.builtin(plugins.PROVIDERS) else None
+    named = next((p for p in profiles.builtin() if spec and p.model_prefixes and spec.startswith(p.model_prefixes)),
+                 None)
+    return named or next((p for p in profiles.builtin() if p.chosen(environ)), None)
+
+
+def modules_of(profile: Profile | None) -> tuple[str, ...]:
+    """What warming ``profile``'s model imports: its SDK and provider (``Profile.warm_modules``), then the stack."""
+    return profile.warm_modules + STACK if profile is not None and profile.warm_modules else ()
 
 
 def sdk_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
-    """What the configured model will import, told from the environment the way ``providers.auto`` picks one,
-    then brute_nb's stack.
+    """What the configured model will import (``chosen``), then brute_nb's stack.
 
-    Empty when nothing is configured or the choice needs an import to tell (an ``llm:`` plugin model).
+    Empty when nothing is configured or the choice needs an import to tell (an ``llm:`` plugin model, or a kind
+    only another package's profile may name: ``declared_modules`` asks on the thread).
     """
-    spec = environ.get("BRUTE_MODEL") or ""
-    kind = spec.split(":", 1)[0] if ":" in spec else ""
-    if kind == "anthropic" or (not kind and spec.startswith("claude")):
-        sdk = ANTHROPIC
-    elif kind == "llm":
-        return ()
-    elif kind:
-        sdk = OPENAI  # openai, openai-responses, ollama and the OpenAI-compatible hosted ones
-    elif environ.get("ANTHROPIC_API_KEY"):
-        sdk = ANTHROPIC
-    elif any(environ.get(key) for key in OPENAI_COMPATIBLE_KEYS):
-        sdk = OPENAI
-    else:
-        return ()
-    return _listed(sdk, "openai-responses" if kind == "openai-responses" else sdk[0])
+    found = chosen(environ)
+    return modules_of(found) if isinstance(found, Profile) else ()
 
 
-def _listed(sdk: tuple[str, ...], api: str) -> tuple[str, ...]:
-    """The first phase's list for ``sdk`` reached through ``api`` (a key of ``APIS``)."""
-    return sdk + TRANSPORT + PROVIDERS[sdk] + APIS[api] + STACK
+def declared_modules(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """``sdk_modules`` of a ``BRUTE_MODEL`` whose kind another package's profile declares (read on the thread:
+    looking it up reads the installed packages' metadata)."""
+    from brute_nb.providers import profiles
+
+    kind, sep, _ = (environ.get("BRUTE_MODEL") or "").partition(":")
+    return modules_of(profiles.of(kind)) if sep and kind and chosen(environ) is None else ()
 
 
 def may_use_saved_key(environ: Mapping[str, str] = os.environ) -> bool:
     """Whether ``providers.auto`` would look at the stored keys, told from the environment alone (no file is read
     on ``%load_ext``'s path): nothing in the environment chose, and no ``provider:`` prefix names one."""
-    return not sdk_modules(environ) and ":" not in (environ.get("BRUTE_MODEL") or "")
+    return chosen(environ) is None and ":" not in (environ.get("BRUTE_MODEL") or "")
 
 
 def saved_sdk_modules() -> tuple[str, ...]:
     """``sdk_modules`` for a kernel whose only key is a stored one (``brute-nb keys set``), read on the warm-up's
-    thread: ``auto()`` tries a stored anthropic key first, and every other provider it keeps a key for speaks
-    through the openai SDK. Empty when no key is stored or the file cannot be read (the cell reports that)."""
+    thread: the first provider, in ``auto()``'s order, that a key is stored for. Empty when no key is stored or the
+    file cannot be read (the cell reports that)."""
     try:
-        from brute_nb.providers import keys  # light: the package's names load lazily; stdlib and our leaves
+        from brute_nb.providers import keys, profiles  # light: our leaves, stdlib and the profiles' data
 
         saved = {name for name, key in keys.load().items() if key}
     except Exception:  # the cell reads the file again and shows the real error
         return ()
-    if "anthropic" in saved:
-        sdk = ANTHROPIC
-    elif saved:
-        sdk = OPENAI
-    else:
-        return ()
-    return _listed(sdk, sdk[0])
+    return modules_of(next((p for p in profiles.builtin() if p in profiles.keyed() and p.kind in saved), None))
 
 
 def schemas_for(modules: tuple[str, ...]) -> str | None:
-    """The module that builds the stream schemas of the SDK ``modules`` start with (``SCHEMAS``), if any."""
-    return next((name for sdk, name in SCHEMAS.items() if modules[:len(sdk)] == sdk), None)
+    """The module that builds the stream schemas of the profile whose modules ``modules`` start with, if any."""
+    from brute_nb.providers import profiles
+
+    return next((p.warm_schemas for p in profiles.every()
+                 if p.warm_schemas and p.warm_modules and modules[:len(p.warm_modules)] == p.warm_modules), None)
 
 
 def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: threading.Event | None = None,
@@ -176,11 +174,11 @@ def warm(modules: tuple[str, ...], later: tuple[str, ...] = (), sendable: thread
 def warm_chosen(modules: tuple[str, ...], sendable: threading.Event, ahead: Callable[[], object] | None) -> None:
     """``warm`` the SDK the environment chose, else the one a stored key chooses (read here, on the thread), else
     nothing: the first phase is over at once and the first cell offers a box for a key."""
-    chosen = modules or saved_sdk_modules()
-    if not chosen:
+    picked = modules or declared_modules() or saved_sdk_modules()
+    if not picked:
         sendable.set()
         return
-    warm(chosen, REPLY, sendable, schemas_for(chosen), ahead)
+    warm(picked, REPLY, sendable, schemas_for(picked), ahead)
 
 
 _thread: threading.Thread | None = None
@@ -203,7 +201,7 @@ def start(environ: Mapping[str, str] = os.environ, ahead: Callable[[], object] |
     ``ahead`` ends the first phase: the front end hands down its read ahead of the current session."""
     global _thread, _sendable, _cell_waiting, _request_out
     modules = sdk_modules(environ)
-    if not modules and not may_use_saved_key(environ):
+    if not modules and not may_use_saved_key(environ) and chosen(environ) is not None:
         return None
     _sendable, _cell_waiting, _request_out = threading.Event(), threading.Event(), threading.Event()
     _thread = threading.Thread(target=warm_chosen, args=(modules, _sendable, ahead),

@@ -82,7 +82,7 @@ def auto(model: str | None = None, **options: Any) -> Provider:
         kind, name = spec.split(":", 1)
         return build(kind, name or None, **options)
     if options.get("base_url") and not options.get("replay"):
-        return build("openai", spec, **options)
+        return build(profiles.SERVER_KIND, spec, **options)
     if options.get("replay"):
         kind, recorded = from_cassette(str(options["replay"]))
         return build(kind, spec or recorded, **options)

@@ -24,13 +24,14 @@ def kernel(cwd: Path, **env: str) -> Iterator[tuple[Any, Any]]:
     """A started kernel (manager, client) in ``cwd`` with extra environment variables; shut down after."""
     from jupyter_client.manager import start_new_kernel
 
-    from brute_nb.notebook.warm import OPENAI_COMPATIBLE_KEYS
+    from brute_nb.providers import profiles
 
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
     # A kernel chooses its model from the environment and the stored keys alone; what an earlier test in this worker
     # left in os.environ or in the shared config folder must not choose one for it (CI saw %load_ext import anyio
     # because a key was inherited and the warm-up started). A test that wants a model passes it in ``env``.
-    chosen = {"BRUTE_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", *OPENAI_COMPATIBLE_KEYS}
+    chosen = {"BRUTE_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
+              *(v for p in profiles.builtin() for v in p.chosen_by)}
     inherited = {k: v for k, v in os.environ.items() if k not in chosen}
     config = tempfile.mkdtemp(prefix="brute-nb-kernel-config-")
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(cwd),

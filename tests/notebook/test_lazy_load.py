@@ -369,7 +369,7 @@ def test_the_stream_schemas_are_built_under_the_lock_a_turn_waits_on(monkeypatch
     modules = {"schemas.module": builder}
     monkeypatch.setattr(warm, "importlib", SimpleNamespace(import_module=lambda name: modules.get(name)))
     monkeypatch.setattr(warm, "sdk_modules", lambda environ=None: ("anthropic", "stack.module"))
-    monkeypatch.setattr(warm, "SCHEMAS", {("anthropic",): "schemas.module"})
+    monkeypatch.setattr(warm, "schemas_for", lambda modules: "schemas.module" if modules[0] == "anthropic" else None)
     monkeypatch.setattr(warm, "REPLY", ())
     monkeypatch.setattr(warm, "_thread", None)
     thread = warm.start()

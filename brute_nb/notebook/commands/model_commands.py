@@ -17,7 +17,7 @@ ALIAS_USAGE = ("usage: %brute alias                      list aliases\n"
 
 def alias(rest: list[str]) -> None:
     from brute_nb.notebook.settings import parse_model
-    from brute_nb.providers import aliases
+    from brute_nb.providers import aliases, profiles
 
     if not rest:
         saved = aliases.load()
@@ -25,7 +25,7 @@ def alias(rest: list[str]) -> None:
         for name, target in sorted(saved.items()):
             print(f"  {name:<16} {target}")
         if not saved:
-            print("  (none yet; e.g. %brute alias fast anthropic:claude-haiku-4-5)")
+            print(f"  (none yet; e.g. %brute alias fast {profiles.FAST_MODEL})")
         return
     if rest[0] == "--delete" and len(rest) == 2:
         aliases.save(rest[1], None)
@@ -57,11 +57,12 @@ def keys(rest: list[str]) -> None:
 
 def models(nb: Any) -> None:
     from brute_nb.providers import aliases
-    from brute_nb.providers.catalog import KEYED, configured, key_lines, list_models
+    from brute_nb.providers.catalog import configured, key_lines, keyed, list_models
 
     print("providers (the key each has, and the model it would use; %brute keys set NAME saves one):")
     print("\n".join(key_lines()))
-    servers = [(name, how) for name, how in configured() if name not in KEYED or "BASE_URL" in how]
+    known = keyed()
+    servers = [(name, how) for name, how in configured() if name not in known or "BASE_URL" in how]
     if nb.settings.base_url:
         servers.append(("--base-url", nb.settings.base_url))
     if servers:

@@ -20,12 +20,14 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from brute_nb.notebook.views.key_entry import KeyEntry
+from brute_nb.providers import profiles
 
 IN_NOTEBOOK = "no model key yet: paste one in the box above, and this cell runs (no restart)"
 IN_NOTEBOOK_NO_PROMPT = "no model key yet: paste one in the box above, then run your %%brute cell again"
 READY = "the key is set: the next %%brute cells go to a real model"
-IN_TERMINAL = "no model key yet: type %brute keys set anthropic (or openai), then run this cell again"
-HEADLESS = "no model key yet: run brute-nb keys set anthropic (or openai) in a terminal, then run this notebook again"
+_FIRST, _THEN = profiles.key_names(2)
+IN_TERMINAL = f"no model key yet: type %brute keys set {_FIRST} (or {_THEN}), then run this cell again"
+HEADLESS = f"no model key yet: run brute-nb keys set {_FIRST} (or {_THEN}) in a terminal, then run this notebook again"
 STYLE = ("<style>.jp-OutputArea:has(.brute-key-box .brute-chat) "
          ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']{display:none}</style>")
 """Once the box has become the chat panel, the line saying there was no key is out of date: JupyterLab hides it

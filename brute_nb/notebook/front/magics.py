@@ -24,6 +24,7 @@ from brute_nb.notebook import settings as st
 from brute_nb.notebook.front import subcommands
 from brute_nb.notebook.front.subcommands import check_name
 from brute_nb.notebook.prompt import expand
+from brute_nb.providers import profiles
 
 if TYPE_CHECKING:
     from brute_nb.notebook.registry import Registry
@@ -37,13 +38,12 @@ class BruteMagics(Magics):
     @magic_arguments()
     @argument("subcommand", nargs="*", help=f"(line magic only) {', '.join(subcommands.NAMES)}")
     @argument_group("model", "which model answers, and how it is reached")
-    @argument("-m", "--model", help="PROVIDER:MODEL, e.g. anthropic:claude-sonnet-5-5, openai:gpt-5.5, "
-                                    "gemini:..., llm:MODEL, or an alias (%%brute alias)")
+    @argument("-m", "--model", help=f"PROVIDER:MODEL, e.g. {', '.join(profiles.model_examples())}, "
+                                    f"{profiles.key_names(3)[2]}:..., llm:MODEL, or an alias (%%brute alias)")
     @argument("-o", "--option", action="append", help="a provider parameter KEY=VALUE (repeatable), e.g. "
                                                         "-o temperature=0.2; checked against the SDK; -o none "
                                                         "clears them (another provider's -m does too)")
-    @argument("--base-url", help="an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama), e.g. "
-                                 "http://localhost:8000/v1")
+    @argument("--base-url", help=f"{profiles.SERVERS}, e.g. http://localhost:8000/v1")
     @argument("--system", help="the system prompt (default: one describing the notebook and workspace)")
     @argument("--replay", help="replay recorded model traffic from this cassette (offline)")
     @argument("--record", help="record the model traffic of live runs to this cassette")

@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 
 from brute_nb.errors import BruteError, NoModelError, SettingsError
 from brute_nb.notebook import settings as st
+from brute_nb.providers import profiles
 
 if TYPE_CHECKING:
     from brute_nb.notebook.registry import Registry
@@ -223,7 +224,8 @@ def _live(m: Host, rest: list[str]) -> None:
         return
     label = getattr(provider, "label", type(provider).__name__)
     name = label.split(":")[0]
-    source = key_source({"openai-responses": "openai"}.get(name, name))
+    profile = profiles.of(name)
+    source = key_source(profile.stored_as if profile is not None else name)
     print(f"live: the next %%brute cells go to {label}" + (f" (key: {source})" if source else ""))
 
 
@@ -342,7 +344,7 @@ TABLE: tuple[Subcommand, ...] = (
     Subcommand("chat [--side]", "a chat panel over the same session, in the cell (--side: in JupyterLab's side "
                                 "area,\nbeside the notebook); %brute widget is the same", _chat, aliases=("widget",)),
     Subcommand("alias [NAME SPEC]", "model aliases (saved in your config), e.g. alias fast "
-                                    "anthropic:claude-haiku-4-5", _alias),
+                                    f"{profiles.FAST_MODEL}", _alias),
     Subcommand("keys [set NAME]", "which providers have a key (and from where); set asks for one, hidden, and "
                                   "saves it", _keys),
     Subcommand("live", "leave a recording: the next turns go to a real model (a demo's setup cell, run\n"

@@ -15,16 +15,15 @@ from typing import Any
 import ipywidgets
 
 from brute_nb.errors import BruteError
-from brute_nb.providers import keys
-from brute_nb.providers.catalog import KEYED
-
-PREFIXES = (("sk-ant-", "anthropic"), ("sk-or-", "openrouter"), ("AIza", "gemini"), ("sk-proj-", "openai"))
-"""Key prefixes that say whose a key is: the box picks that provider as the key is pasted."""
+from brute_nb.providers import keys, profiles
+from brute_nb.providers.catalog import keyed
 
 
 def guess(key: str) -> str | None:
-    """The provider a key's prefix names, if it names one."""
-    return next((name for prefix, name in PREFIXES if key.strip().startswith(prefix)), None)
+    """The provider a key's prefix names (``Profile.key_prefixes``), if it names one: the box picks that provider as
+    the key is pasted."""
+    text = key.strip()
+    return next((p.kind for p in profiles.keyed() if p.key_prefixes and text.startswith(p.key_prefixes)), None)
 
 
 class KeyEntry(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
@@ -34,7 +33,8 @@ class KeyEntry(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     def __init__(self, then: Callable[[KeyEntry], None], note: str = "") -> None:
         # The row wraps and no part is wider than its box: beside the notebook (the chat's side panel, ~250 px)
         # a row of fixed widths ran past the edge, with the key field and both buttons out of reach.
-        self.provider = ipywidgets.Dropdown(options=list(KEYED), value="anthropic", description="key for",
+        names = list(keyed())
+        self.provider = ipywidgets.Dropdown(options=names, value=names[0], description="key for",
                                             layout=ipywidgets.Layout(width="14em", max_width="100%"))
         self.secret = ipywidgets.Password(placeholder="paste your API key",
                                           layout=ipywidgets.Layout(width="24em", max_width="100%"))
@@ -62,7 +62,7 @@ class KeyEntry(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             if saving:
                 keys.save(name, text)
             else:
-                keys.use_for_kernel(name, KEYED[name][0], text)
+                keys.use_for_kernel(name, keyed()[name][0], text)
         except BruteError as exc:
             self.status.value = f"<span style='color:var(--jp-error-color1,#c00)'>{escape(str(exc))}</span>"
             return

@@ -89,6 +89,8 @@ class Profile:
     """A module whose ``build_schemas`` builds the SDK models a reply needs (under its ``BUILD_LOCK``)."""
     unreachable_hint: str = ""
     """Said after "could not reach ...": what to start or set."""
+    key_prefixes: tuple[str, ...] = ()
+    """How its keys begin (``sk-ant-``): a key box picks this provider as one is pasted."""
 
     @property
     def stored_as(self) -> str:
@@ -211,3 +213,21 @@ def vendor_words() -> frozenset[str]:
     rule test finds them in code outside ``providers/``, ``transports/`` and ``testing/``."""
     words = {w for p in every() for w in (p.kind, p.stored_as, p.sdk or "")}
     return frozenset(w.lower() for w in words if w)
+
+
+SERVER_KIND = "openai"
+"""The kind a ``--base-url`` with no ``KIND:`` speaks (``auto()`` builds it; the notebook's settings assume it)."""
+SERVERS = "an OpenAI-compatible server (vLLM, LM Studio, llama.cpp, Ollama)"
+"""What ``--base-url`` may name, as help texts say it."""
+FAST_MODEL = "anthropic:claude-haiku-4-5"
+"""A small model's ``KIND:MODEL``, for help texts' examples (an alias named ``fast``, a comparison)."""
+
+
+def model_examples() -> list[str]:
+    """``KIND:MODEL`` of the first two providers a key is kept for (their default models), for help texts."""
+    return [f"{p.kind}:{p.default_model}" for p in keyed()[:2]]
+
+
+def key_names(count: int = 2) -> list[str]:
+    """The first providers a key is kept for, in ``auto()``'s order (``%brute keys set NAME``'s examples)."""
+    return [p.kind for p in keyed()[:count]]

@@ -31,8 +31,11 @@ ANTHROPIC = Profile(
     count_tokens="messages.count_tokens",
     batch="brute_nb.providers.batches:MESSAGE_BATCHES",
     input_excludes_cache=True,
-    warm_modules=("anthropic", "httpcore2", "brute_nb.providers.anthropic"),
+    # the SDK, its HTTP client's lazy part, the provider; then its trace headers' module, which the SDK imports on
+    # its first request
+    warm_modules=("anthropic", "httpcore2", "brute_nb.providers.anthropic", "opentelemetry.propagate"),
     warm_schemas="brute_nb.providers.anthropic_stream",
+    key_prefixes=("sk-ant-",),
 )
 
 PROFILES = (ANTHROPIC,)

@@ -7,6 +7,8 @@ from brute_nb.providers.profiles import Profile
 
 SDK = "openai"
 WARM = ("openai", "httpcore2", "brute_nb.providers.openai")
+"""The SDK, its HTTP client's lazy part and the provider; each API adds the client resource it first touches
+(imported then, ~20 of the SDK's modules)."""
 
 CHAT = Profile(
     kind="openai",
@@ -29,7 +31,8 @@ CHAT = Profile(
     structured_output="response_format",
     cache_key_field="prompt_cache_key",
     batch="brute_nb.providers.batches:CHAT_BATCHES",
-    warm_modules=WARM,
+    warm_modules=(*WARM, "openai.resources.chat.chat"),
+    key_prefixes=("sk-proj-",),
 )
 
 RESPONSES = Profile(
@@ -50,7 +53,7 @@ RESPONSES = Profile(
     structured_output="text",
     cache_key_field="prompt_cache_key",
     batch="brute_nb.providers.batches:RESPONSES_BATCHES",
-    warm_modules=WARM,
+    warm_modules=(*WARM, "openai.resources.responses.responses"),
 )
 
 PROFILES = (CHAT, RESPONSES)
