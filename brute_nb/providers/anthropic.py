@@ -29,12 +29,13 @@ DEFAULT_MAX_TOKENS = 16_000
 class AnthropicMessages(Provider):
     """``agent.run(AnthropicMessages("claude-sonnet-5-5"))``."""
 
-    provider = "anthropic"
-    url_api = "anthropic"
-    key_variable = "ANTHROPIC_API_KEY"
-    sdk = "anthropic"
-    base_url_variable: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
-    home_url = "https://api.anthropic.com"
+    # Every fact about the vendor comes from its profile (providers/profiles/anthropic.py).
+    provider = ANTHROPIC.kind
+    url_api = ANTHROPIC.attachment_api or "none"
+    key_variable = ANTHROPIC.key_variables[0]
+    sdk = ANTHROPIC.sdk or ""
+    base_url_variable: ClassVar[str | None] = ANTHROPIC.base_url_variable
+    home_url = ANTHROPIC.base_url
     native_schema = True
 
     def __init__(self, model: str, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any) -> None:
@@ -42,7 +43,7 @@ class AnthropicMessages(Provider):
         self.max_tokens = max_tokens
 
     def key_variables(self) -> tuple[str, ...]:
-        return ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # the SDK reads either
+        return ANTHROPIC.key_variables  # the SDK reads either
 
     def _build(self, **options: Any) -> Any:
         import anthropic
@@ -56,11 +57,12 @@ class AnthropicMessages(Provider):
                                   **self.params}
         if system:
             kwargs["system"] = system
+        api = ANTHROPIC.server_tools_api or ""
         tools = [{"name": s["name"], "description": s["description"], "input_schema": s["parameters"]}
-                 for s in tool_specs(env.get("tools"))] + server_tool_entries("anthropic", env.get("tools"))
+                 for s in tool_specs(env.get("tools"))] + server_tool_entries(api, env.get("tools"))
         if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
-        for key, value in server_tool_extras("anthropic", env.get("tools")).items():  # the MCP connector's servers
+        for key, value in server_tool_extras(api, env.get("tools")).items():  # the MCP connector's servers
             kwargs[key] = [*(self.params.get(key) or ()), *(v for v in value if v not in (self.params.get(key) or ()))]
         if env.get("tool_choice") == "none" and kwargs.get("tools"):
             kwargs["tool_choice"] = {"type": "none"}  # ToolChoiceNoneParam: tools stay listed, none may be called

@@ -16,6 +16,7 @@ from brute_nb.prompt_cache import session_key
 from brute_nb.providers import schema_formats
 from brute_nb.providers.base import Provider, server_tool_entries, tool_specs, wrapped
 from brute_nb.providers.failures import incomplete
+from brute_nb.providers.profiles.openai import CHAT, RESPONSES
 from brute_nb.transports.blocks import Paragraphs
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
@@ -53,8 +54,9 @@ def tools_off(env: dict[str, Any], kwargs: dict[str, Any]) -> None:
 
 class _OpenAIProvider(Provider):
     native_schema = True
-    base_url_variable: ClassVar[str | None] = "OPENAI_BASE_URL"
-    home_url: str | None = "https://api.openai.com/v1"
+    # Every fact about the vendor comes from its profiles (providers/profiles/openai.py).
+    base_url_variable: ClassVar[str | None] = CHAT.base_url_variable
+    home_url: str | None = CHAT.base_url
 
     @property
     def caching(self) -> bool:
@@ -65,9 +67,9 @@ class _OpenAIProvider(Provider):
 class OpenAIChat(_OpenAIProvider):
     """``agent.run(OpenAIChat("gpt-5.5"))``; ``base_url`` points it at Ollama, vLLM, LM Studio or llama.cpp."""
 
-    provider = "openai"
-    url_api = "openai"
-    key_variable = "OPENAI_API_KEY"
+    provider = CHAT.kind
+    url_api = CHAT.attachment_api or "none"
+    key_variable = CHAT.key_variables[0]
 
     def _build(self, **options: Any) -> Any:
         import openai
@@ -167,9 +169,9 @@ class _ChatAccumulator:
 class OpenAIResponses(_OpenAIProvider):
     """``agent.run(OpenAIResponses("gpt-5.5"))``: the same agent over the Responses API."""
 
-    provider = "openai"
-    url_api = "openai-responses"
-    key_variable = "OPENAI_API_KEY"
+    provider = RESPONSES.stored_as  # one vendor: replies are OpenAI's, priced and keyed as such
+    url_api = RESPONSES.attachment_api or "none"
+    key_variable = RESPONSES.key_variables[0]
 
     @property
     def label(self) -> str:
@@ -184,7 +186,7 @@ class OpenAIResponses(_OpenAIProvider):
         kwargs: dict[str, Any] = {"model": self.model, "input": ResponsesItems.dump_all(env["messages"]),
                                   **self.params}
         tools = [{"type": "function", "strict": False, **spec} for spec in tool_specs(env.get("tools"))]
-        tools += server_tool_entries("openai-responses", env.get("tools"))
+        tools += server_tool_entries(RESPONSES.server_tools_api or "", env.get("tools"))
         if tools:  # after the caller's own provider tools (tools=[...] given to the provider), never instead
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         tools_off(env, kwargs)
