@@ -36,7 +36,7 @@ class AnthropicMessages(Provider):
     sdk = ANTHROPIC.sdk or ""
     base_url_variable: ClassVar[str | None] = ANTHROPIC.base_url_variable
     home_url = ANTHROPIC.base_url
-    native_schema = True
+    native_schema = ANTHROPIC.structured_output is not None
 
     def __init__(self, model: str, max_tokens: int = DEFAULT_MAX_TOKENS, **options: Any) -> None:
         super().__init__(model, **options)
@@ -67,7 +67,7 @@ class AnthropicMessages(Provider):
         if env.get("tool_choice") == "none" and kwargs.get("tools"):
             kwargs["tool_choice"] = {"type": "none"}  # ToolChoiceNoneParam: tools stay listed, none may be called
         if env.get("schema") is not None:
-            kwargs["output_config"] = schema_formats.messages_format(env["schema"])
+            kwargs[ANTHROPIC.structured_output or "output_config"] = schema_formats.messages_format(env["schema"])
         if self.cache is not False:
             place_breakpoints(kwargs, ANTHROPIC.cache_breakpoints, marked=marked)
         return kwargs

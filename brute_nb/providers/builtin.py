@@ -8,10 +8,13 @@ SDK-backed class is imported inside its factory, so looking a provider up import
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 from brute_nb.providers.base import Provider
 from brute_nb.providers.profiles.anthropic import ANTHROPIC
+from brute_nb.providers.profiles.compatible import HOSTED as HOSTED_PROFILES
 from brute_nb.providers.profiles.compatible import OLLAMA
 from brute_nb.providers.profiles.openai import CHAT
 
@@ -81,17 +84,16 @@ def _compatible(kind: str, model: str | None, options: dict[str, Any]) -> Provid
     return CompatibleChat(kind, model, **options)
 
 
-def gemini(model: str | None, **options: Any) -> Provider:
-    return _compatible("gemini", model, options)
+def hosted(kind: str) -> Callable[..., Provider]:
+    """The factory of the hosted OpenAI-compatible endpoint ``kind`` (its profile in ``profiles.compatible``)."""
+
+    def factory(model: str | None, **options: Any) -> Provider:
+        return _compatible(kind, model, options)
+
+    factory.__name__ = factory.__qualname__ = kind
+    return factory
 
 
-def openrouter(model: str | None, **options: Any) -> Provider:
-    return _compatible("openrouter", model, options)
-
-
-def deepseek(model: str | None, **options: Any) -> Provider:
-    return _compatible("deepseek", model, options)
-
-
-def mistral(model: str | None, **options: Any) -> Provider:
-    return _compatible("mistral", model, options)
+HOSTED = SimpleNamespace(**{profile.kind: hosted(profile.kind) for profile in HOSTED_PROFILES})
+"""One factory per hosted endpoint, made from its profile (``factories`` names them ``builtin:HOSTED.KIND``), so
+a new endpoint is one profile entry."""

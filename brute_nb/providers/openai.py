@@ -53,7 +53,7 @@ def tools_off(env: dict[str, Any], kwargs: dict[str, Any]) -> None:
 
 
 class _OpenAIProvider(Provider):
-    native_schema = True
+    native_schema = CHAT.structured_output is not None
     # Every fact about the vendor comes from its profiles (providers/profiles/openai.py).
     base_url_variable: ClassVar[str | None] = CHAT.base_url_variable
     home_url: str | None = CHAT.base_url
@@ -85,9 +85,9 @@ class OpenAIChat(_OpenAIProvider):
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         tools_off(env, kwargs)
         if self.caching:
-            kwargs.setdefault("prompt_cache_key", cache_key(env))
+            kwargs.setdefault(CHAT.cache_key_field or "prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
-            kwargs["response_format"] = schema_formats.chat_format(env["schema"])
+            kwargs[CHAT.structured_output or "response_format"] = schema_formats.chat_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
             kwargs.setdefault("stream_options", {"include_usage": True})
@@ -191,9 +191,9 @@ class OpenAIResponses(_OpenAIProvider):
             kwargs["tools"] = [*(self.params.get("tools") or ()), *tools]
         tools_off(env, kwargs)
         if self.caching:
-            kwargs.setdefault("prompt_cache_key", cache_key(env))
+            kwargs.setdefault(RESPONSES.cache_key_field or "prompt_cache_key", cache_key(env))
         if env.get("schema") is not None:
-            kwargs["text"] = schema_formats.responses_format(env["schema"])
+            kwargs[RESPONSES.structured_output or "text"] = schema_formats.responses_format(env["schema"])
         if self.stream:
             kwargs["stream"] = True
         return kwargs

@@ -60,6 +60,7 @@ ALLOWED_OURS = {
     "brute_nb.redact",  # stdlib only; overflow files (truncation, cleaned at load) are redacted
     # the providers' profiles: plain data (the key variables redaction watches, the warm-up's modules)
     "brute_nb.providers.profiles",
+    "brute_nb.providers.profiles.profile",
     "brute_nb.providers.factories",  # the built-in providers' table (plugins, the kernel tools' registry, reads it)
     "brute_nb.providers.profiles.anthropic",
     "brute_nb.providers.profiles.openai",

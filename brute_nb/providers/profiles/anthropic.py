@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brute_nb.providers.profiles import Profile
+from brute_nb.providers.profiles.profile import Profile
 
 ANTHROPIC = Profile(
     kind="anthropic",

@@ -1,13 +1,13 @@
 """The OpenAI-compatible endpoints: hosted ones reached with their own key (``CompatibleChat``) and Ollama on the
-user's machine. Each is ``OpenAIChat`` (the ``openai`` SDK) at its base URL: a new one is one entry here (plus its
-provider entry point), nothing else."""
+user's machine. Each is ``OpenAIChat`` (the ``openai`` SDK) at its base URL: a new hosted one is one entry in
+``HOSTED``, nothing else (its provider factory is made from it: ``builtin.HOSTED``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from brute_nb.providers.profiles import Profile
 from brute_nb.providers.profiles.openai import CHAT
+from brute_nb.providers.profiles.profile import Profile
 
 _COMPATIBLE = replace(CHAT, kind="", title="", default_model="", key_variables=(), chosen_by=(), key_prefixes=(),
                       secret_variables=(), base_url=None, base_url_variable=None, price_id=None, batch=None,

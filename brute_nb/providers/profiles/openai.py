@@ -3,7 +3,7 @@ server given as ``--base-url``) and Responses (``OpenAIResponses``). One vendor:
 
 from __future__ import annotations
 
-from brute_nb.providers.profiles import Profile
+from brute_nb.providers.profiles.profile import Profile
 
 SDK = "openai"
 WARM = ("openai", "httpcore2", "brute_nb.providers.openai")
