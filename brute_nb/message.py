@@ -1,11 +1,14 @@
-"""Message and ToolCall: Brute's canonical, framework-agnostic conversation values.
+"""Message, ToolCall and Role: Brute's canonical, framework-agnostic conversation values, and the field table every
+method of ``Message`` derives from.
 
 They know no wire format, no file and no notebook. The invariant they keep is the seed's round trip:
 ``Message(**m.to_dict()) == m`` and ``Message.from_json(m.to_json()) == m`` for every message, so the session
 file (one ``to_json()`` line per message) reloads losslessly, tool calls included.
 
-The list that holds them, ``Log``, lives in ``brute_nb.log``; names that moved out of this module still import from
-here (``MOVED``).
+Only the value lives here, so every layer can read it cheaply: what a reply reports (RubyLLM's ``cost``, ``parsed``,
+``raw``...) ``Message`` inherits from ``brute_nb.reply_readers``; the list that holds messages, ``Log``, is
+``brute_nb.log``; "every call answered" is ``brute_nb.sendable``'s. Names that moved out still import from here
+(``MOVED``).
 """
 
 from __future__ import annotations
