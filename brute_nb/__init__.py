@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from brute_nb.events import EVENTS, CallbackWarning
     from brute_nb.frames import frame, tool_calls_frame
     from brute_nb.log import Log, log
-    from brute_nb.map import compare, estimate, map
     from brute_nb.message import Message, Role, ToolCall
     from brute_nb.notebook.front.api import chat, configure, current
+    from brute_nb.notebook.front.map_api import compare, estimate, map
     from brute_nb.sessions.columns import read_frame
     from brute_nb.tools import Tool, tool
     from brute_nb.tools.server import ServerTool
@@ -49,7 +49,7 @@ _EXPORTS = _lazy.exports({
     "brute_nb.events": ("EVENTS", "CallbackWarning"),
     "brute_nb.frames": ("frame", "tool_calls_frame"),
     "brute_nb.sessions.columns": ("read_frame",),
-    "brute_nb.map": ("compare", "estimate", "map"),
+    "brute_nb.notebook.front.map_api": ("compare", "estimate", "map"),
     "brute_nb.log": ("Log", "log"),
     "brute_nb.message": ("Message", "Role", "ToolCall"),
     "brute_nb.notebook.front.api": ("chat", "configure", "current"),

@@ -1,7 +1,7 @@
 """``brute_nb.map(template, df)``: one prompt per row, results aligned to ``df``'s index.
 
-It checks every argument before any row runs (each problem named), settles the run's settings (the kernel's
-configured model, replay and root unless given), splits rows into cached and missing, runs the missing ones on
+It checks every argument before any row runs (each problem named), settles the run's settings (its context's
+model, replay and root unless given: ``map.context``), splits rows into cached and missing, runs the missing ones on
 an engine (in-process by default, or a Dask cluster), and assembles the frame. Rows with the same prompt run
 once. The invariant: a record is cached the moment its row finishes, before the next one is reported, so an
 interrupt or a dead kernel loses no finished row, and a re-run asks only for what is missing.
@@ -17,11 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from brute_nb.amounts import parse_cost, parse_int
 from brute_nb.errors import SettingsError
 from brute_nb.frames import KIND
+from brute_nb.map import context as contexts
 from brute_nb.map import schema as schemas
 from brute_nb.map import template as templates
 from brute_nb.map.cache import Done, MapCache, Record
+from brute_nb.map.context import MapContext
 from brute_nb.map.progress import Progress
 from brute_nb.map.spec import Job, MapSpec, row_key, run_name
 
@@ -51,6 +54,7 @@ def map_rows(
     batch: bool = False,
     confirm_above: float | str | None = None,
     escalate: list[Any] | tuple[Any, ...] = (),
+    context: MapContext | None = None,
 ) -> pd.DataFrame:
     """Run ``template``, filled from each row of ``df``, as one agent turn per row; a frame indexed like ``df``.
 
@@ -62,27 +66,29 @@ def map_rows(
     confirm_above``): when the rows still to send may cost more (``brute_nb.estimate``), ask first (``map.confirm``).
     ``escalate`` (with ``schema``): models (``provider:model`` names, or providers in this kernel) a row whose reply
     fails the schema is asked again on, in order, while the run has spent less than ``confirm_above``; the frame
-    gains a ``model`` column naming the one that answered.
+    gains a ``model`` column naming the one that answered. ``context``: where rows are saved and the defaults
+    (``map.context``; in a kernel, its settings and notebook folder).
     """
     if batch and (backend != "local" or tools != "none"):
         raise SettingsError("map(batch=True) sends one request per row in one provider batch: it runs in this kernel "
                             "(backend='local') and without tools (tools='none'), since a batch cannot run a tool "
                             "and ask again")
+    ctx = context or contexts.current()
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=max_iterations, cache=cache, backend=backend,
-                            concurrency=concurrency)
+                            concurrency=concurrency, context=ctx)
     names, given = _escalations(escalate, schema=schema, batch=batch, backend=backend)
-    limit = ceiling(confirm_above)
+    limit = ceiling(confirm_above, ctx)
     spec = replace(spec, escalate=names, ceiling=limit)
     positions, jobs = plan(spec, df)
-    return execute(spec, df, positions, jobs, provider=provider, backend=backend, concurrency=int(concurrency),
-                   cache=cache, progress=progress, batch=batch, partition_size=partition_size, limit=limit,
-                   escalations=given)
+    return execute(spec, df, positions, jobs, provider=provider, context=ctx, backend=backend,
+                   concurrency=int(concurrency), cache=cache, progress=progress, batch=batch,
+                   partition_size=partition_size, limit=limit, escalations=given)
 
 
 def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jobs: list[Job], *, provider: Any,
-            backend: Any = "local", concurrency: int = 8, cache: bool = True, progress: bool = True,
-            batch: bool = False, partition_size: int | None = None, limit: float | None = None,
+            context: MapContext, backend: Any = "local", concurrency: int = 8, cache: bool = True,
+            progress: bool = True, batch: bool = False, partition_size: int | None = None, limit: float | None = None,
             escalations: list[Any] | None = None) -> pd.DataFrame:
     """The rows ``plan`` made, run: cached ones read back, the rest confirmed against ``limit`` and run (each
     cached as it finishes), and the frame assembled. ``brute_nb.compare`` runs its prompts through here too."""
@@ -96,7 +102,7 @@ def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jo
         todo = [job for job in jobs if job.key not in cached]
         if limit is not None and todo:
             provider = _confirmed(spec, provider, todo, store.records, rows=len(df), cached=len(df) - sum(
-                len(positions[j.key]) for j in todo), limit=limit, batch=batch)
+                len(positions[j.key]) for j in todo), limit=limit, batch=batch, context=context)
         bar = Progress(len(df), len(df) - sum(len(positions[j.key]) for j in todo), enabled=progress,
                        name=Path(spec.folder).name)
 
@@ -110,7 +116,7 @@ def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jo
                 _run_batch(spec, todo, done, provider, bar)
             else:
                 run(spec, todo, done, backend=backend, concurrency=concurrency, provider=provider,
-                    partition_size=partition_size, escalations=escalations)
+                    partition_size=partition_size, escalations=escalations, select=context.select)
         finally:
             bar.close()
         for key in cached:
@@ -120,12 +126,11 @@ def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jo
 
 def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None, system: str | None,
            name: str | None, root: Any, max_iterations: int, cache: bool, backend: Any,
-           concurrency: int) -> tuple[MapSpec, Any]:
-    """Every argument checked (all problems at once), and the run's spec: explicit values over kernel settings."""
-    from brute_nb.notebook.paths import check_session_name, session_dir
-    from brute_nb.notebook.registry import registry
-    from brute_nb.notebook.settings import parse_int
+           concurrency: int, context: MapContext) -> tuple[MapSpec, Any]:
+    """Every argument checked (all problems at once), and the run's spec: explicit values over the context's."""
+    from brute_nb.sessions.names import check_session_name
 
+    ctx = context
     problems: list[str] = []
 
     def check(fn: Callable[[], Any]) -> Any:
@@ -143,7 +148,7 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
     check(lambda: schemas.check(schema))
     check(lambda: parse_int("concurrency", concurrency))
     check(lambda: parse_int("max_iterations", max_iterations))
-    check(lambda: _check_tools(tools))
+    check(lambda: _check_tools(tools, ctx.select))
     if name is not None:
         check(lambda: check_session_name(name))
     local = backend == "local"
@@ -152,25 +157,22 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
     if problems:
         raise SettingsError("map(): " + "; ".join(problems))
 
-    reg = registry()
-    current = reg.current()
-    s = current.settings
     provider = model if not isinstance(model, str | None) else None
-    if provider is None and model is None and local and (s.replay or s.record):
-        provider = current.model_provider()  # a cassette is one connection's traffic in order: the session's own
-    model_name = getattr(provider, "label", None) or model or s.model
-    folder = session_dir(reg.location) / "map"
+    if provider is None and model is None and local and ctx.session_model is not None:
+        provider = ctx.session_model()  # a cassette is one connection's traffic in order: the session's own
+    model_name = getattr(provider, "label", None) or model or ctx.model
+    folder = ctx.sessions / "map"
     identity = {"template": template, "model": model_name, "system": system,
                 "schema": schemas.schema_json(schema), "tools": tools}
     run = name or run_name(identity)
     if not cache:
         run = f"{run}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S-%f')}"
-    root_path = Path(root).expanduser().resolve() if root else current.root
+    root_path = Path(root).expanduser().resolve() if root else ctx.root
     spec = MapSpec(template=template, folder=str(folder / run), model=model_name, system=system, tools=tools,
                    schema=schema, max_iterations=int(max_iterations), root=str(root_path) if root_path else None,
-                   approve=tuple(sorted(s.approve.items())),
-                   replay=str(s.replay) if s.replay and provider is None and not model else None,
-                   record=str(s.record) if s.record and provider is None and not model else None)
+                   approve=tuple(sorted(ctx.approve)),
+                   replay=str(ctx.replay) if ctx.replay and provider is None and not model else None,
+                   record=str(ctx.record) if ctx.record and provider is None and not model else None)
     return spec, provider
 
 
@@ -196,18 +198,14 @@ def _escalations(escalate: Any, *, schema: Any, batch: bool, backend: Any) -> tu
     return names, ([None if isinstance(x, str) else x for x in items] if objects else None)
 
 
-def ceiling(confirm_above: float | str | None) -> float | None:
-    """The run's ``confirm_above`` in USD (given, else the kernel's setting); None when nothing is to be asked."""
-    from brute_nb.notebook.registry import registry
-    from brute_nb.notebook.settings import parse_cost
-
-    value = parse_cost("confirm_above", confirm_above) if confirm_above is not None else \
-        registry().current().settings.confirm_above
+def ceiling(confirm_above: float | str | None, context: MapContext) -> float | None:
+    """The run's ``confirm_above`` in USD (given, else the context's); None when nothing is to be asked."""
+    value = parse_cost("confirm_above", confirm_above) if confirm_above is not None else context.confirm_above
     return None if value is None or value == float("inf") else value
 
 
 def _confirmed(spec: MapSpec, provider: Any, todo: list[Job], records: dict[str, Record], *, rows: int, cached: int,
-               limit: float, batch: bool) -> Any:
+               limit: float, batch: bool, context: MapContext) -> Any:
     """The provider to run with, once the estimate is within ``limit`` or a person said yes (else raises)."""
     from brute_nb.event_loop import run_sync
     from brute_nb.map.confirm import confirm
@@ -217,19 +215,18 @@ def _confirmed(spec: MapSpec, provider: Any, todo: list[Job], records: dict[str,
     chosen = provider if provider is not None else make_provider(spec)  # the rows reuse its client (local runs)
     confirmed = False
     with _closing(lambda: chosen if provider is None and not confirmed else None):  # refused: closed here
-        estimate = run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=rows, cached=cached, records=records))
-        confirm(estimate, limit, batch=batch)
+        estimate = run_sync(lambda: estimate_jobs(spec, chosen, todo, rows=rows, cached=cached, records=records,
+                                                  select=context.select))
+        confirm(estimate, limit, batch=batch, ask=context.ask)
         confirmed = True
     return chosen
 
 
-def _check_tools(tools: Any) -> None:
-    from brute_nb.notebook.stack import select_tools
-
+def _check_tools(tools: Any, select: contexts.Select) -> None:
     if not isinstance(tools, str):
         raise SettingsError(f"tools= takes a spec string (none, read-only, all, or names like read,fs_search), "
                             f"got {tools!r}")
-    select_tools(tools)
+    select(tools)
 
 
 def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Job]]:
@@ -252,7 +249,9 @@ def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Jo
 
 
 def run(spec: MapSpec, jobs: list[Job], done: Done, *, backend: Any, concurrency: int,
-        provider: Any, partition_size: int | None, escalations: list[Any] | None = None) -> None:
+        provider: Any, partition_size: int | None, escalations: list[Any] | None = None,
+        select: contexts.Select | None = None) -> None:
+    """The rows run: here, with the context's tools; or on Dask, where each worker reads ``tools=`` itself."""
     if not jobs:
         return
     if backend == "local":
@@ -260,7 +259,7 @@ def run(spec: MapSpec, jobs: list[Job], done: Done, *, backend: Any, concurrency
         from brute_nb.map.local import run_local
 
         run_sync(lambda: run_local(spec, jobs, done, concurrency=concurrency, provider=provider,
-                                   escalations=escalations))
+                                   escalations=escalations, select=select))
         return
     from brute_nb.map.cluster import run_dask
 
@@ -325,3 +324,6 @@ def assemble(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]],
     out["cost"] = out["cost"].astype("Float64")
     out.attrs[KIND] = "map"  # a notebook shows replies with their line breaks and session paths by their end
     return out
+
+
+map = map_rows  # the public name: brute_nb.map(template, df), like the builtin over rows

@@ -21,10 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.errors import BruteError, SettingsError
+from brute_nb.map import context as contexts
 from brute_nb.map.comparison_frame import ORIGINAL, Turn, side_by_side, turns, user_turns
+from brute_nb.map.context import MapContext, Select, read_tools
 from brute_nb.map.spec import Job, digest, row_key
 from brute_nb.message import Message
 from brute_nb.providers import profiles
+from brute_nb.sessions.names import check_session_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,24 +37,27 @@ READ_ONLY_SPECS = ("none", "read-only")
 
 def compare(source: Any, models: list[Any] | tuple[Any, ...], *, system: str | None = None, tools: str = "none",
             name: str | None = None, concurrency: int = 8, max_iterations: int = 20, progress: bool = True,
-            confirm_above: float | str | None = None, schema: Any = None) -> pd.DataFrame:
+            confirm_above: float | str | None = None, schema: Any = None,
+            context: MapContext | None = None) -> pd.DataFrame:
     """``source`` (a session name or file, ``brute_nb.current()``, or a ``brute_nb.map`` result) replayed on each
     of ``models`` (``provider:model`` names or providers); one row per turn (or map row), a ``(field, model)``
     column per model with the original first: reply, tool calls, tokens, cost, seconds, error, and ``diff``.
 
     ``system`` is the models' system prompt (the kernel agent's is rebuilt at every turn from the notebook, so it is
-    not replayed); ``schema`` asks a map's rows for the same pydantic model as the original map did."""
+    not replayed); ``schema`` asks a map's rows for the same pydantic model as the original map did. ``context``:
+    where the sessions are and the defaults (``map.context``; in a kernel, its settings and notebook folder)."""
     import pandas as pd
 
     labels = _check(models, tools)
+    ctx = context or contexts.current()
     if isinstance(source, pd.DataFrame):
         return _compare_map(source, models, labels, system=system, tools=tools, name=name, concurrency=concurrency,
                             max_iterations=max_iterations, progress=progress, confirm_above=confirm_above,
-                            schema=schema)
+                            schema=schema, context=ctx)
     if schema is not None:
         raise SettingsError("compare(): schema= is for a map result's rows; a session's turns are replayed as text")
     return _compare_session(source, models, labels, system=system, tools=tools, name=name,
-                            max_iterations=max_iterations)
+                            max_iterations=max_iterations, context=ctx)
 
 
 def _check(models: Any, tools: str) -> list[str]:
@@ -73,19 +79,6 @@ def _check(models: Any, tools: str) -> list[str]:
     return labels
 
 
-def _sessions() -> Path:
-    """``<notebook folder>/<stem>.brute``."""
-    from brute_nb.notebook.paths import session_dir
-    from brute_nb.notebook.registry import registry
-
-    return session_dir(registry().location)
-
-
-def _folder() -> Path:
-    """The notebook's folder: every file compare reads or writes stays inside it."""
-    return _sessions().parent
-
-
 def read_conversation(path: Path, root: Path) -> list[Message]:
     """A session or row file, read only from inside ``root`` (a link out, a FIFO or a huge file is refused)."""
     from brute_nb.sessions.file import read_session
@@ -95,15 +88,12 @@ def read_conversation(path: Path, root: Path) -> list[Message]:
     return read_session(path, root=root)
 
 
-def session_file(source: Any) -> Path:
+def session_file(source: Any, context: MapContext) -> Path:
     """The session file ``source`` names: an agent's own, a session name beside the notebook, or a path."""
-    from brute_nb.notebook.paths import check_session_name, session_dir
-    from brute_nb.notebook.registry import registry
-
     if hasattr(source, "session_path"):
         return Path(source.session_path)
     if isinstance(source, str) and "/" not in source and not source.endswith(".jsonl"):
-        return session_dir(registry().location) / f"{check_session_name(source)}.jsonl"
+        return context.sessions / f"{check_session_name(source)}.jsonl"
     if isinstance(source, str | os.PathLike):
         return Path(os.path.expanduser(os.fspath(source))).absolute()
     raise SettingsError(f"compare() takes a session (a name, a file, brute_nb.current()) or a brute_nb.map result, "
@@ -111,23 +101,22 @@ def session_file(source: Any) -> Path:
 
 
 def _compare_session(source: Any, models: Any, labels: list[str], *, system: str | None, tools: str,
-                     name: str | None, max_iterations: int) -> pd.DataFrame:
+                     name: str | None, max_iterations: int, context: MapContext) -> pd.DataFrame:
     from brute_nb.event_loop import run_sync
-    from brute_nb.notebook.paths import check_session_name
 
-    root = _folder()
-    original = read_conversation(session_file(source), root)
+    root = context.folder  # every file compare reads or writes stays inside the notebook's folder
+    original = read_conversation(session_file(source, context), root)
     prompts = user_turns(original)
     if not prompts:
         raise BruteError("compare(): the session has no user turns to replay")
     run = check_session_name(name) if name else "compare-" + digest([prompts, system, tools])[:12]
-    folder = _sessions() / "compare" / run
+    folder = context.sessions / "compare" / run
     columns: dict[str, list[Turn]] = {ORIGINAL: _padded(turns(original), len(prompts))}
     for model, label in zip(models, labels, strict=True):
         path = folder / f"{digest(label)}.jsonl"
         try:
             messages = run_sync(partial(replay_turns, model, prompts, path, root=root, system=system, tools=tools,
-                                        max_iterations=max_iterations))
+                                        max_iterations=max_iterations, select=context.select))
             columns[label] = _padded(turns(messages), len(prompts))
         except BruteError as exc:  # this model failed; the others still show (what it answered is kept)
             from brute_nb.sessions.file import read_session
@@ -144,16 +133,15 @@ def _padded(found: list[Turn], n: int) -> list[Turn]:
 
 
 async def replay_turns(model: Any, prompts: list[str], path: Path, *, root: Path, system: str | None, tools: str,
-                       max_iterations: int) -> list[Message]:
+                       max_iterations: int, select: Select = read_tools) -> list[Message]:
     """``prompts`` as one conversation on ``model``, saved at ``path``; what is saved already is not asked again."""
     from brute_nb.map.row import finished, row_stack
-    from brute_nb.notebook.stack import select_tools
     from brute_nb.providers import auto
     from brute_nb.sessions.file import read_session
 
     provider = auto(model) if isinstance(model, str) else model
     path.parent.mkdir(parents=True, exist_ok=True)
-    agent = row_stack(provider, path, system=system, tools=select_tools(tools), max_iterations=max_iterations)
+    agent = row_stack(provider, path, system=system, tools=select(tools), max_iterations=max_iterations)
     history = read_session(path, root=root)
     asked = len(user_turns(history))
     if history and not finished(history):
@@ -165,7 +153,7 @@ async def replay_turns(model: Any, prompts: list[str], path: Path, *, root: Path
 
 def _compare_map(frame: pd.DataFrame, models: Any, labels: list[str], *, system: str | None, tools: str,
                  name: str | None, concurrency: int, max_iterations: int, progress: bool,
-                 confirm_above: float | str | None, schema: Any) -> pd.DataFrame:
+                 confirm_above: float | str | None, schema: Any, context: MapContext) -> pd.DataFrame:
     import pandas as pd
 
     from brute_nb.map.api import ceiling, execute, settle
@@ -173,21 +161,22 @@ def _compare_map(frame: pd.DataFrame, models: Any, labels: list[str], *, system:
     if "session" not in frame.columns:
         raise SettingsError("compare() takes a brute_nb.map result (it has a 'session' column, each row's "
                             "conversation) or a session")
-    root = _folder()
+    root = context.folder
     originals = [read_conversation(Path(p), root) if isinstance(p, str) and p else [] for p in frame["session"]]
     prompts = [next(iter(user_turns(m)), None) for m in originals]
     columns: dict[str, list[Turn]] = {ORIGINAL: [next(iter(turns(m)), Turn(error="no session: the row was not run"))
                                                  for m in originals]}
     asked = [i for i, p in enumerate(prompts) if p is not None]
     rows = pd.DataFrame({"prompt": [prompts[i] for i in asked]})
-    limit = ceiling(confirm_above)
+    limit = ceiling(confirm_above, context)
     for model, label in zip(models, labels, strict=True):
         spec, provider = settle("{prompt}", rows, schema=schema, tools=tools, model=model, system=system,
                                 name=f"{name or 'compare'}-{digest(label)[:8]}", root=None,
-                                max_iterations=max_iterations, cache=True, backend="local", concurrency=concurrency)
+                                max_iterations=max_iterations, cache=True, backend="local", concurrency=concurrency,
+                                context=context)
         positions, jobs = _exact(spec, [prompts[i] or "" for i in asked])
-        result = execute(spec, rows, positions, jobs, provider=provider, concurrency=int(concurrency),
-                         progress=progress, limit=limit)
+        result = execute(spec, rows, positions, jobs, provider=provider, context=context,
+                         concurrency=int(concurrency), progress=progress, limit=limit)
         answered = [Turn(error="no session: the row was not run")] * len(prompts)
         for at, (session, error) in zip(asked, zip(result["session"], result["error"], strict=True), strict=True):
             found = turns(read_conversation(Path(session), root)) if isinstance(session, str) else []

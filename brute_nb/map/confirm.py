@@ -14,13 +14,10 @@ rows promises nothing of the rest.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from brute_nb.cost import format_usd
 from brute_nb.errors import BruteError
+from brute_nb.map.context import Ask
 from brute_nb.map.cost_estimate import Estimate
-
-Ask = Callable[[str], str]
 
 
 class CostNotConfirmedError(BruteError):
@@ -42,24 +39,19 @@ def needs_asking(estimate: Estimate, limit: float, *, batch: bool) -> str | None
     return None
 
 
-def confirm(estimate: Estimate, limit: float, *, batch: bool = False, ask: Ask | None = None) -> None:
-    """Return when the run may go ahead; raise ``CostNotConfirmedError`` when it may not."""
+def confirm(estimate: Estimate, limit: float, *, ask: Ask | None, batch: bool = False) -> None:
+    """Return when the run may go ahead; raise ``CostNotConfirmedError`` when it may not. ``ask`` puts the question
+    to a person (the run's context's: ``input`` where one can answer); None when no one can."""
     reason = needs_asking(estimate, limit, batch=batch)
     if reason is None:
         return
-    asker = ask if ask is not None else _default_asker()
     nothing = ("Nothing was sent. Run a smaller slice (df.head(10)), bound the replies with a lower max_tokens, or "
                "raise the ceiling: confirm_above=... in the call or %brute config confirm_above=...")
-    if asker is None:
+    if ask is None:
         raise CostNotConfirmedError(f"this map was not run: {reason}, and no one can answer a question here (no "
                                     f"stdin: nbclient, nbval or papermill). {nothing}\n\n{estimate!r}")
     print(repr(estimate), flush=True)
-    answer = asker(f"{reason[:1].upper()}{reason[1:]}. Send {estimate.requests:,} requests? [y]es / [n]o: ")
+    answer = ask(f"{reason[:1].upper()}{reason[1:]}. Send {estimate.requests:,} requests? [y]es / [n]o: ")
     if answer.strip().lower()[:1] != "y":
         raise CostNotConfirmedError(f"this map was not run: you answered {answer.strip()[:20]!r}. {nothing}")
 
-
-def _default_asker() -> Ask | None:
-    from brute_nb.notebook.approvals import stdin_available
-
-    return input if stdin_available() else None

@@ -26,6 +26,7 @@ import anyio
 from brute_nb.cost import format_usd, price_usage
 from brute_nb.map.batch import BATCH_DISCOUNT, request
 from brute_nb.map.cache import Record, read_records
+from brute_nb.map.context import Select, read_tools
 from brute_nb.map.spec import Job, MapSpec
 from brute_nb.providers.token_count import ESTIMATE, TokenCount, count_request, count_text
 from brute_nb.usage import Usage
@@ -120,9 +121,10 @@ def cached_records(spec: MapSpec) -> dict[str, Record]:
 
 
 async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: int, cached: int,
-                        records: dict[str, Record], max_tokens: int | None = None) -> Estimate:
+                        records: dict[str, Record], max_tokens: int | None = None,
+                        select: Select = read_tools) -> Estimate:
     """The estimate for ``jobs`` (the rows still to send) on ``provider``."""
-    tools = _tools(spec)
+    tools = _tools(spec, select)
     counts = await _count_all(spec, provider, jobs, tools)
     input_tokens = sum(c.tokens for c in counts)
     method = next((c.method for c in counts if c.method == ESTIMATE), counts[0].method if counts else ESTIMATE)
@@ -164,12 +166,11 @@ def reply_bound(provider: Any) -> int | None:
     return next((v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0), None)
 
 
-def _tools(spec: MapSpec) -> list[Any]:
+def _tools(spec: MapSpec, select: Select) -> list[Any]:
     """The row's tools as the tool pipeline advertises them (adapters: their schemas are what a request carries)."""
-    from brute_nb.notebook.stack import select_tools
     from brute_nb.tools import wrap_all
 
-    return list(wrap_all(select_tools(spec.tools)).values()) if spec.tools != "none" else []
+    return list(wrap_all(select(spec.tools)).values()) if spec.tools != "none" else []
 
 
 async def _count_all(spec: MapSpec, provider: Any, jobs: list[Job], tools: list[Any]) -> list[TokenCount]:

@@ -13,13 +13,14 @@ from typing import Any
 import anyio
 
 from brute_nb.map.cache import Done, Record
+from brute_nb.map.context import Select
 from brute_nb.map.row import RowContext, run_row
 from brute_nb.map.spec import Job, MapSpec
 
 
 async def run_local(spec: MapSpec, jobs: Iterable[Job], done: Done, *, concurrency: int,
-                    provider: Any = None, escalations: list[Any] | None = None) -> None:
-    ctx = RowContext.build(spec, concurrency, provider, escalations)
+                    provider: Any = None, escalations: list[Any] | None = None, select: Select | None = None) -> None:
+    ctx = RowContext.build(spec, concurrency, provider, escalations, select)
     queue = iter(jobs)
 
     async def worker() -> None:
@@ -35,7 +36,8 @@ async def run_local(spec: MapSpec, jobs: Iterable[Job], done: Done, *, concurren
 
 
 def run_partition(spec: MapSpec, jobs: list[Job], concurrency: int) -> list[Record]:
-    """A Dask task: one partition of rows run on the worker, records in the order of ``jobs``."""
+    """A Dask task: one partition of rows run on the worker, records in the order of ``jobs``; the worker reads
+    ``tools=`` with the default context's reading (nothing of the driving kernel reaches it)."""
     from brute_nb.event_loop import run_sync
 
     records: dict[str, Record] = {}

@@ -29,6 +29,7 @@ from brute_nb.cost import format_usd
 from brute_nb.errors import ProviderError
 from brute_nb.map import schema as schemas
 from brute_nb.map.cache import Record
+from brute_nb.map.context import Select, read_tools
 from brute_nb.map.limiter import THROTTLE_STATUSES, AdaptiveLimiter, retry_after, status_of
 from brute_nb.map.spec import Job, MapSpec, digest
 from brute_nb.message import Message, role_of
@@ -60,13 +61,13 @@ class RowContext:
 
     @classmethod
     def build(cls, spec: MapSpec, concurrency: int, provider: Any = None,
-              escalations: list[Any] | None = None) -> RowContext:
+              escalations: list[Any] | None = None, select: Select | None = None) -> RowContext:
         """``escalations``: providers for ``spec.escalate`` given in this kernel (a cassette's); else built from
-        the names, here or on a Dask worker, like the run's own provider."""
-        from brute_nb.notebook.stack import select_tools
+        the names, here or on a Dask worker, like the run's own provider. ``select`` reads ``tools=`` (the run's
+        context's; on a worker, the default one's)."""
         from brute_nb.tools import READ_ONLY
 
-        tools = select_tools(spec.tools)
+        tools = (select or read_tools)(spec.tools)
         read_only = {t.name for t in READ_ONLY}
         given = escalations or [None] * len(spec.escalate)
         made: list[Any] = []

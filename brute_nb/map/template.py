@@ -1,4 +1,4 @@
-"""A map's template, filled per row by the same ``{...}`` rules as a ``%%brute`` cell (``magics.expand``).
+"""A map's template, filled per row by the same ``{...}`` rules as a ``%%brute`` cell (``brute_nb.fill.expand``).
 
 A row's namespace is its columns by name, plus ``row`` (the whole row as a dict, for a column whose name is not an
 identifier: ``{row["unit price"]}``). The invariant: a field naming something that is neither a column nor a
@@ -59,6 +59,6 @@ def check(template: str, columns: Iterable[Any]) -> None:
 
 def fill(template: str, row: Mapping[str, Any]) -> str:
     """The row's prompt."""
-    from brute_nb.notebook.prompt import expand
+    from brute_nb.fill import expand
 
     return expand(template, {**row, ROW: dict(row)})

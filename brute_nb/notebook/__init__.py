@@ -4,8 +4,8 @@ Inside it, imports go one way, down this list, each folder one layer (a module m
 layer or a lower one, never a higher one, and no cycle is hidden behind a function-level import;
 ``tests/notebook/test_import_layers.py`` checks every import, function-level and ``TYPE_CHECKING`` ones included):
 
-1. leaves         ``paths`` (where sessions live), ``prompt`` ({expr} filling, value summaries), ``warm`` (the
-                  SDK's imports in the background after ``%load_ext``)
+1. leaves         ``paths`` (where sessions live), ``warm`` (the SDK's imports in the background after
+                  ``%load_ext``)
 2. ``views/``     how a turn and a chat are shown: ``turn_model`` (what one turn says, apart from the views that
                   render it), ``display`` and ``terminal`` (a turn's model shown in a cell or a terminal),
                   ``transcript_html`` (messages as the chat transcript shows them, HTML and plain text), ``render``
@@ -34,6 +34,7 @@ layer or a lower one, never a higher one, and no cycle is hidden behind a functi
                   ``preload`` (the current session's file read ahead by the warm-up, handed down at load)
 10. ``front/``    ``magics`` (its line magic's ``subcommands``, one table of functions), ``widget``, ``side``
                   (the chat panel in JupyterLab's side area), ``api`` (``brute_nb.chat/configure/current``),
+                  ``map_api`` (the map engine driven by the kernel's settings: ``brute_nb.map/estimate/compare``),
                   ``fix_button`` (under a failing cell's error), ``key_box`` (a key pasted where the first cell
                   found none), ``load_again`` (a second ``%load_ext`` says nothing), ``config_help``
                   (``%brute config?``); and this package's hooks
@@ -53,13 +54,14 @@ from typing import Any
 
 def load_ipython_extension(ipython: Any) -> None:
     from brute_nb.notebook import kernel_tools
-    from brute_nb.notebook.front import config_help, load_again
+    from brute_nb.notebook.front import config_help, load_again, map_api
     from brute_nb.notebook.front.magics import BruteMagics
     from brute_nb.notebook.kernel_tools import cells
     from brute_nb.notebook.registry import install
     from brute_nb.notebook.views import frame_view, short_errors
 
     kernel_tools.register()  # the kernel's tools by name (names only: nothing of them is imported)
+    map_api.install()  # every map run in this kernel takes its settings (the engine itself is not imported)
     registry = install(ipython)
     registry.error_recorder = cells.install(ipython)
     registry.error_recorder.on_error = lambda error, cell_id: _offer_fix(ipython, error, cell_id)

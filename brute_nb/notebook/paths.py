@@ -27,18 +27,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from brute_nb.errors import SessionNameError
+from brute_nb.sessions.names import DEFAULT_SESSION, check_session_name
 
 if TYPE_CHECKING:
     import pandas as pd
 
 ENV_VAR = "BRUTE_NB_NOTEBOOK"
 DEFAULT_STEM = "notebook"
-DEFAULT_SESSION = "default"
 SERVER_TIMEOUT = 1.0
 """Seconds allowed for the whole Jupyter Server lookup (all servers together)."""
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _FORK = re.compile(r"^(?P<base>.+)-fork-(?P<n>\d+)$")
 
 
@@ -173,16 +171,6 @@ def session_root(session_file: Path) -> Path:
     """The root a session file's attachments and links are confined to: the notebook's folder, the parent of
     ``<stem>.brute/`` (the stack's ``SessionLog`` and the warm-up's read ahead use the same)."""
     return session_file.parent.parent
-
-
-def check_session_name(name: str) -> str:
-    """Return ``name`` if it can be a session file name, else raise ``SessionNameError`` saying what is allowed."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or name.endswith(".archive"):
-        raise SessionNameError(
-            f"bad session name {name!r}: use 1-100 letters, digits, '-', '_' or '.', starting with a letter or "
-            f"digit and not ending in '.archive' (e.g. {DEFAULT_SESSION!r} or 'data-cleaning')"
-        )
-    return name
 
 
 def session_path(location: NotebookLocation, name: str = DEFAULT_SESSION) -> Path:

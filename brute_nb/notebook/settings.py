@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brute_nb.amounts import parse_cost, parse_int
 from brute_nb.errors import BruteError, SettingsError
 
 ToolSpec = str | tuple[Any, ...]
@@ -122,16 +123,6 @@ def describe_tools(spec: ToolSpec) -> str:
     return ",".join(item if isinstance(item, str) else item.name for item in spec)
 
 
-def parse_int(name: str, value: str | int, minimum: int = 1) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise SettingsError(f"{name} must be a whole number, got {value!r}") from None
-    if number < minimum:
-        raise SettingsError(f"{name} must be at least {minimum}, got {number}")
-    return number
-
-
 def parse_seconds(name: str, value: str | float) -> float:
     try:
         number = float(value)
@@ -139,19 +130,6 @@ def parse_seconds(name: str, value: str | float) -> float:
         raise SettingsError(f"{name} must be a number of seconds, got {value!r}") from None
     if not number > 0 or number == float("inf"):
         raise SettingsError(f"{name} must be a number of seconds above 0, got {value!r}")
-    return number
-
-
-def parse_cost(name: str, value: str | float) -> float:
-    """A ceiling in US dollars (``0.5``, ``$0.50``); ``none`` or ``off`` is no ceiling (infinity)."""
-    if isinstance(value, str) and value.strip().lower() in ("none", "off"):
-        return float("inf")
-    try:
-        number = float(value.strip().removeprefix("$").replace(",", "") if isinstance(value, str) else value)
-    except (TypeError, ValueError):
-        raise SettingsError(f"{name} is a cost in US dollars (like 0.50), or none; got {value!r}") from None
-    if not number >= 0:
-        raise SettingsError(f"{name} is a cost in US dollars of 0 or more, or none; got {value!r}")
     return number
 
 

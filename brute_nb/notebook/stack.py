@@ -64,72 +64,18 @@ def user_namespace() -> Mapping[str, Any] | None:
 
 
 def select_tools(spec: str | tuple[Any, ...], *, notebook: bool = False) -> list[Any]:
-    """``all`` | ``read-only`` | ``none`` | ``name,name`` | ``all,python`` / ``+python``, or a tuple of such names
-    and the user's own tools (``Adapter``s): ``("all", weather)`` is every built-in plus ``weather``.
-
-    ``notebook=True`` (a kernel's agent, not a map row) adds the notebook tools to ``all`` and the read-only ones
-    (``notebook``, ``variables``) to ``read-only``."""
-    if isinstance(spec, str):
-        return _named_tools(spec, notebook)
-    chosen: list[Any] = []
-    for item in spec:
-        chosen.extend(_named_tools(item, notebook) if isinstance(item, str) else [item])
-    names: dict[str, Any] = {}
-    clashes = []
-    for tool in chosen:
-        if tool.name in names and names[tool.name] is not tool:
-            clashes.append(tool.name)
-        names.setdefault(tool.name, tool)
-    if clashes:
-        raise SettingsError(f"tools: two different tools are named {', '.join(sorted(set(clashes)))}; rename "
-                            "yours (tool names must be unique, built-ins included)")
-    return list(names.values())
-
-
-def _named_tools(spec: str, notebook: bool = False) -> list[Any]:
-    """The sets (``all``, ``read-only``, ``none``) and, by name, every tool ``brute_nb.plugins`` finds: the
-    built-ins, the kernel's own and any an installed package registers in the ``brute_nb.tools`` entry points."""
-    from brute_nb import plugins, tools
+    """The core's ``tools.selection.select_tools``, with the kernel's tools registered so a name finds them
+    (``+python``). ``notebook=True`` (a kernel's agent, not a map row) adds the notebook tools to ``all`` and the
+    read-only ones (``notebook``, ``variables``) to ``read-only``."""
     from brute_nb.notebook import kernel_tools
     from brute_nb.notebook.kernel_tools.notebook_tools import NOTEBOOK_TOOLS, READ_ONLY_NAMES
+    from brute_nb.tools.selection import select_tools as select
 
     kernel_tools.register()  # done by %load_ext; again here for a notebook agent or map row built without it
-
-    names = [s.strip() for s in spec.split(",") if s.strip()]
-    every = [*tools.ALL, *(NOTEBOOK_TOOLS.values() if notebook else ())]
-    read_only = [*tools.READ_ONLY, *((NOTEBOOK_TOOLS[n] for n in READ_ONLY_NAMES) if notebook else ())]
-    chosen: list[Any] = []
-    unknown = []
-    for name in names:
-        if name == "all":
-            chosen.extend(every)
-        elif name == "read-only":
-            chosen.extend(read_only)
-        elif name == "none":
-            continue
-        else:
-            key = name.lstrip("+")
-            if name.startswith("+") and not chosen:
-                chosen.extend(every)
-            try:
-                tool = plugins.load(plugins.TOOLS, key)
-            except plugins.PluginError as exc:
-                raise SettingsError(f"--tools: {exc}") from None
-            if tool is None:
-                unknown.append(key)
-            elif getattr(tool, "name", None) != key:
-                raise SettingsError(f"--tools: the plugin {key!r} is a {type(tool).__name__} named "
-                                    f"{getattr(tool, 'name', None)!r}; a brute_nb.tools entry point must be a tool "
-                                    "with the entry point's name (ask its package's author to fix it)")
-            else:
-                chosen.append(tool)
-    if unknown:
-        available = ", ".join(sorted(plugins.names(plugins.TOOLS)))
-        raise SettingsError(f"--tools: unknown tool {', '.join(unknown)}; available: {available}")
-    seen: dict[str, Any] = {}
-    for tool in chosen:
-        seen.setdefault(tool.name, tool)
-    return list(seen.values())
+    if not notebook:
+        return select(spec)
+    return select(spec, extra=list(NOTEBOOK_TOOLS.values()),
+                  extra_read_only=[NOTEBOOK_TOOLS[n] for n in READ_ONLY_NAMES])
 
 
 def mcp_tools(session: str, settings: Settings) -> list[Any]:

@@ -52,7 +52,7 @@ STACK = ("filelock", "anyio._backends._asyncio", "brute_nb.providers.auto",
          "brute_nb.tools.server", "brute_nb.transports.server_tools", "brute_nb.notebook.approvals",
          "brute_nb.middleware.approvals", "brute_nb.middleware.budget", "brute_nb.middleware.final_answer",
          "brute_nb.middleware.doom_loop", "brute_nb.middleware.partial_reply", "brute_nb.middleware.turn_context",
-         "brute_nb.middleware.retry", "brute_nb.middleware.stack",
+         "brute_nb.middleware.retry", "brute_nb.middleware.stack", "brute_nb.tools.selection",
          "concurrent.futures.thread", "platformdirs")
 """What the first cell imports after the SDK to send its request (seen with ``sys.modules`` around it), in the
 order it needs them (``platformdirs``: the user's config folder, where aliases and stored keys live).

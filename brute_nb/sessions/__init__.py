@@ -5,6 +5,7 @@
 - ``lock``: the per-turn lock across processes;
 - ``lines``: the fast line reader, exactly the strict reader's result or a hand-off to it;
 - ``columns``: ``read_frame``, a session file straight into the log's DataFrame;
+- ``names``: what a session (or a map run) may be called;
 - ``index``: every session beside a notebook (or under a folder) as one frame, and ``search`` across them.
   ``brute_nb.sessions()`` calls ``index.sessions``: the package is callable, so the name says both things.
 

@@ -18,6 +18,7 @@ import brute_nb
 from tests.import_graph import find_cycle, imported, read_graph, read_modules
 
 ROOT = Path(brute_nb.__file__).parent
+ARCHITECTURE = ROOT.parent / "docs" / "architecture.md"
 
 NOTEBOOK_FRONT_ENDS = ("brute_nb.notebook.front",)
 
@@ -26,21 +27,22 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "brute_nb.maybe_async", "brute_nb.event_loop", "brute_nb.cost", "brute_nb.usage",
                     "brute_nb.retry_after", "brute_nb.plugins", "brute_nb.confine", "brute_nb.tracing",
                     "brute_nb.raw_replies", "brute_nb.providers.profiles",
-                    "brute_nb.providers.factories")),
+                    "brute_nb.providers.factories", "brute_nb.amounts")),
     ("values", ("brute_nb.attachments", "brute_nb.structured", "brute_nb.reply_readers", "brute_nb.message",
                 "brute_nb.log", "brute_nb.frames", "brute_nb.prompt_cache", "brute_nb.prefix_memo",
-                "brute_nb.sendable", "brute_nb.redact_messages", "brute_nb.refused")),
+                "brute_nb.sendable", "brute_nb.redact_messages", "brute_nb.refused", "brute_nb.fill")),
     ("sessions", ("brute_nb.sessions",)),
-    ("translation, tools, compaction", ("brute_nb.transports", "brute_nb.tools", "brute_nb.compaction")),
-    ("agent, providers", ("brute_nb.agent", "brute_nb.providers", "brute_nb.testing")),
+    ("translation", ("brute_nb.transports", "brute_nb.tools", "brute_nb.compaction")),
+    ("agent", ("brute_nb.agent", "brute_nb.providers", "brute_nb.testing")),
     ("middleware", ("brute_nb.middleware",)),
-    ("notebook core", ("brute_nb.notebook.",)),
     ("map", ("brute_nb.map",)),
+    ("notebook core", ("brute_nb.notebook.",)),
     ("front ends", (*NOTEBOOK_FRONT_ENDS, "brute_nb.notebook", "brute_nb.cli", "brute_nb")),
 )
 """Lowest first. A module belongs to the layer of the longest name it starts with (``brute_nb.notebook.`` is every
-notebook module but its front ends, which are named). ``map`` drives the notebook's sessions (its rows run with the
-kernel's settings and session folder) and the ``%%brute --over`` magic drives it, so it sits between the two."""
+notebook module but its front ends, which are named). ``map`` is an engine below the whole notebook: it takes a
+context (``map.context``) that the notebook's front door builds from the kernel's settings, and imports nothing of
+``notebook/``."""
 
 
 def layer_of(module: str) -> int | None:
@@ -106,8 +108,8 @@ def test_a_new_top_level_module_is_not_placed_by_the_package_name() -> None:
 def test_the_layers_put_each_concern_where_the_architecture_draws_it() -> None:
     assert layer_of("brute_nb.frames") < layer_of("brute_nb.sessions.columns")  # type: ignore[operator]
     assert layer_of("brute_nb.errors") < layer_of("brute_nb.message")  # type: ignore[operator]
-    assert layer_of("brute_nb.notebook.settings") < layer_of("brute_nb.map.api")  # type: ignore[operator]
-    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.front.magics")  # type: ignore[operator]
+    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.settings")  # type: ignore[operator]
+    assert layer_of("brute_nb.map.api") < layer_of("brute_nb.notebook.front.map_api")  # type: ignore[operator]
     assert layer_of("brute_nb.sessions.file") < layer_of("brute_nb.middleware.session_log")  # type: ignore[operator]
 
 
@@ -133,6 +135,33 @@ def _assigned(path: Path) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(t.id for t in targets if isinstance(t, ast.Name))
     return names
+
+
+def drawn_layers() -> dict[str, str]:
+    """docs/architecture.md's layer table: each layer's name and the text of its row, in the order drawn."""
+    table = next(block for block in ARCHITECTURE.read_text().split("```")[1::2] if block.startswith("\nfront ends"))
+    rows: dict[str, str] = {}
+    for line in table.strip("\n").splitlines():
+        name, text = line[:16].strip(), line[16:]
+        if name:
+            rows[name] = text
+        else:
+            rows[list(rows)[-1]] += " " + text
+    return rows
+
+
+def test_the_architecture_page_draws_these_layers() -> None:
+    """One picture: the page's table names the layers of ``LAYERS`` (top first) and, in each, every module or
+    package the layer holds, as a path (``fill.py``, ``map/``, ``notebook/front/``)."""
+    drawn = drawn_layers()
+    assert list(drawn) == [name for name, _ in reversed(LAYERS)]
+    missing = []
+    for name, prefixes in LAYERS:
+        for prefix in prefixes:
+            path = prefix.removeprefix("brute_nb").strip(".").replace(".", "/")
+            if path and f"{path}.py" not in drawn[name] and f"{path}/" not in drawn[name]:
+                missing.append(f"{path} ({name})")
+    assert not missing, "draw these in docs/architecture.md's layer table: " + ", ".join(missing)
 
 
 def test_the_cycle_finder_finds_a_cycle_hidden_two_steps_away() -> None:

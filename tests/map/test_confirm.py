@@ -11,8 +11,8 @@ import pytest
 
 import brute_nb
 from brute_nb.errors import SettingsError
-from brute_nb.map import confirm as confirm_module
 from brute_nb.map.confirm import CostNotConfirmedError
+from brute_nb.notebook import approvals
 from brute_nb.testing import FakeProvider
 from tests.map.conftest import paid
 
@@ -34,15 +34,14 @@ def test_headless_above_the_ceiling_is_refused_and_nothing_is_sent(server: FakeP
 
 def test_within_the_ceiling_it_runs_without_asking(server: FakeProvider, notebook: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(confirm_module, "_default_asker", lambda: pytest.fail("asked"))
+    monkeypatch.setattr(approvals, "stdin_available", lambda: True)  # a person could answer, and is not asked
+    monkeypatch.setattr(builtins, "input", lambda question: pytest.fail("asked"))
     out = brute_nb.map("Say {review}", reviews(2), model=PRICED, confirm_above=5, progress=False)
     assert out["error"].isna().all() and len(paid(server)) == 2
 
 
 def test_a_person_answers_in_the_cell(server: FakeProvider, notebook: Path, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    import brute_nb.notebook.approvals as approvals
-
     asked: list[str] = []
     monkeypatch.setattr(approvals, "stdin_available", lambda: True)
     monkeypatch.setattr(builtins, "input", lambda question: asked.append(question) or "n")
@@ -114,7 +113,8 @@ def test_without_max_tokens_the_models_context_window_bounds_a_reply(server: Fak
     from brute_nb.cost import model_info
     from brute_nb.providers.openai import OpenAIChat
 
-    monkeypatch.setattr(confirm_module, "_default_asker", lambda: pytest.fail("asked"))
+    monkeypatch.setattr(approvals, "stdin_available", lambda: True)  # a person could answer, and is not asked
+    monkeypatch.setattr(builtins, "input", lambda question: pytest.fail("asked"))
     provider = OpenAIChat("gpt-4.1", base_url=server.openai_base_url, api_key=server.api_key, max_retries=0)
     window = (model_info({"provider": "openai", "model": "gpt-4.1"}) or {})["context_window"]
     est = brute_nb.estimate("Say {review}", reviews(3), model=provider)

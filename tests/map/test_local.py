@@ -175,6 +175,7 @@ def test_schema_fields_become_columns_and_a_bad_reply_is_the_rows_error(server: 
 
 def test_a_provider_without_structured_output_is_asked_in_the_prompt(notebook: Path) -> None:
     from brute_nb.map.api import plan, settle
+    from brute_nb.map.context import MapContext
     from brute_nb.map.row import RowContext, run_row
 
     class Plain:  # a provider with no structured-output option (an llm plugin, a plain callable)
@@ -187,7 +188,8 @@ def test_a_provider_without_structured_output_is_asked_in_the_prompt(notebook: P
 
     df = pd.DataFrame({"word": ["kiwi"]})
     spec, _ = settle("{word}", df, schema=Word, tools="none", model=MODEL, system=None, name="plain", root=None,
-                     max_iterations=3, cache=False, backend="local", concurrency=1)
+                     max_iterations=3, cache=False, backend="local", concurrency=1,
+                     context=MapContext(sessions=notebook.with_suffix(".brute")))
     _, jobs = plan(spec, df)
     record = anyio.run(run_row, RowContext.build(spec, 1, provider=Plain()), jobs[0])
     assert record["error"] is None and record["fields"] == {"label": "kiwi", "length": 4}

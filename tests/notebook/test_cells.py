@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from brute_nb.fill import expand
 from brute_nb.message import Message
 from brute_nb.notebook import registry
 from brute_nb.notebook.kernel_tools import cells
@@ -21,7 +22,6 @@ from brute_nb.notebook.kernel_tools.notebook_tools import (
     last_code_block,
     user_variables,
 )
-from brute_nb.notebook.prompt import expand
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.testing import FakeProvider, call, reply
 

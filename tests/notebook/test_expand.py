@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from brute_nb.notebook.prompt import expand
+from brute_nb.fill import expand
 
 
 @pytest.mark.parametrize(("template", "expected"), [

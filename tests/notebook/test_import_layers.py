@@ -16,7 +16,7 @@ PACKAGE = "brute_nb.notebook"
 ROOT = Path(brute_nb.__file__).parent
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("leaves", frozenset({"paths", "prompt", "warm"})),
+    ("leaves", frozenset({"paths", "warm"})),
     ("views", frozenset({"views"})),
     ("settings", frozenset({"settings", "approvals"})),
     ("kernel tools", frozenset({"kernel_tools"})),

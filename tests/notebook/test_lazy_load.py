@@ -53,7 +53,11 @@ ALLOWED_OURS = {
     "brute_nb.notebook.front.subcommands",  # the line magic's table: what each runs it imports when it runs
     "brute_nb.notebook.front.load_again",  # a quiet second %load_ext, stdlib only
     "brute_nb.notebook.front.config_help",  # %brute config? read as brute_nb's help: the settings table only
-    "brute_nb.notebook.prompt",  # {expr} filling, stdlib only
+    "brute_nb.notebook.front.map_api",  # the kernel's context handed to the map engine; stdlib only until a run
+    "brute_nb.map",  # the engine's names load on first use (pandas with them)
+    "brute_nb.map.context",  # what a run takes from its driver, stdlib only
+    "brute_nb.fill",  # {expr} filling, stdlib only
+    "brute_nb.amounts",  # the number parsers settings and the magics share, stdlib only
     "brute_nb.notebook.registry",
     "brute_nb.notebook.settings",
     "brute_nb.notebook.views.short_errors",  # the one-line error handler, installed at load (stdlib only)

@@ -16,10 +16,10 @@ from PIL import Image
 
 from brute_nb import agent
 from brute_nb.attachments import Attachment, AttachmentError, attachment
+from brute_nb.fill import expand
 from brute_nb.frames import frame, log_from_frame
 from brute_nb.message import Log, Message
 from brute_nb.middleware import SessionLog, ToolResultLoop
-from brute_nb.notebook.prompt import expand
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, call, reply
 from brute_nb.testing.rules import request_problems

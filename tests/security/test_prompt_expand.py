@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from brute_nb.notebook.prompt import expand
+from brute_nb.fill import expand
 
 
 class Spy:

@@ -19,11 +19,12 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicHelpFormatter, argument, argument_group, magic_arguments
 
+from brute_nb.amounts import parse_int
 from brute_nb.errors import BruteError, NoModelError, SettingsError
+from brute_nb.fill import expand
 from brute_nb.notebook import settings as st
 from brute_nb.notebook.front import subcommands
 from brute_nb.notebook.front.subcommands import check_name
-from brute_nb.notebook.prompt import expand
 from brute_nb.providers import profiles
 
 if TYPE_CHECKING:
@@ -143,13 +144,14 @@ class BruteMagics(Magics):
         ns = self.shell.user_ns if self.shell else {}
         if args.over not in ns:
             raise UsageError(f"--over {args.over}: no such variable; name a DataFrame defined in this notebook")
-        from brute_nb.map import estimate, map_rows
+        from brute_nb.notebook.front.map_api import estimate
+        from brute_nb.notebook.front.map_api import map as map_rows
 
         try:
             checked = st.parse_settings({"model": args.model, "max_iterations": args.max_iterations})
             options: dict[str, Any] = {
                 **checked, "system": args.system, "tools": args.tools, "root": args.root,
-                "concurrency": args.concurrency and st.parse_int("--concurrency", args.concurrency),
+                "concurrency": args.concurrency and parse_int("--concurrency", args.concurrency),
                 "batch": args.batch or None,
                 "progress": not args.quiet}
             if args.estimate:

@@ -287,7 +287,7 @@ def _config(m: Host, rest: list[str]) -> None:
 
 
 def check_name(name: str) -> None:
-    from brute_nb.notebook.paths import check_session_name
+    from brute_nb.sessions.names import check_session_name
 
     try:
         check_session_name(name)

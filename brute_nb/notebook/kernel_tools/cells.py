@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from brute_nb.notebook.prompt import summarize_value
+from brute_nb.fill import summarize_value
 
 ERR = "Err"
 """The user-namespace dict the hook fills (``Err[3]``), beside IPython's ``In`` and ``Out``."""

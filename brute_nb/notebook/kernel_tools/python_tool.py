@@ -34,8 +34,8 @@ import anyio
 import anyio.to_thread
 
 from brute_nb.errors import BruteError
+from brute_nb.fill import summarize_value
 from brute_nb.notebook.kernel_tools.capture import Capture, Display
-from brute_nb.notebook.prompt import summarize_value
 from brute_nb.tools.base import Tool
 from brute_nb.tools.truncation import ToolOutput
 

@@ -1,4 +1,7 @@
-"""Filling a prompt from the user's namespace: ``{expr}`` fields and the bounded text of a value.
+"""Filling a prompt from a namespace: ``{expr}`` fields and the bounded text of a value.
+
+A ``%%brute`` cell is filled from the kernel's namespace and a map's template from each row, by these same rules, so
+it lives in the core, below both (``map`` imports nothing of the notebook).
 
 The invariant: quoting code in a prompt never runs it. A field is read as a reference (a name, attributes,
 literal subscripts) without evaluating any code of the prompt, unless the user opts in (``%%brute --eval``);
