@@ -41,6 +41,14 @@ def test_the_docs_the_docstring_and_the_code_list_the_same_layers(tmp_path: Path
     assert listed(stack_module.__doc__ or "") == code
 
 
+def test_the_notebook_stacks_docstring_lists_the_same_layers(tmp_path: Path) -> None:
+    from brute_nb.notebook import stack as notebook_stack
+
+    code = every_layer(tmp_path)
+    named = re.findall(r"\b(" + "|".join(code) + r")\b", notebook_stack.__doc__ or "")
+    assert named == code
+
+
 def test_a_layer_left_out_leaves_the_others_in_their_order(tmp_path: Path) -> None:
     agent = default_stack(Scripted([]), final_answer=False, doom_loop=False, compaction=False, retry=False)
     assert [layer.__name__ for layer in agent.layers] == [
