@@ -33,6 +33,7 @@ from bench.results import record  # noqa: E402
 from brute_nb.map.api import plan, settle  # noqa: E402
 from brute_nb.map.cache import MapCache  # noqa: E402
 from brute_nb.notebook import registry  # noqa: E402
+from brute_nb.notebook.front.map_api import kernel_context  # noqa: E402
 from brute_nb.testing import FakeProvider  # noqa: E402
 from brute_nb.testing.fake_server import RateLimit  # noqa: E402
 
@@ -75,7 +76,8 @@ def cached_rerun(folder: Path, n: int) -> tuple[str, str, float, bool]:
     fresh_notebook(folder)
     df = rows(n, "cached")
     spec, _ = settle("Label {text}", df, schema=None, tools="none", model=MODEL, system=None, name="cached",
-                     root=None, max_iterations=20, cache=True, backend="local", concurrency=8)
+                     root=None, max_iterations=20, cache=True, backend="local", concurrency=8,
+                     context=kernel_context())  # the context brute_nb.map runs with below
     _, jobs = plan(spec, df)
     with MapCache(Path(spec.folder + ".jsonl")) as cache:
         cache.add({"key": j.key, "reply": "ok", "fields": None, "error": None, "input_tokens": 10,
