@@ -5,7 +5,9 @@ step. ``world.py`` says what the world is (and how a restart is played); this fi
 must hold.
 
 The everyday run plays a few sequences; CI's fault stage plays many (``--hypothesis-profile=user-model``). A failing
-sequence is shrunk by hypothesis and kept below as a plain test replaying it.
+sequence is shrunk by hypothesis and kept below as a plain test replaying it. Every step (and every check) is bounded
+by ``watchdog``: one that hangs fails the run within about a minute, naming itself, the steps before it and where
+each thread and brute_nb task waited, instead of holding CI until its timeout.
 """
 
 from __future__ import annotations
