@@ -372,9 +372,10 @@ class NotebookUser(RuleBasedStateMachine):
         self.ok(f"%brute config final_answer={str(on).lower()}")
         self.sessions[self.current].final_answer = on
 
-    @step(budget=st.sampled_from(("tokens=1000000", "tools=20,time=600", "cost=100")))
+    @step(budget=st.sampled_from(("tokens=1000000", "tools=20,time=600", "cost=100", "none")))
     def config_budget(self, budget: str) -> None:
-        """A ceiling no turn of the model reaches: the budget's middleware joins the stack and must let turns be."""
+        """A ceiling no turn of the model reaches (the budget's middleware joins the stack and must let turns be), or
+        none: either takes the place of a spent one."""
         self.ok(f"%brute config budget={budget}")
         s = self.sessions[self.current]
         s.spent, s.cost_budget = False, budget.startswith("cost")
