@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from brute_nb import confine
 from brute_nb.errors import BruteError
+from brute_nb.providers import profiles
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 PDF = "application/pdf"
@@ -40,12 +41,21 @@ EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "i
 SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
               (b"%PDF-", PDF))
 MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]*/[A-Za-z0-9][A-Za-z0-9.+_-]*")
-MAX_BYTES = 32 << 20
-"""The most any supported API takes in one request: Anthropic's 32 MB request limit (PDFs, text)."""
-MAX_IMAGE_BYTES = 20 << 20
-"""The most an API takes for one image: OpenAI's 20 MB (Anthropic's is 5 MB; its 400 then says so)."""
-LIMIT_WHY = "the model APIs take at most 32 MB in one request (the lowest limit among them; PDFs and text files)"
-IMAGE_WHY = "the model APIs take images of at most 20 MB (some take at most 5 MB)"
+_SIZED = [p for p in profiles.builtin() if p.request_bytes]
+_IMAGES = [p for p in profiles.builtin() if p.image_bytes]
+MAX_BYTES = max(p.request_bytes or 0 for p in _SIZED)
+"""The most any supported API takes in one request, from the profiles: Anthropic's 32 MB request limit (PDFs,
+text)."""
+MAX_IMAGE_BYTES = max(p.image_bytes or 0 for p in _IMAGES)
+"""The most an API takes for one image, from the profiles: OpenAI's 20 MB (Anthropic's is 5 MB; its 400 then says
+so)."""
+_OWNER = next(p.title for p in _SIZED if p.request_bytes == MAX_BYTES)
+_IMAGE_OWNER = next(p.title for p in _IMAGES if p.image_bytes == MAX_IMAGE_BYTES)
+_SMALLER = "".join(f"; {title}'s is {size >> 20} MB" for title, size in
+                   dict.fromkeys((p.title, p.image_bytes or 0) for p in _IMAGES
+                                 if (p.image_bytes or 0) < MAX_IMAGE_BYTES))
+LIMIT_WHY = f"the model APIs take at most {MAX_BYTES >> 20} MB in one request ({_OWNER}'s limit; PDFs and text files)"
+IMAGE_WHY = f"the model APIs take images of at most {MAX_IMAGE_BYTES >> 20} MB ({_IMAGE_OWNER}'s limit{_SMALLER})"
 
 
 class AttachmentError(BruteError, ValueError):

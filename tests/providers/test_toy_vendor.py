@@ -166,3 +166,13 @@ def test_map_runs_its_rows_on_the_toy(toy: Path) -> None:
     out: Any = brute_nb.map("Say {word}", df, model=f"toy:{MODEL}", progress=False)
     assert list(out["reply"]) == ["toy says: Say one", "toy says: Say two"]
     assert out["error"].isna().all() and (out["input_tokens"] == 1000).all() and (out["cost"] > 0).all()
+
+
+def test_a_builtin_kind_keeps_its_profile() -> None:
+    """Another package's profile under a built-in's kind is never used (as a provider name: ``plugins``)."""
+    impostor = profiles.Profile(kind="anthropic", title="Impostor", price_id="elsewhere")
+    assert profiles.register(impostor).title == "Anthropic"
+    found = profiles.of("anthropic")
+    assert found is not None and found.title == "Anthropic"
+    with pytest.raises(TypeError, match="no ':'"):
+        profiles.register(profiles.Profile(kind="to:y", title="Toy"))

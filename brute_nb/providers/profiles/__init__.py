@@ -10,8 +10,8 @@ foundation), so any layer may read it, values included. Where a fact is code (th
 the SDK's error classes) the profile names it (``"module:attribute"``, a class name) and the caller imports it
 when it needs it.
 
-Registry: the built-ins are a table in code (``BUILTIN``) registered through ``register``, the same function a
-third party's profile reaches: a package declares ``[project.entry-points."brute_nb.profiles"] toy =
+Registry: the built-ins are a table in code (``BUILTIN``) entered through ``_add``, the same function a third
+party's profile reaches (through ``register``): a package declares ``[project.entry-points."brute_nb.profiles"] toy =
 "toy_pkg:PROFILE"`` beside its ``brute_nb.providers`` factory, and ``of("toy")`` finds it. A built-in name always
 means the built-in.
 """
@@ -36,12 +36,18 @@ _missing: set[str] = set()
 
 
 def register(profile: Profile) -> Profile:
-    """Make ``profile`` the one for its kind. A built-in kind keeps its built-in profile."""
-    if not isinstance(profile, Profile) or not profile.kind or ":" in profile.kind:
-        raise TypeError(f"register() takes a Profile with a kind (no ':'), got {profile!r}")
+    """Make ``profile`` the one for its kind (what ``of`` does with a profile an entry point declares). A built-in
+    kind keeps its built-in profile, as a built-in provider name keeps its built-in factory (``plugins``)."""
     _builtins()
-    if profile.kind in _registry and _registry[profile.kind] is not profile and profile.kind in _builtin_kinds:
+    if profile.kind in _builtin_kinds:
         return _registry[profile.kind]
+    return _add(profile)
+
+
+def _add(profile: Profile) -> Profile:
+    """The one way into the registry, for the built-ins' table and a third party's profile alike."""
+    if not isinstance(profile, Profile) or not profile.kind or ":" in profile.kind:
+        raise TypeError(f"a profile is a Profile whose kind has no ':', not {profile!r}")
     _registry[profile.kind] = profile
     _missing.discard(profile.kind)
     return profile
@@ -55,8 +61,7 @@ def _builtins() -> None:
         return
     for name in BUILTIN:
         for profile in importlib.import_module(name).PROFILES:
-            _registry[profile.kind] = profile
-            _builtin_kinds.add(profile.kind)
+            _builtin_kinds.add(_add(profile).kind)
 
 
 def of(kind: object) -> Profile | None:

@@ -36,6 +36,8 @@ ANTHROPIC = Profile(
     warm_modules=("anthropic", "httpcore2", "brute_nb.providers.anthropic", "opentelemetry.propagate"),
     warm_schemas="brute_nb.providers.anthropic_stream",
     key_prefixes=("sk-ant-",),
+    request_bytes=32 << 20,  # PDFs and text files
+    image_bytes=5 << 20,
 )
 
 PROFILES = (ANTHROPIC,)

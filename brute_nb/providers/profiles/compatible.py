@@ -11,6 +11,7 @@ from brute_nb.providers.profiles.profile import Profile
 
 _COMPATIBLE = replace(CHAT, kind="", title="", default_model="", key_variables=(), chosen_by=(), key_prefixes=(),
                       secret_variables=(), base_url=None, base_url_variable=None, price_id=None, batch=None,
+                      image_bytes=None,
                       structured_output="response_format", cache_key_field="prompt_cache_key")
 """What every compatible endpoint shares with Chat Completions: the SDK, its errors, its options, its wire."""
 

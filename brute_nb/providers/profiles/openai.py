@@ -33,6 +33,7 @@ CHAT = Profile(
     batch="brute_nb.providers.batches:CHAT_BATCHES",
     warm_modules=(*WARM, "openai.resources.chat.chat"),
     key_prefixes=("sk-proj-",),
+    image_bytes=20 << 20,
 )
 
 RESPONSES = Profile(
@@ -54,6 +55,7 @@ RESPONSES = Profile(
     cache_key_field="prompt_cache_key",
     batch="brute_nb.providers.batches:RESPONSES_BATCHES",
     warm_modules=(*WARM, "openai.resources.responses.responses"),
+    image_bytes=CHAT.image_bytes,
 )
 
 PROFILES = (CHAT, RESPONSES)

@@ -69,6 +69,10 @@ class Profile:
     """A module whose ``build_schemas`` builds the SDK models a reply needs (under its ``BUILD_LOCK``)."""
     unreachable_hint: str = ""
     """Said after "could not reach ...": what to start or set."""
+    request_bytes: int | None = None
+    """The most its API takes in one request (what an attachment may weigh), when it documents a limit."""
+    image_bytes: int | None = None
+    """The most its API takes for one image, when it documents a limit."""
     key_prefixes: tuple[str, ...] = ()
     """How its keys begin (``sk-ant-``): a key box picks this provider as one is pasted."""
 
