@@ -26,6 +26,7 @@ from brute_nb.notebook.stack import select_tools
 from brute_nb.providers import auto
 from brute_nb.providers.auto import build
 from brute_nb.tools.base import Tool
+from tests import distributions
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,10 +78,7 @@ missing = myco_brute:no_such_name
 @pytest.fixture
 def third_party(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     (tmp_path / "myco_brute.py").write_text(PLUGIN)
-    info = tmp_path / "myco_brute-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myco-brute\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    distributions.install(tmp_path, "myco-brute", ENTRY_POINTS)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield
     sys.modules.pop("myco_brute", None)

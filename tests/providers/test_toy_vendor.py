@@ -21,6 +21,7 @@ import pytest
 import brute_nb
 from brute_nb.cost import price
 from brute_nb.providers import profiles
+from tests import distributions
 
 MODEL = "gpt-4o-mini"
 """A model genai-prices prices under the toy's ``price_id``."""
@@ -108,10 +109,7 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for name, source in (("profile", PROFILE), ("transport", TRANSPORT), ("provider", PROVIDER)):
         (package / f"{name}.py").write_text(textwrap.dedent(source))
     (site / "toy_vendor_sdk.py").write_text(SDK)
-    info = site / "toy_vendor-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-vendor\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    distributions.install(site, "toy-vendor", ENTRY_POINTS)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("TOY_API_KEY", "toy-key-not-a-secret")
     monkeypatch.setenv("BRUTE_NB_NOTEBOOK", str(tmp_path / "demo.ipynb"))
