@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -749,14 +749,28 @@ def span_text(span: Any) -> str:
 
 def strength() -> settings:
     """A few short sequences in the everyday run (about a minute), CI's profile (``user-model``) as it is, and
-    ``user-model-explore`` for new random sequences; the first two play the same sequences every run."""
+    ``user-model-explore`` for new random sequences; the first two play the same sequences every run.
+
+    The everyday run reports a failing sequence as it was played (12 steps at most), unshrunk: shrinking replays
+    sequences for up to five minutes, past the suite's 300 s timeout. That is how the model was taken off main: a
+    failing everyday run went on shrinking, pytest-timeout fired inside a replayed turn, ``run_cell`` swallowed its
+    exception and the run went on (replayed 6 Dec: the everyday run of cd6914f fails, then shrinks for 341 s)."""
     if settings.default in (settings.get_profile("user-model"), settings.get_profile("user-model-explore")):
         return settings.default
-    return settings(settings.default, max_examples=8, stateful_step_count=12, derandomize=True)
+    return everyday()
+
+
+def everyday() -> settings:
+    return settings(settings.default, max_examples=8, stateful_step_count=12, derandomize=True,
+                    phases=[p for p in Phase if p is not Phase.shrink])
 
 
 def test_a_notebook_user() -> None:
     run_state_machine_as_test(NotebookUser, settings=strength())
+
+
+def test_the_everyday_run_fails_without_shrinking() -> None:
+    assert Phase.shrink not in everyday().phases
 
 
 # --- sequences the model found, shrunk, kept -------------------------------------------------------------------------
