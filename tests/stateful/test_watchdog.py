@@ -63,3 +63,10 @@ def test_pytest_timeouts_exception_is_not_swallowed_by_the_cell() -> None:
         assert machine.world.run("1 / 0").error.__class__ is ZeroDivisionError  # the user's own error stays in its cell
     finally:
         machine.teardown()
+
+
+def test_pytest_timeouts_exception_in_a_step_ends_the_run() -> None:
+    """Raised in a step outside a cell, pytest-timeout's ``Failed`` was one more failure for hypothesis to shrink,
+    for minutes past the timeout; it ends the run."""
+    with pytest.raises(StepHung, match=r"step slow\(\) was ended by Failed: Timeout"), bounded("slow()", limit=5):
+        pytest.fail("Timeout (300 s) from pytest-timeout")

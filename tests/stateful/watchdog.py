@@ -4,7 +4,8 @@ Each step runs under ``bounded``: past ``STEP_LIMIT`` seconds a timer thread not
 on brute_nb's loop waits, then interrupts the main thread with a real SIGINT (it wakes a blocking call as Ctrl-C
 does, so a ``%%brute`` turn cancels its worker and ends as interrupted). When the step has unwound, ``StepHung``
 is raised with the step, the steps before it and those stacks. A turn's ``run_cell`` cannot swallow it, as it
-swallowed pytest-timeout's exception and left a run waiting for good: it is raised outside the cell. If even the
+swallowed pytest-timeout's exception and left a run going on: it is raised outside the cell (and pytest-timeout's
+own exception, wherever in a step it lands, ends the run as a ``StepHung``). If even the
 interrupt does not end the step, faulthandler ends the process ``GRACE`` seconds later with every thread's stack:
 a failed job, with the place it hung.
 
@@ -89,6 +90,8 @@ def bounded(name: str, steps: Sequence[str] = (), limit: float = STEP_LIMIT) -> 
         except BaseException as exc:
             if watch.fired:
                 raise watch.hung(steps) from exc
+            if _ended_by_pytest(exc):  # pytest-timeout's Failed, which hypothesis would take for a failure to shrink
+                raise StepHung(f"step {name} was ended by {type(exc).__name__}: {exc}") from exc
             raise
         _absorb(watch)
         if watch.fired:
@@ -101,6 +104,11 @@ def bounded(name: str, steps: Sequence[str] = (), limit: float = STEP_LIMIT) -> 
         with contextlib.suppress(KeyboardInterrupt):
             _absorb(watch)
         signal.signal(signal.SIGINT, old)
+
+
+def _ended_by_pytest(exc: BaseException) -> bool:
+    outcomes = sys.modules.get("_pytest.outcomes")
+    return outcomes is not None and isinstance(exc, outcomes.Failed)
 
 
 def _absorb(watch: _Watch) -> None:
