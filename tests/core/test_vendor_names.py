@@ -39,13 +39,36 @@ def vendor_tokens(source: str, words: frozenset[str]) -> list[tuple[int, str]]:
     """(line, token) of every token of code in ``source`` holding one of ``words``."""
     prose = docstring_starts(ast.parse(source))
     found = []
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type not in (tokenize.NAME, tokenize.STRING) or token.start in prose:
-            continue
-        text = token.string.lower()
-        if any(word in text for word in words):
-            found.append((token.start[0], token.string))
+    for start, text in code_tokens(source):
+        if start not in prose and any(word in text.lower() for word in words):
+            found.append((start[0], text))
     return found
+
+
+def code_tokens(source: str) -> list[tuple[tuple[int, int], str]]:
+    """(start, text) of every name and string literal, an f-string whole: Python 3.12 tokenizes an f-string as
+    FSTRING_START, its pieces and FSTRING_END, where 3.11 gives one STRING token."""
+    lines = source.splitlines(keepends=True)
+    tokens: list[tuple[tuple[int, int], str]] = []
+    opened: list[tuple[int, int]] = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        kind = tokenize.tok_name[token.type]
+        if kind == "FSTRING_START":
+            opened.append(token.start)
+        elif kind == "FSTRING_END":
+            start = opened.pop()
+            if not opened:
+                tokens.append((start, span(lines, start, token.end)))
+        elif token.type in (tokenize.NAME, tokenize.STRING) and not opened:
+            tokens.append((token.start, token.string))
+    return tokens
+
+
+def span(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    if start[0] == end[0]:
+        return lines[start[0] - 1][start[1]:end[1]]
+    middle = lines[start[0]:end[0] - 1]
+    return "".join([lines[start[0] - 1][start[1]:], *middle, lines[end[0] - 1][:end[1]]])
 
 
 def generic_modules() -> list[Path]:
