@@ -22,6 +22,7 @@ from brute_nb.map.limiter import AdaptiveLimiter
 from brute_nb.sessions.file import read_session
 from brute_nb.testing import FakeProvider, slow
 from brute_nb.testing.fake_server import RateLimit
+from tests.loopback import open_to
 from tests.map.conftest import MODEL, paid, prompt_of, respond
 
 
@@ -302,21 +303,15 @@ def test_a_run_leaves_no_connection_open(server: FakeProvider, notebook: Path) -
     run, where they stayed open on the kernel's loop for the kernel's life, a pool more for every run."""
     from urllib.parse import urlsplit
 
-    import psutil
-
     port = urlsplit(server.base_url).port
-
-    def open_now() -> int:
-        return sum(1 for c in psutil.Process().net_connections(kind="tcp")
-                   if c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED)
-
-    before = open_now()
+    assert port is not None
+    before = open_to(port)
     brute_nb.map("Say {review}", frame(6, "socket"), model=MODEL, concurrency=3, progress=False)
-    assert open_now() == before
+    assert open_to(port) == before
     from brute_nb.map.confirm import CostNotConfirmedError
 
     with pytest.raises(CostNotConfirmedError):  # the fake's model has no price: priced over a connection, refused
         brute_nb.map("Say {review}", frame(4, "priced"), model=MODEL, progress=False, confirm_above=100)
-    assert open_now() == before
+    assert open_to(port) == before
     brute_nb.estimate("Say {review}", frame(4, "guess"), model=MODEL)
-    assert open_now() == before
+    assert open_to(port) == before

@@ -7,21 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from brute_nb.event_loop import run_sync
 from brute_nb.notebook.session import NotebookAgent
 from brute_nb.notebook.settings import Settings
 from brute_nb.testing import FakeProvider, slow
+from tests import loopback
 from tests.ipython_shell import loaded_shell
 
 
 def open_to(fake: FakeProvider) -> int:
     """This process's connections to the fake still open (the client's side)."""
-    port = int(fake.openai_base_url.split(":")[2].split("/")[0])
-    return sum(1 for c in psutil.Process().net_connections(kind="tcp")
-               if c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED)
+    return loopback.open_to(int(fake.openai_base_url.split(":")[2].split("/")[0]))
 
 
 def session(tmp_path: Path, fake: FakeProvider) -> NotebookAgent:
