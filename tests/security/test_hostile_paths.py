@@ -191,6 +191,38 @@ def _notebook_tool_document(root: Path, where: Path) -> str:
     return str(anyio.run(go))
 
 
+def _proposal_document(root: Path, where: Path) -> str:
+    """A proposal's look at the saved cell below the running one (``propose_cell``, ``%brute fix``): a file it may
+    not read means the cell below is unknown, so the proposal is made; it never fails the turn."""
+    from brute_nb.notebook.kernel_tools.notebook_tools import insert_cell
+
+    shell = type("Shell", (), {"parent_header": {}, "user_ns": {}, "set_next_input": lambda *a, **k: None})()
+    return str(insert_cell(shell, "print(1)", where))
+
+
+def _save_aside(root: Path, where: Path) -> str:
+    """The notebook cut short by a save, with Jupyter's ``.~`` copy beside it as the case planted it: the read
+    waits (briefly here) for a save that never ends, and says so, never opening the copy."""
+    from brute_nb.notebook.kernel_tools import cell_tools
+    from brute_nb.notebook.kernel_tools.notebook_tools import Notebook
+
+    notebook = where.with_name(where.name.removeprefix(".~"))
+    wait, cell_tools.SAVE_WAIT = cell_tools.SAVE_WAIT, 0.2
+
+    async def go() -> Any:
+        with use_env({**tool_env(root / "work"), "notebook": str(notebook)}):
+            return await Adapter.wrap(Notebook(shell=lambda: None)).call({"action": "list"})
+
+    try:
+        return str(anyio.run(go))
+    finally:
+        cell_tools.SAVE_WAIT = wait
+
+
+def _cut_notebook(root: Path, where: Path) -> None:
+    where.with_name(where.name.removeprefix(".~")).write_text('{"cells": [')
+
+
 def _instructions(root: Path, where: Path) -> str:
     from brute_nb.notebook.kernel_tools.environment import instructions_section
 
@@ -267,6 +299,10 @@ ENTRIES: tuple[Entry, ...] = (
           _notebook_tool_document),
     Entry("cell-edit-document", "nb.ipynb", SPECIAL | {"huge", "link-out", "link-chain-out", "dangling-link-out"},
           EVERY, _cell_edit_document),
+    Entry("proposal-document", "nb.ipynb", frozenset(), EVERY - {"write"}, _proposal_document),
+    # Jupyter's copy of a notebook while it saves in place: only looked at (lstat), whatever it is.
+    Entry("save-aside", "docs/.~nb.ipynb", EVERY, EVERY - {"write"}, _save_aside,
+          prepare=_cut_notebook),
     Entry("instructions", "work/AGENTS.md", frozenset(), EVERY - {"write"}, _instructions, arm=_valid_skills),
     Entry("export", "nb.brute/chat.md", ESCAPE | SPECIAL, ESCAPE | SPECIAL | {"write"}, _export),
     Entry("sessions-index", "nb.brute/chat.jsonl", frozenset(), EVERY - {"write"}, _sessions_index),

@@ -108,22 +108,44 @@ def saved(path: Path, read: Callable[[], tuple[bytes, S]]) -> tuple[bytes, S]:
     truncates the file and writes it again. A person's save during a Run All (Ctrl+S) is normal, and a read in
     that moment saw a cut file: a proposal took the cell below as unknown and added a copy of it, a cell tool
     called the notebook invalid. So bytes that are not JSON are read again while that aside copy shows a save
-    under way (and once more, for a save that ended between the read and the look), for at most ``SAVE_WAIT`` s;
-    what is still not JSON then is returned for the caller's own error."""
+    under way (and once more, for a save that ended between the read and the look), for at most ``SAVE_WAIT`` s.
+    A save still under way then never ends (its server died, leaving the copy): a ``NotebookFileError`` says so and
+    what to do; anything else not JSON is returned for the caller's own error."""
     aside = path.with_name(".~" + path.name)
     deadline = time.monotonic() + SAVE_WAIT
     again = True
     while True:
         got = read()
-        try:
-            json.loads(got[0])
-        except ValueError:
-            saving = aside.exists()
-            if (saving or again) and time.monotonic() < deadline:
-                again = saving
-                time.sleep(0.02)
-                continue
+        if _whole(got[0]):
+            return got
+        saving = _saving(aside)
+        if (saving or again) and time.monotonic() < deadline:
+            again = saving
+            time.sleep(0.02)
+            continue
+        if saving:
+            raise NotebookFileError(
+                f"{path.name} is cut short and Jupyter's copy {aside.name} beside it says a save is under way, which "
+                f"has not ended in {SAVE_WAIT:g} s: try again once it is saved; if no save is running (the server "
+                f"stopped mid-save), restore the notebook from {aside.name}")
         return got
+
+
+def _whole(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes is not a save under way either
+        return False
+    return True
+
+
+def _saving(aside: Path) -> bool:
+    """Whether Jupyter's aside copy is there: looked at, never opened or followed (it may be anything)."""
+    try:
+        os.lstat(aside)
+    except (OSError, ValueError):  # a name too long for one more two characters is no save of Jupyter's
+        return False
+    return True
 
 
 class DocumentUndo(DocumentPaths, FSUndo):

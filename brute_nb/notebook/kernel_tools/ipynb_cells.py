@@ -46,21 +46,50 @@ class Ran:
     """The execution count the run took (``run_count``), shown as the cell's ``[n]``; None: none."""
 
 
+def invalid(where: str, why: str) -> NotebookFileError:
+    return NotebookFileError(f"{where} is not a valid notebook ({why}); fix or restore it first")
+
+
+def document(data: bytes, where: str) -> dict[str, Any]:
+    """The JSON object a notebook file holds, its cells a list of objects (what any reader of it may rely on).
+
+    The file may be anything (a collaborator's commit, a save cut short), so whatever else it holds is a
+    ``NotebookFileError`` naming ``where``, never the parser's own exception (JSON nested too deep is a
+    ``RecursionError``, a JSON array has no ``.get``)."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise invalid(where, "it is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise invalid(where, f"it is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except (ValueError, RecursionError):  # a number too long to convert; nesting deeper than the parser goes
+        raise invalid(where, "it is JSON no reader takes: nested too deep or a number too long") from None
+    if not isinstance(value, dict):
+        raise invalid(where, f"it holds a JSON {type(value).__name__}, not a notebook object")
+    cells = value.get("cells")
+    if not isinstance(cells, list):
+        raise invalid(where, "it has no list of cells")
+    wrong = next((i for i, cell in enumerate(cells) if not isinstance(cell, dict)), None)
+    if wrong is not None:
+        raise invalid(where, f"its cell [{wrong}] is not an object")
+    return value
+
+
 def read(data: bytes, where: str) -> Any:
     """The notebook in ``data`` (nbformat 4), upgraded to 4.5 so every cell has an id; ``where`` names it in errors."""
     import nbformat
     import nbformat.v4
 
+    document(data, where)
     try:
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
         if nb.nbformat_minor < 5:
             nb = nbformat.v4.upgrade(nb)  # 4.5 gives every cell an id, as Jupyter does when it saves
         nbformat.validate(nb)
     except nbformat.ValidationError as exc:  # the schema's own words: which field is wrong
-        raise NotebookFileError(f"{where} is not a valid notebook ({exc.message}); fix or restore it first") from None
-    except (ValueError, UnicodeDecodeError):  # not quoted: the file may hold anything
-        raise NotebookFileError(f"{where} is not a valid notebook (it is not nbformat 4 JSON); fix or restore it "
-                                "first") from None
+        raise invalid(where, exc.message) from None
+    except (ValueError, AttributeError, TypeError, KeyError, RecursionError):  # not quoted: it may hold anything
+        raise invalid(where, "it is not nbformat 4 JSON") from None
     return nb
 
 

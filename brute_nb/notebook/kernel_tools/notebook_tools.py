@@ -11,7 +11,6 @@ Every text they return is bounded.
 
 from __future__ import annotations
 
-import json
 import re
 import reprlib
 import types
@@ -21,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from brute_nb.notebook.kernel_tools import ipynb_cells
 from brute_nb.notebook.kernel_tools.cell_tools import EDIT_CELL, INSERT_CELL, RUN_CELL, read_document
 from brute_nb.notebook.kernel_tools.cells import ERR, CellError, clip, executed_cells, raw_sources, recorder_of
 from brute_nb.tools.base import Tool
@@ -42,7 +42,12 @@ def _ipython() -> Any:
 
 
 def _text(value: Any) -> str:
-    return "".join(value) if isinstance(value, list) else str(value or "")
+    """A notebook field that should be text or a list of lines, as text whatever it holds (the file may be odd)."""
+    return "".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -75,22 +80,26 @@ def _output_text(output: dict[str, Any]) -> tuple[str, str]:
     if kind == "stream":
         return _text(output.get("text")), ""
     if kind == "error":
-        tb = _ANSI.sub("", "\n".join(output.get("traceback") or []))
+        tb = _ANSI.sub("", "\n".join(str(t) for t in _list(output.get("traceback"))) or _text(output.get("traceback")))
         head = f"{output.get('ename', '')}: {output.get('evalue', '')}"
         return clip(tb or head, 3_000), head
-    data = output.get("data") or {}
+    found = output.get("data")
+    data: dict[str, Any] = found if isinstance(found, dict) else {}
     if "text/plain" in data:
         return _text(data["text/plain"]), ""
     return f"[{', '.join(sorted(data)) or 'no data'}]", ""
 
 
 def saved_cells(path: Path) -> list[NbCell]:
-    """The cells of a saved notebook (nbformat 4 JSON), with their outputs as bounded text."""
-    data = json.loads(read_document(path).decode("utf-8"))  # a FIFO, a huge file, a link out: refused unread
+    """The cells of a saved notebook (nbformat 4 JSON), with their outputs as bounded text; a file that is not one
+    is a ``NotebookFileError`` naming it."""
+    data = ipynb_cells.document(read_document(path), path.name)  # a FIFO, a huge file, a link out: refused unread
     cells = []
-    for i, cell in enumerate(data.get("cells") or []):
+    for i, cell in enumerate(data["cells"]):
         texts, error = [], ""
-        for output in cell.get("outputs") or []:
+        for output in _list(cell.get("outputs")):
+            if not isinstance(output, dict):
+                continue
             text, head = _output_text(output)
             texts.append(text.rstrip())
             error = error or head
@@ -324,10 +333,9 @@ def cell_below(shell: Any, notebook: Path | None) -> str | None:
     if notebook is None:
         return None
     try:
-        data = json.loads(read_document(notebook).decode("utf-8"))
-    except (OSError, ValueError):
+        cells = ipynb_cells.document(read_document(notebook), notebook.name)["cells"]
+    except (OSError, ValueError):  # NotebookFileError is one: an unreadable notebook is an unknown cell below
         return None
-    cells = [c for c in (data.get("cells") if isinstance(data, dict) else None) or [] if isinstance(c, dict)]
     parent = getattr(shell, "parent_header", None)
     meta = parent.get("metadata") if isinstance(parent, dict) else None
     cell_id = meta.get("cellId") if isinstance(meta, dict) else None
