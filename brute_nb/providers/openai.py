@@ -8,6 +8,7 @@ tool-call ids may be missing (the transport makes stable ones), ``reasoning_cont
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from brute_nb.events import emit
@@ -17,7 +18,7 @@ from brute_nb.providers import schema_formats
 from brute_nb.providers.base import Provider, server_tool_entries, tool_specs, wrapped
 from brute_nb.providers.failures import incomplete
 from brute_nb.providers.profiles.openai import CHAT, RESPONSES
-from brute_nb.transports.blocks import Paragraphs
+from brute_nb.transports.blocks import Paragraphs, chat_text_part
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
 
@@ -116,6 +117,8 @@ class _ChatAccumulator:
 
     def __init__(self) -> None:
         self.text: list[str] = []
+        self.parts: list[dict[str, Any]] = []  # the content as parts, read when a server sent more than text
+        self.more_than_text = False
         self.reasoning: list[str] = []
         self.annotations: list[Any] = []
         self.logprobs: list[Any] = []
@@ -138,11 +141,10 @@ class _ChatAccumulator:
         if choice.logprobs is not None and choice.logprobs.content:
             self.logprobs.extend(t.model_dump(mode="json", warnings=False) for t in choice.logprobs.content)
         delta = choice.delta
-        text = delta.content or ""
+        text = self._content(delta.content)
         extra = delta.model_extra or {}
         reasoning = str(extra.get("reasoning_content") or extra.get("reasoning") or "")
         self.annotations.extend(extra.get("annotations") or ())  # search models' url citations
-        self.text.append(text)
         self.reasoning.append(reasoning)
         for frag in delta.tool_calls or ():
             call = self.calls.setdefault(frag.index, {"id": None, "type": "function",
@@ -154,8 +156,31 @@ class _ChatAccumulator:
                 call["function"]["arguments"] += frag.function.arguments or ""
         return text, reasoning
 
+    def _content(self, content: Any) -> str:
+        """A delta's content: a string, or (a compatible server's) a list of parts; returns the text to show. Text
+        pieces are joined into one text part between the other parts, which are kept as they came."""
+        pieces = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+        shown = []
+        for part in pieces:
+            if not isinstance(part, Mapping):
+                continue
+            if chat_text_part(part):
+                piece = str(part.get("text") or "")
+                shown.append(piece)
+                if self.parts and self.parts[-1].get("type") == "text":
+                    self.parts[-1]["text"] += piece
+                elif piece:
+                    self.parts.append({"type": "text", "text": piece})
+            else:
+                self.more_than_text = True
+                self.parts.append(dict(part))
+        text = "".join(shown)
+        self.text.append(text)
+        return text
+
     def completion(self) -> dict[str, JSON]:
-        message: dict[str, JSON] = {"role": "assistant", "content": "".join(self.text)}
+        content: JSON = self.parts if self.more_than_text else "".join(self.text)
+        message: dict[str, JSON] = {"role": "assistant", "content": content}
         if any(self.reasoning):
             message["reasoning_content"] = "".join(self.reasoning)
         if self.annotations:

@@ -71,18 +71,18 @@ def _format_problems(fmt: Any, where: str, *, named: bool) -> list[str]:
                                              all_required=named)
 
 
-def openai_chat(body: Mapping[str, Any]) -> list[str]:
+def openai_chat(body: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
     problems = []
     if "response_format" in body:
         fmt = body["response_format"]
         inner = {**(fmt.get("json_schema") or {}), "type": fmt.get("type")} if isinstance(fmt, Mapping) else fmt
         problems += _format_problems(inner, "response_format", named=True)
     for i, m in enumerate(body.get("messages") or ()):
-        problems += _chat_parts(i, m)
+        problems += _chat_parts(i, m, also)
     return problems
 
 
-def _chat_parts(i: int, message: Mapping[str, Any]) -> list[str]:
+def _chat_parts(i: int, message: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
     content = message.get("content")
     if not isinstance(content, list):
         return []
@@ -104,7 +104,7 @@ def _chat_parts(i: int, message: Mapping[str, Any]) -> list[str]:
                 problems.append(f"{where}.file: one of file_id or file_data is required")
             if file.get("file_data"):
                 problems += _data_url_problems(str(file["file_data"]), where, ("application/pdf",))
-        elif kind not in ("text", "input_audio", "refusal"):
+        elif kind not in ("text", "input_audio", "refusal") and not (role == "assistant" and kind in also):
             problems.append(f"{where}.type: Invalid value: {kind!r}")
     return problems
 

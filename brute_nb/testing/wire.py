@@ -69,6 +69,8 @@ def event_line(name: str, payload: Any) -> str:
 def openai_chat_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:
     tokens_in, tokens_out = usage_numbers(body, reply)
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or (None if reply.calls else "")}
+    if reply.blocks:  # a compatible server's content as a list of parts (Mistral's thinking chunks)
+        message["content"] = [dict(b) for b in reply.blocks]
     if reply.thinking:
         message["reasoning_content"] = reply.thinking
     if reply.calls:
@@ -108,13 +110,14 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        if "content" in delta and delta["content"] and body.get("logprobs"):
+        if isinstance(delta.get("content"), str) and delta["content"] and body.get("logprobs"):
             choice["logprobs"] = _chat_logprobs(body, delta["content"])
         return data_line({**base, "choices": [choice]})
 
     events = [chunk({"role": "assistant", "content": ""})]
     events += [chunk({"reasoning_content": p}) for p in pieces(reply.thinking)]
     events += [chunk({"content": p}) for p in pieces(reply.text)]
+    events += [chunk({"content": p}) for p in _chat_part_deltas(reply.blocks)]
     if reply.citations:
         events.append(chunk({"annotations": chat_annotations(reply)}))
     for i, c in enumerate(reply.calls):
@@ -129,6 +132,14 @@ def openai_chat_sse(body: Mapping[str, Any], reply: Reply, n: int) -> list[str]:
         events.append(data_line({**base, "choices": [], "usage": usage}))
     events.append("data: [DONE]\n\n")
     return events
+
+
+def _chat_part_deltas(parts: Any) -> list[Any]:
+    """Content parts as a compatible server streams them: text in string pieces, any other part whole, in a list."""
+    out: list[Any] = []
+    for part in parts:
+        out += pieces(part["text"]) if part.get("type") == "text" else [[dict(part)]]
+    return out
 
 
 def anthropic_json(body: Mapping[str, Any], reply: Reply, n: int) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Anthropic's content blocks and the Responses API's output items carry more than a ``Message`` holds as text and
 tool calls: a server tool's call and its encrypted result (``server_tool_use`` + ``web_search_tool_result``,
 ``web_search_call``), text blocks kept apart with their citations, reasoning items with their ids and encrypted
-content. The APIs expect them back as they came, in order. The invariant kept here: an assistant message whose
+content; a compatible Chat server's content parts beside its text (Mistral's thinking chunks). The APIs expect them
+back as they came, in order. The invariant kept here: an assistant message whose
 reply could not be rebuilt from its text and calls keeps the reply's blocks in ``meta["blocks"][api]``, and they are
 sent back only while they still say what the message says (the same text, the same calls with the same ids): an
 edited message (``Log.from_frame``), a renamed call id or another API gets the message rebuilt from its fields.
@@ -12,7 +13,7 @@ Pure functions over plain dicts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from brute_nb.message import JSON, ToolCall, parse_arguments
@@ -65,7 +66,7 @@ def stored(message: Any, api: str) -> list[dict[str, Any]] | None:
         return None
     text, calls = READERS[api](blocks)
     mine = [ToolCall.coerce(c) for c in getattr(message, "tool_calls", None) or ()]
-    if text != (message.content or "") or calls != [(c.id, c.name, c.arguments) for c in mine]:
+    if text != (message.content or "") or (calls is not None and calls != [(c.id, c.name, c.arguments) for c in mine]):
         return None
     return [dict(b) for b in blocks]
 
@@ -147,4 +148,33 @@ def responses_says(items: Sequence[Mapping[str, Any]]) -> tuple[str, Calls]:
     return text, calls
 
 
-READERS = {"anthropic": anthropic_says, "openai_responses": responses_says}
+CHAT_TEXT_PARTS = frozenset({"text", "output_text"})
+"""Chat content parts whose ``text`` is the reply's text (a compatible server may leave a text part's type out)."""
+
+
+def chat_text_part(part: object) -> bool:
+    """A part whose text is the reply's: typed as text, or untyped with a ``text`` field."""
+    if not isinstance(part, Mapping):
+        return False
+    return part.get("type") in CHAT_TEXT_PARTS or ("type" not in part and "text" in part)
+
+
+def chat_text(parts: Iterable[object]) -> str:
+    """The text of a Chat message's content parts: its text parts joined, and a refusal part's refusal."""
+    out = []
+    for p in parts:
+        if isinstance(p, Mapping):
+            if chat_text_part(p):
+                out.append(str(p.get("text") or ""))
+            elif p.get("type") == "refusal":
+                out.append(str(p.get("refusal") or ""))
+    return "".join(out)
+
+
+def chat_says(parts: Sequence[Mapping[str, Any]]) -> tuple[str, None]:
+    """The text a Chat message's content parts hold; its calls are the message's own field, not in the parts."""
+    return chat_text(parts), None
+
+
+READERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], tuple[str, Calls | None]]] = {
+    "anthropic": anthropic_says, "openai_responses": responses_says, "openai_chat": chat_says}

@@ -1,9 +1,11 @@
 """OpenAI Chat Completions transport (also OpenAI-compatible servers: Ollama, vLLM, LM Studio, llama.cpp).
 
 Outbound: tool-call arguments are re-encoded as JSON strings (the raw text when the model sent invalid JSON),
-a tool-call-only assistant turn has ``content: null``, tool results are ``tool`` messages, and content is always a
-plain string (some compatible servers accept nothing else). ``reasoning_content`` is passed back only when a
-server sent it (DeepSeek-style servers require it; OpenAI never sends it).
+a tool-call-only assistant turn has ``content: null``, tool results are ``tool`` messages, and content is a plain
+string (some compatible servers accept nothing else), except a reply whose server sent it as a list of parts holding
+more than text (Mistral's thinking chunks): those parts go back as they came (``transports.blocks``), while the
+message still says what they say. ``reasoning_content`` is passed back only when a server sent it (DeepSeek-style
+servers require it; OpenAI never sends it).
 
 Inbound: a ChatCompletion, a choice, a ChatCompletionMessage, an accumulated stream, or plain dicts of any of
 these. Arguments are parsed to a dict (never raising); missing tool-call ids get a deterministic one so replayed
@@ -21,6 +23,7 @@ from brute_nb.attachments import AttachmentError
 from brute_nb.message import INVALID_ARGUMENTS_KEY, JSON, Message, Role, ToolCall, dumps, parse_arguments, role_of
 from brute_nb.prefix_memo import keep, resume
 from brute_nb.sendable import history
+from brute_nb.transports import blocks as reply_blocks
 from brute_nb.transports import citations
 from brute_nb.transports.attachment_blocks import attachments_of, chat_parts
 from brute_nb.transports.base import (
@@ -33,7 +36,6 @@ from brute_nb.transports.base import (
 )
 
 EXPECTED = "a ChatCompletion, a choice, or a message with 'content' or 'tool_calls' (as the openai SDK returns them)"
-TEXT_PARTS = ("text", "output_text")
 
 
 def encode_arguments(call: ToolCall) -> str:
@@ -50,23 +52,16 @@ def synthetic_id(prefix: str, *parts: object) -> str:
 
 
 def text_of(content: object) -> str:
-    """Message content as text: a string, or a list of text parts joined (any other part is refused)."""
+    """Message content as text: a string, or the text of a list of parts (``blocks.chat_text``; a part of another
+    kind is kept whole by ``message_from``, not read)."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        other = [p.get("type") if isinstance(p, Mapping) else type(p).__name__ for p in content if not _is_text(p)]
-        if other:
-            raise TypeError(f"OpenAI transport reads text content parts only; found {', '.join(map(str, other))}")
-        return "".join(str(p.get("text") or "") for p in content)
+        return reply_blocks.chat_text(content)
     raise TypeError(f"OpenAI transport cannot read content of type {type(content).__name__}: expected a string "
-                    "or a list of text parts")
-
-
-def _is_text(part: object) -> bool:
-    """A text part: typed as one, or untyped with a ``text`` field (some compatible servers leave the type out)."""
-    return isinstance(part, Mapping) and (part.get("type") in TEXT_PARTS or ("type" not in part and "text" in part))
+                    "or a list of parts")
 
 
 class OpenAI(MessageTransport):
@@ -116,6 +111,9 @@ class OpenAI(MessageTransport):
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_arguments(c)}}
                     for c in (ToolCall.coerce(c) for c in calls)
                 ]
+            kept = reply_blocks.stored(message, "openai_chat")
+            if kept is not None:  # a compatible server's own parts (a thinking chunk), in order, as it sent them
+                out["content"] = kept
             reasoning = (getattr(message, "meta", None) or {}).get("reasoning_content")
             if reasoning:
                 out["reasoning_content"] = reasoning
@@ -164,7 +162,8 @@ def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
     role = data.get("role") or "assistant"
     if data.get("function_call"):
         raise TypeError("OpenAI transport cannot read a legacy 'function_call' message; expected 'tool_calls'")
-    content = text_of(data.get("content")) or str(data.get("refusal") or "")
+    parts = data.get("content")
+    content = text_of(parts) or str(data.get("refusal") or "")
     reasoning = data.get("reasoning_content") or data.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
         meta["reasoning_content"] = reasoning
@@ -177,4 +176,15 @@ def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
         arguments = fn.get("arguments")
         call_id = raw.get("id") or synthetic_id("call_", meta.get("response_id"), index, fn.get("name"), arguments)
         calls.append(ToolCall(id=call_id, name=fn.get("name") or "", arguments=parse_arguments(arguments)))
+    if isinstance(parts, list) and not all(reply_blocks.chat_text_part(p) for p in parts):
+        keep_parts(meta, [p for p in parts if isinstance(p, Mapping)])
     return Message(role, content, tool_calls=calls or None, meta=meta)
+
+
+def keep_parts(meta: dict[str, JSON], parts: list[Mapping[str, Any]]) -> None:
+    """Content parts a compatible server sent beside its text (Mistral's thinking chunks, a kind added since): kept
+    to go back as they came, each kind the reader does not know named as a provider block; the server billed the
+    reply, so a part brute_nb cannot read never fails it."""
+    reply_blocks.note_unknown(meta, [str(p.get("type")) for p in parts
+                                     if not reply_blocks.chat_text_part(p) and p.get("type") != "refusal"])
+    meta[reply_blocks.KEY] = {"openai_chat": [reply_blocks.clean(p) for p in parts]}

@@ -172,3 +172,17 @@ FUTURE_RESPONSES = [
      "content": [{"type": "output_hologram", "frames": 3},
                  {"type": "output_text", "text": "Here is the hologram.", "annotations": []}]}]
 """An output item, and a message part, of kinds no API has yet."""
+
+CHAT_PARTS: dict[str, list[dict[str, Any]]] = {
+    "mistral thinking": [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "The user wants a greeting."}], "closed": True},
+        {"type": "text", "text": "Hello!"}],
+    "a kind no API has yet": [
+        {"type": "text", "text": "Here is "},
+        {"type": "hologram_2031", "id": "holo_c1", "frames": [{"t": 0, "data": "AAEC"}]},
+        {"type": "text", "text": "the hologram."}],
+}
+"""Chat Completions assistant content as a list of parts, as compatible servers send it: Mistral's documented
+``ThinkChunk`` (``type``, ``thinking`` as a list of text chunks, ``closed``) before the answer, and a part of a kind no
+API has yet between two texts. The openai SDK types the reply's content as a string; a server that sends parts takes
+them back."""

@@ -250,7 +250,6 @@ def test_an_object_a_transport_cannot_read_is_refused_not_emptied(transport: Any
 
 
 @pytest.mark.parametrize(("transport", "payload", "named"), [
-    (OpenAI, {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}, "image_url"),
     (OpenAI, {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
      "function_call"),
 ])
@@ -264,6 +263,14 @@ def test_a_responses_part_of_a_new_kind_is_kept_not_refused() -> None:
     item = {"type": "message", "content": [{"type": "output_audio", "data": "AAA"}]}
     (m,) = ResponsesItems.wrap_each({"output": [item]})
     assert m.meta["provider_blocks"] == ["output_audio"] and m.meta["blocks"] == {"openai_responses": [item]}
+
+
+def test_a_chat_part_of_a_kind_it_does_not_read_is_kept_not_refused() -> None:
+    """As for Responses: an image part in a compatible server's reply is kept whole and named, the text read."""
+    parts = [{"type": "image_url", "image_url": {"url": "x"}}, {"type": "text", "text": "A cat."}]
+    (m,) = OpenAI.wrap_each({"role": "assistant", "content": parts})
+    assert m.content == "A cat."
+    assert m.meta["provider_blocks"] == ["image_url"] and m.meta["blocks"] == {"openai_chat": parts}
 
 
 def test_a_refusal_is_read_as_the_reply_text() -> None:

@@ -19,7 +19,13 @@ from brute_nb.transports.blocks import joined_text
 from brute_nb.transports.openai import OpenAI
 from brute_nb.transports.openai_responses import ResponsesItems
 from tests.providers.helpers import FACTORIES
-from tests.transports.recorded_blocks import FUTURE_ANTHROPIC, FUTURE_RESPONSES, NEW_ANTHROPIC, NEW_RESPONSES
+from tests.transports.recorded_blocks import (
+    CHAT_PARTS,
+    FUTURE_ANTHROPIC,
+    FUTURE_RESPONSES,
+    NEW_ANTHROPIC,
+    NEW_RESPONSES,
+)
 from tests.transports.test_reply_blocks import sent_back, session_agent, two_turns
 
 pytestmark = pytest.mark.anyio
@@ -196,3 +202,30 @@ async def test_a_value_the_sdk_does_not_know_prints_no_serializer_warning(fake_p
     assert reply.meta["citations"][0]["cited_text"] == "Paris"
     turn = next(t for t in later["messages"] if t["role"] == "assistant")
     assert turn["content"] == sent_back([cited])  # the new location's own field (latitude) included
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("name", CHAT_PARTS)
+async def test_chat_content_parts_of_new_kinds_are_kept_and_go_back(fake_provider: FakeProvider, name: str,
+                                                                   stream: bool, tmp_path: Any) -> None:
+    """A compatible server's reply whose content is a list holding a part brute_nb does not read (Mistral's thinking
+    chunk, a kind no API has yet): its text read, the parts kept (through the session file) and sent back as they
+    came, each unread kind one quiet row; before, the turn failed with a TypeError after the server billed it."""
+    parts = CHAT_PARTS[name]
+    reply, later = await two_turns(fake_provider, "openai_chat", parts, stream, tmp_path / "s.jsonl")
+    assert reply.content == "".join(p["text"] for p in parts if p["type"] == "text")
+    turn = next(m for m in later["messages"] if m["role"] == "assistant")
+    assert turn["content"] == sent_back(parts)
+    assert OpenAI.dump(Message.from_json(reply.to_json()))["content"] == sent_back(parts)
+    kinds = [p["type"] for p in parts if p["type"] != "text"]
+    assert reply.meta["provider_blocks"] == kinds
+    rows = [s for s in TurnModel.of([reply]).final_segments() if isinstance(s, tuple) and NOTICE in s[1]]
+    assert [text for text, _ in rows] == [f"provider block: {k}" for k in kinds]
+
+
+def test_chat_parts_go_back_only_while_they_say_what_the_message_says() -> None:
+    """An edited reply is sent as its text: the kept parts no longer say it."""
+    reply = OpenAI.wrap_one({"role": "assistant", "content": CHAT_PARTS["a kind no API has yet"]})
+    assert OpenAI.dump(reply)["content"] == sent_back(CHAT_PARTS["a kind no API has yet"])
+    edited = reply.replace(content="Something else.")
+    assert OpenAI.dump(edited)["content"] == "Something else."
