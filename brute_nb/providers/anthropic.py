@@ -16,6 +16,7 @@ from brute_nb.prompt_cache import place_breakpoints
 from brute_nb.providers import schema_formats
 from brute_nb.providers.anthropic_stream import StreamedReply, schemas_built
 from brute_nb.providers.base import Provider, server_tool_entries, server_tool_extras, tool_specs, wrapped
+from brute_nb.providers.betas import with_betas
 from brute_nb.providers.failures import incomplete
 from brute_nb.providers.profiles.anthropic import ANTHROPIC
 from brute_nb.transports.anthropic import Anthropic
@@ -70,7 +71,7 @@ class AnthropicMessages(Provider):
             kwargs[ANTHROPIC.structured_output or "output_config"] = schema_formats.messages_format(env["schema"])
         if self.cache is not False:
             place_breakpoints(kwargs, ANTHROPIC.cache_breakpoints, marked=marked)
-        return kwargs
+        return with_betas(kwargs, dict(ANTHROPIC.betas))  # a beta feature it carries, sent back ones too
 
     async def _complete(self, env: dict[str, Any]) -> Message:
         kwargs = self.request(env)

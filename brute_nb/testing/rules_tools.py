@@ -20,9 +20,10 @@ ANTHROPIC_SERVER_TOOLS: dict[str, str] = {
     "web_search_20260209": "web_search", "web_search_20260318": "web_search", "web_fetch_20250910": "web_fetch",
     "web_fetch_20260209": "web_fetch", "web_fetch_20260309": "web_fetch", "web_fetch_20260318": "web_fetch",
     "tool_search_tool_bm25_20251119": "tool_search_tool_bm25",
-    "tool_search_tool_regex_20251119": "tool_search_tool_regex",
+    "tool_search_tool_regex_20251119": "tool_search_tool_regex", "advisor_20260301": "advisor",
 }
-"""Anthropic's versioned tool types and the one name each must be given."""
+"""Anthropic's versioned tool types and the one name each must be given (a beta one only under its header:
+``anthropic_beta``)."""
 
 RESPONSES_TOOLS = frozenset({
     "function", "file_search", "computer", "computer_use_preview", "web_search", "web_search_2025_08_26", "mcp",
@@ -74,20 +75,40 @@ def responses_tool(i: int, tool: Mapping[str, Any]) -> list[str] | None:
 
 
 MCP_BETA = "mcp-client-2025-11-20"
+ADVISOR_BETA = "advisor-tool-2026-03-01"
+BETA_ONLY: dict[str, str] = {
+    "mcp_servers": MCP_BETA, "mcp_toolset": MCP_BETA, "mcp_tool_use": MCP_BETA, "mcp_tool_result": MCP_BETA,
+    "advisor_20260301": ADVISOR_BETA, "advisor_tool_result": ADVISOR_BETA, "compaction": "compact-2026-01-12"}
+"""What the API takes only under a beta header (a request parameter, a tool type, a content block type: the ones
+only ``anthropic.types.beta``'s request types declare), and the beta each one's documentation names."""
 
 
 def anthropic_beta(body: Mapping[str, Any], beta_header: str) -> list[str]:
-    """The MCP connector (``mcp_servers`` and ``mcp_toolset`` tools) exists only under its beta header, and each
-    toolset names one of the request's servers."""
-    toolsets = [t for t in body.get("tools") or () if isinstance(t, Mapping) and t.get("type") == "mcp_toolset"]
-    if not ("mcp_servers" in body or toolsets):
-        return []
-    if MCP_BETA not in [b.strip() for b in beta_header.split(",")]:
-        return [f"mcp_servers: Extra inputs are not permitted (the MCP connector needs the anthropic-beta header "
-                f"{MCP_BETA})"]
+    """A beta feature without its ``anthropic-beta`` header is refused as the plain API refuses what it does not
+    know (an extra input, a tag it does not expect), wherever it is: a parameter, a tool, a block sent back; and
+    each MCP toolset names one of the request's servers."""
+    sent = {b.strip() for b in beta_header.split(",")}
+    problems = [f"{key}: Extra inputs are not permitted ({_needs(key)})" for key in body
+                if key in BETA_ONLY and BETA_ONLY[key] not in sent]
+    tools = [t for t in body.get("tools") or () if isinstance(t, Mapping)]
+    problems += [f"tools.{i}.type: Input tag {t['type']!r} found using 'type' does not match any of the expected "
+                 f"tags ({_needs(t['type'])})" for i, t in enumerate(tools)
+                 if t.get("type") in BETA_ONLY and BETA_ONLY[str(t["type"])] not in sent]
+    for i, m in enumerate(body.get("messages") or ()):
+        content = m.get("content") if isinstance(m, Mapping) else None
+        blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+        problems += [f"messages.{i}.content.{j}: Input tag {b['type']!r} found using 'type' does not match any of "
+                     f"the expected tags ({_needs(b['type'])})" for j, b in enumerate(blocks)
+                     if b.get("type") in BETA_ONLY and BETA_ONLY[str(b["type"])] not in sent]
+    if problems:
+        return problems
     names = {s.get("name") for s in body.get("mcp_servers") or () if isinstance(s, Mapping)}
-    return [f"mcp_toolset {t.get('mcp_server_name')!r} names no server of mcp_servers" for t in toolsets
-            if t.get("mcp_server_name") not in names]
+    return [f"mcp_toolset {t.get('mcp_server_name')!r} names no server of mcp_servers" for t in tools
+            if t.get("type") == "mcp_toolset" and t.get("mcp_server_name") not in names]
+
+
+def _needs(feature: Any) -> str:
+    return f"{feature} is a beta feature: it needs the anthropic-beta header {BETA_ONLY[str(feature)]}"
 
 
 def responses_item(i: int, item: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:

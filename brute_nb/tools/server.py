@@ -1,5 +1,5 @@
 """ServerTool: a tool the provider runs itself (web search and fetch, code execution, image generation, file search,
-a remote MCP server), as a first-class tool.
+a remote MCP server, Anthropic's advisor), as a first-class tool.
 
 It joins a tool list like any other (``DefaultToolPipeline(tools=[*ALL, ServerTool("web_search", max_uses=3)])``,
 ``configure(server_tools=...)``, ``%%brute --server-tools web_search``), so the agent advertises it with the rest;
@@ -29,7 +29,8 @@ DESCRIPTIONS = {"web_search": "Search the web (run by the provider).",
                 "code_execution": "Run code in the provider's sandbox (run by the provider).",
                 "image_generation": "Generate or edit an image (run by the provider).",
                 "file_search": "Search the uploaded files of a vector store (run by the provider).",
-                "mcp": "Call the tools of a remote MCP server (run by the provider)."}
+                "mcp": "Call the tools of a remote MCP server (run by the provider).",
+                "advisor": "Ask a stronger model for advice on the task so far (run by the provider)."}
 SECRETS = ("authorization", "authorization_token")
 """Options that carry a remote MCP server's token: a key like any other, redacted from everything shown."""
 VERSIONED = re.compile(r"^(?P<name>[a-z_]+?)_(?P<version>\d{8}|\d{4}_\d{2}_\d{2})$")

@@ -1,15 +1,19 @@
 """Server tools in each API's own form: ``ServerTool("web_search", max_uses=3)`` to the tool entry a request carries.
 
 The spellings, versions and options are the installed SDKs' request types, read from them when first needed
-(``anthropic.types.beta.BetaToolUnionParam``: ``web_search_20250305``, ``code_execution_20260120``, ``mcp_toolset``...;
+(``anthropic.types.beta.BetaToolUnionParam``: ``web_search_20250305``, ``code_execution_20260120``, ``mcp_toolset``,
+``advisor_20260301``...;
 ``openai.types.responses.ToolParam``: ``web_search``, ``code_interpreter``, ``image_generation``, ``file_search``,
 ``mcp``), so a version or an option the SDK learns is taken without a change here. The invariant: a tool, a version
-or an option an API does not take is refused here by name, saying what it does take, so nothing is sent that the
-API would refuse or, worse, silently ignore. Pure functions (the SDKs' type modules are read, never called).
+or an option an API does not take, or one without an option its type requires, is refused here by name, saying
+what it does take, so nothing is sent that the API would refuse or, worse, silently ignore. Pure functions (the
+SDKs' type modules are read, never called). Which tools are here: the ones the provider runs; a tool the client
+runs (bash, text editor, computer, memory, local shell, apply patch) is a function tool of brute_nb's own.
 
 The Anthropic MCP connector is two parts of one request: the server in ``mcp_servers`` and its tools as an
-``mcp_toolset`` entry, under a beta (``request_extras``); one ``ServerTool("mcp", server_label=..., server_url=...)``
-gives both, and the Responses API's ``mcp`` tool from the same options.
+``mcp_toolset`` entry (``request_extras``); one ``ServerTool("mcp", server_label=..., server_url=...)`` gives both,
+and the Responses API's ``mcp`` tool from the same options. The betas the connector and the advisor need are the
+provider's to add, from what the request carries (``providers.betas``).
 """
 
 from __future__ import annotations
@@ -38,29 +42,36 @@ class ServerToolError(BruteError, ValueError):
 
 SPELLING: dict[str, dict[str, str]] = {
     "anthropic": {"web_search": "web_search", "web_fetch": "web_fetch", "code_execution": "code_execution",
-                  "mcp": "mcp_toolset"},
+                  "mcp": "mcp_toolset", "advisor": "advisor"},
     "openai-responses": {"web_search": "web_search", "code_execution": "code_interpreter",
                          "image_generation": "image_generation", "file_search": "file_search", "mcp": "mcp"},
 }
 """Per API: brute_nb's name of each tool it offers, and the API's ``type`` (a version is added to it: ``_20260120``)."""
 DEFAULT_VERSION: dict[str, dict[str, str]] = {
-    "anthropic": {"web_search": "20250305", "web_fetch": "20250910", "code_execution": "20250825"}}
+    "anthropic": {"web_search": "20250305", "web_fetch": "20250910", "code_execution": "20250825",
+                  "advisor": "20260301"}}
 """The version sent when a ServerTool names none (Anthropic's tools exist only in versions)."""
 SDK_TYPES = {"anthropic": ("anthropic.types.beta", "BetaToolUnionParam"),
              "openai-responses": ("openai.types.responses", "ToolParam")}
 """The union of request tool types each API's SDK declares (Anthropic's beta union is the stable one and more)."""
 SET_HERE = frozenset({"type", "name", "mcp_server_name"})
 """Fields brute_nb fills in itself."""
+FILLED_HERE = {("openai-responses", "code_execution"): frozenset({"container"})}
+"""Required fields brute_nb fills in for a tool unless given (a code interpreter's container: ``auto``)."""
 MCP_SERVER = ("anthropic.types.beta", "BetaRequestMCPServerURLDefinitionParam")
-MCP_BETA = "mcp-client-2025-11-20"
-"""The beta the MCP connector's ``mcp_servers`` and ``mcp_toolset`` need (``AnthropicBetaParam``)."""
 ANTHROPIC_MCP = {"server_label": "name", "server_url": "url", "authorization": "authorization_token"}
 """The Responses ``mcp`` tool's names for what Anthropic's ``mcp_servers`` entry names otherwise."""
 
 
-@cache
 def tool_types(api: str) -> dict[str, frozenset[str]] | None:
     """``{type: fields}`` of every request tool type the installed SDK of ``api`` declares; None without that SDK."""
+    declared = _declared(api)
+    return None if declared is None else {kind: fields for kind, (fields, _) in declared.items()}
+
+
+@cache
+def _declared(api: str) -> dict[str, tuple[frozenset[str], frozenset[str]]] | None:
+    """``{type: (fields, required fields)}`` of the request tool types of ``api``'s installed SDK."""
     where = SDK_TYPES.get(api)
     if where is None:
         return None
@@ -68,14 +79,21 @@ def tool_types(api: str) -> dict[str, frozenset[str]] | None:
         union = getattr(importlib.import_module(where[0]), where[1])
     except (ImportError, AttributeError):
         return None
-    out: dict[str, frozenset[str]] = {}
+    out: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
     for member in _members(union):
         fields = frozenset(getattr(member, "__required_keys__", ())) | frozenset(getattr(member, "__optional_keys__",
                                                                                          ()))
-        hint = typing.get_type_hints(member).get("type") if hasattr(member, "__annotations__") else None
-        for literal in _literals(hint):
-            out[literal] = fields
+        hints = typing.get_type_hints(member, include_extras=True) if hasattr(member, "__annotations__") else {}
+        for literal in _literals(hints.get("type")):
+            out[literal] = (fields, _required(member, hints))
     return out
+
+
+def _required(member: Any, hints: Mapping[str, Any]) -> frozenset[str]:
+    """The keys a TypedDict requires. Read from its hints: the SDKs' modules postpone annotations, so
+    ``__required_keys__`` misses their ``Required[...]`` keys (``total=False`` types list none there)."""
+    marked = {k for k, h in hints.items() if typing.get_origin(h) is typing.Required}
+    return frozenset(marked | (set(getattr(member, "__required_keys__", ())) if member.__total__ else set()))
 
 
 def _members(union: Any) -> list[Any]:
@@ -95,12 +113,14 @@ def _literals(hint: Any) -> list[str]:
 
 
 @cache
-def _mcp_server_fields() -> frozenset[str]:
+def _mcp_server_fields(required: bool = False) -> frozenset[str]:
     try:
         param = getattr(importlib.import_module(MCP_SERVER[0]), MCP_SERVER[1])
     except (ImportError, AttributeError):
         return frozenset()
-    return (frozenset(param.__optional_keys__) | frozenset(param.__required_keys__)) - {"type"}
+    keys = (_required(param, typing.get_type_hints(param, include_extras=True)) if required
+            else frozenset(param.__required_keys__) | frozenset(param.__optional_keys__))
+    return keys - {"type"}
 
 
 def api_type(api: str, tool: ServerTool) -> str | None:
@@ -135,6 +155,20 @@ def takes(api: str, tool: ServerTool) -> frozenset[str] | None:
     return fields
 
 
+def needs(api: str, tool: ServerTool) -> frozenset[str]:
+    """The options ``tool`` must be given on ``api`` (its type's required fields brute_nb does not fill in, by
+    brute_nb's spellings); empty when the SDK cannot tell."""
+    kind = api_type(api, tool)
+    declared = _declared(api) or {}
+    if kind not in declared:
+        return frozenset()
+    required = declared[kind][1] - SET_HERE - FILLED_HERE.get((api, tool.name), frozenset())
+    if api == "anthropic" and tool.name == "mcp":  # the server's own, in mcp_servers
+        named = {v: k for k, v in ANTHROPIC_MCP.items()}
+        required |= {named.get(k, k) for k in _mcp_server_fields(required=True)}
+    return required
+
+
 def problems(api: str, tool: ServerTool) -> list[str]:
     """What ``api`` does not take of ``tool`` (empty when it takes it all, or when its SDK is not installed)."""
     kind = api_type(api, tool)
@@ -151,7 +185,8 @@ def problems(api: str, tool: ServerTool) -> list[str]:
     extra = sorted(set(tool.options) - allowed)
     if extra:
         return [f"{tool.name} takes no {', '.join(extra)} here (it takes {', '.join(sorted(allowed)) or 'no options'})"]
-    return []
+    missing = sorted(needs(api, tool) - set(tool.options))
+    return [f"{tool.name} needs {', '.join(missing)} here"] if missing else []
 
 
 def _anthropic(tool: ServerTool) -> dict[str, JSON]:
@@ -199,9 +234,9 @@ def request_tools(api: str, tools: Iterable[ServerTool]) -> list[dict[str, JSON]
 
 
 def request_extras(api: str, tools: Iterable[ServerTool]) -> dict[str, Any]:
-    """What else a request needs for ``tools``: Anthropic's MCP connector, ``mcp_servers`` and its beta."""
+    """What else a request needs for ``tools``: Anthropic's MCP connector's ``mcp_servers``."""
     servers = [_mcp_server(t) for t in tools if t.name == "mcp"] if api == "anthropic" else []
-    return {"mcp_servers": servers, "betas": [MCP_BETA]} if servers else {}
+    return {"mcp_servers": servers} if servers else {}
 
 
 def _mcp_server(tool: ServerTool) -> dict[str, JSON]:
@@ -223,7 +258,8 @@ def _offers(api: str) -> str:
 
 def definition_problems(name: str, version: str | None, options: Mapping[str, Any]) -> list[str]:
     """What no API takes of a tool as it is made (``ServerTool(...)``): a version no API has, an option no API's
-    type for it declares. Asked of the installed SDKs only when there is a version or an option to check."""
+    type for it declares, an option every API's type for it requires. Asked of the installed SDKs only when there
+    is a version or an option to check (they take seconds to import); a bare tool is checked when it is sent."""
     offering = [api for api, names in SPELLING.items() if name in names]
     if not (version or options) or not offering:
         return []
@@ -240,6 +276,10 @@ def definition_problems(name: str, version: str | None, options: Mapping[str, An
     extra = sorted(set(options) - allowed)
     if extra:
         return [f"server tool {name} takes no {', '.join(extra)}; it takes {', '.join(sorted(allowed))}"]
+    missing = sorted(frozenset.intersection(*(needs(api, tool) for api in known)) - set(options))
+    if missing:  # what every API offering it requires (one API's own requirement is checked when it is sent)
+        return [f"server tool {name} needs {', '.join(missing)} (ServerTool({name!r}, "
+                f"{', '.join(f'{m}=...' for m in missing)})); it takes {', '.join(sorted(allowed))}"]
     return []
 
 

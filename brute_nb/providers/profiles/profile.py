@@ -45,6 +45,10 @@ class Profile:
     """(module, class, label) of the SDK method ``-o`` options are checked against."""
     beta_options_call: tuple[str, str, str] | None = None
     """A beta method whose own parameters the options may use too (the provider then calls it)."""
+    betas: tuple[tuple[str, str], ...] = ()
+    """What in a request its API takes only under a beta header, and that beta: a request parameter, a tool's
+    ``type`` or a content block's ``type`` sent back (``("mcp_tool_use", "mcp-client-2025-11-20")``); a request
+    carrying one is sent with its beta (``providers.betas``)."""
     model_prefixes: tuple[str, ...] = ()
     """Bare model names that mean this kind (``-m claude-x`` with no ``KIND:``)."""
     attachment_api: str | None = None
