@@ -1,11 +1,11 @@
 """URL attachments an API cannot read from their URL, fetched for one request through the fetch tool's guard.
 
-The APIs read images (and Anthropic and Responses PDFs) from a URL themselves, so brute_nb sends those as URL
-sources and never touches them. A text file by URL, or a PDF for Chat Completions, has no URL source: the bytes
-are fetched here, with the ``fetch`` tool's guard (public addresses only, every connection checked, redirects
-included) and a size cap, and sent in that request alone; the log and the session file keep the URL. Invariant:
-brute_nb fetches nothing an API could have read itself, nothing the fetch tool would refuse, and no URL that holds
-a known key (``brute_nb.redact``): a key goes to its provider's host only.
+The APIs read images (and Anthropic and Responses PDFs, and Responses text files) from a URL themselves, so brute_nb
+sends those as URL sources and never touches them. A text file by URL for Chat or Anthropic, or a PDF for Chat
+Completions, has no URL source: the bytes are fetched here, with the ``fetch`` tool's guard (public addresses only,
+every connection checked, redirects included) and a size cap, and sent in that request alone; the log and the session
+file keep the URL. Invariant: brute_nb fetches nothing an API could have read itself, nothing the fetch tool would
+refuse, and no URL that holds a known key (``brute_nb.redact``): a key goes to its provider's host only.
 """
 
 from __future__ import annotations

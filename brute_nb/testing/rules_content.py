@@ -127,6 +127,10 @@ RESPONSES_PARTS = frozenset({"input_text", "output_text", "refusal", "input_imag
 ``output_text`` and ``refusal`` sent back)."""
 
 
+FUNCTION_OUTPUT_PARTS = frozenset({"input_text", "input_image", "input_file"})
+"""The parts a ``function_call_output``'s list output takes (``ResponseFunctionCallOutputItemParam``)."""
+
+
 def openai_responses(body: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
     problems = []
     text = body.get("text")
@@ -134,22 +138,33 @@ def openai_responses(body: Mapping[str, Any], also: frozenset[str] = frozenset()
         problems += _format_problems(text["format"], "text.format", named=True)
     items = body.get("input")
     for i, item in enumerate(items if isinstance(items, list) else ()):
-        content = item.get("content") if isinstance(item, Mapping) else None
+        if not isinstance(item, Mapping):
+            continue
+        if item.get("type") == "function_call_output" and isinstance(item.get("output"), list):
+            for j, part in enumerate(item["output"]):
+                problems += _responses_part(f"input.{i}.output.{j}", part, FUNCTION_OUTPUT_PARTS)
+            continue
+        content = item.get("content")
         for j, part in enumerate(content if isinstance(content, list) else ()):
-            kind = part.get("type")
             where = f"input.{i}.content.{j}"
-            if kind == "input_image":
-                problems += _data_url_problems(str(part.get("image_url") or ""), where, IMAGE_TYPES)
-            elif kind == "input_file":
-                if not part.get("file_id") and not part.get("file_data") and not part.get("file_url"):
-                    problems.append(f"{where}: one of file_id, file_data or file_url is required")
-                elif part.get("file_data") and not part.get("filename"):
-                    problems.append(f"{where}.filename: a filename is required with file_data")
-            elif kind not in RESPONSES_PARTS and kind not in also:
-                problems.append(f"{where}.type: Invalid value: {kind!r}")
-            if kind in ("input_image", "input_file") and item.get("role") not in ("user", None):
-                problems.append(f"{where}: {kind} is only allowed in user messages")
+            problems += _responses_part(where, part, RESPONSES_PARTS | also)
+            if part.get("type") in ("input_image", "input_file") and item.get("role") not in ("user", None):
+                problems.append(f"{where}: {part.get('type')} is only allowed in user messages")
     return problems
+
+
+def _responses_part(where: str, part: Any, allowed: frozenset[str]) -> list[str]:
+    kind = part.get("type") if isinstance(part, Mapping) else None
+    if kind not in allowed:
+        return [f"{where}.type: Invalid value: {kind!r}. Supported values are: "
+                f"{', '.join(map(repr, sorted(allowed)))}."]
+    if kind == "input_image":
+        return _data_url_problems(str(part.get("image_url") or ""), where, IMAGE_TYPES)
+    if kind == "input_file" and not part.get("file_id") and not part.get("file_data") and not part.get("file_url"):
+        return [f"{where}: one of file_id, file_data or file_url is required"]
+    if kind == "input_file" and part.get("file_data") and not part.get("filename"):
+        return [f"{where}.filename: a filename is required with file_data"]
+    return []
 
 
 def anthropic(body: Mapping[str, Any]) -> list[str]:

@@ -1,9 +1,10 @@
 """Turning whatever a tool returned into the text the model reads.
 
-Results are strings; a figure, an image or an ``Attachment`` rides along as the result's attachment. A dict is
-rendered as readable ``key: value`` lines, a multi-line string value (a diff, a page) as a block under its key,
-so nothing collapses into one 2,000-character line (Brute's inspect-string bug); other values become JSON. Then
-the universal truncation runs, unless the tool already truncated itself.
+Results are strings; a figure, an image or an ``Attachment`` rides along as the result's attachment, and the text
+is what the tool returned beside it, nothing added. A dict is rendered as readable ``key: value`` lines, a
+multi-line string value (a diff, a page) as a block under its key, so nothing collapses into one 2,000-character
+line (Brute's inspect-string bug); other values become JSON. Then the universal truncation runs, unless the tool
+already truncated itself.
 """
 
 from __future__ import annotations
@@ -46,10 +47,9 @@ def _pictures(value: Any) -> ToolOutput | None:
     files = tuple(attachment(v) for v in items if isinstance(v, Attachment) or is_attachable(v))
     texts = [v if isinstance(v, str) else to_json(v) for v in items if not (isinstance(v, Attachment)
                                                                              or is_attachable(v))]
-    # Only names the tool gave (an Attachment it named, or made from its file): a figure's or an image's name is
-    # brute_nb's invention and a nameless file's label is its storage name, neither of which tells the model a thing.
-    names = ", ".join(v.name for v in items if isinstance(v, Attachment) and v.name)
-    return ToolOutput("\n".join([*texts, *([f"[attached: {names}]"] if names else [])]), attachments=files)
+    # The text is the tool's own: each file travels in its API's form for a file in a tool result, named there as
+    # the tool named it where the form has a name (``transports.attachment_blocks``); no line of ours is added.
+    return ToolOutput("\n".join(texts), attachments=files)
 
 
 def to_json(value: Any) -> str:

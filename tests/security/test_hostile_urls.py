@@ -1,8 +1,9 @@
-"""The hostile URLs table (``hostile.urls``) against every entry point that takes a URL attachment:
-``Attachment.url``, ``--attach`` on the magic, and a turn through each provider's real SDK against the strict fake
-(which reads an image or PDF by URL itself, and gets a text file's bytes that brute_nb fetched through the fetch
-tool's guard). The web is a MockTransport under the guard, or, for a name that resolves to loopback, a real
-connection to a local server, which the guard must refuse before a byte of the request is written."""
+"""The hostile URLs table (``hostile.urls``) against every entry point that takes a URL attachment: ``Attachment.url``,
+``--attach`` on the magic, and a turn through each provider's real SDK against the strict fake (which reads an image or
+PDF by URL itself, and, on Chat and Anthropic, gets a text file's bytes that brute_nb fetched through the fetch tool's
+guard; the Responses API reads a text file from its URL itself). The web is a MockTransport under the guard, or, for a
+name that resolves to loopback, a real connection to a local server, which the guard must refuse before a byte of the
+request is written."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from tests.security.hostile import URLS, Case
 from tests.security.test_html_output import published_bundles, rendered
 
 APIS = sorted(FACTORIES)
+FETCHING = ["anthropic", "openai_chat"]
+"""The APIs for which brute_nb fetches a text file by URL: the Responses API reads it itself (``file_url``)."""
 KEY = "sk-hostile-url-5f1e9a77c0"
 
 
@@ -92,7 +95,7 @@ def local() -> Iterator[FakeProvider]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("api", FETCHING)
 @pytest.mark.parametrize("case", cases("guard"))
 async def test_a_url_the_guard_refuses_is_never_fetched_and_the_model_never_asked(
         case: Case, api: str, fake_provider: FakeProvider, local: FakeProvider) -> None:
@@ -136,7 +139,21 @@ async def test_the_fetch_itself_refuses_a_url_holding_a_key() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("case", cases("guard"))
+async def test_an_api_that_reads_the_url_gets_it_and_nothing_here_connects(
+        case: Case, fake_provider: FakeProvider, local: FakeProvider) -> None:
+    """The Responses API reads a text file by URL on its own servers: brute_nb connects to no address, and the
+    guard's addresses (this machine's, a private network's) are the API's to refuse, as for an image by URL."""
+    fake_provider.add("seen")
+    url = url_of(case, urlsplit(local.base_url).port or 9)
+    web = None if case.data["via"] == "live" else Web()
+    await turn(fake_provider, "openai_responses", url, web)
+    assert fake_provider.requests[-1]["json"]["input"][-1]["content"][-1] == {"type": "input_file", "file_url": url}
+    assert local.received == 0 and (web is None or web.asked == []), case.expect
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("api", FETCHING)
 async def test_a_fetched_url_never_carries_a_key_header(api: str, fake_provider: FakeProvider) -> None:
     fake_provider.add("read it")
     web = Web()

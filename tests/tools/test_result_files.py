@@ -1,5 +1,6 @@
 """A tool result that carries files names them as the tool named them, or not at all (issue 42 §6): the model never
-reads brute_nb's storage names (``<sha256>.png``), through the real SDKs, whichever API."""
+reads brute_nb's storage names (``<sha256>.png``), through the real SDKs, whichever API. Where a named file's name
+goes (a document's title, a file's filename) is tests/transports/test_attachment_forms.py."""
 
 from __future__ import annotations
 
@@ -54,8 +55,11 @@ async def test_unnamed_files_are_not_named_by_their_storage_names(fake_provider:
 
 
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
-async def test_files_the_tool_named_keep_their_names(fake_provider: FakeProvider, kind: str, tmp_path: Path) -> None:
+async def test_images_the_tool_named_keep_their_names_but_go_unnamed(fake_provider: FakeProvider, kind: str,
+                                                                  tmp_path: Path) -> None:
     (tmp_path / "chart.png").write_bytes(png())
     named = attachment(png(), name="square.png")
-    result, _ = await result_of(fake_provider, kind, ["two pictures", attachment(tmp_path / "chart.png"), named])
-    assert result.content == "two pictures\n[attached: chart.png, square.png]"
+    result, sent = await result_of(fake_provider, kind, ["two pictures", attachment(tmp_path / "chart.png"), named])
+    assert result.content == "two pictures"  # the tool's text, no line of brute_nb's appended
+    assert [a.name for a in result.attachments] == ["chart.png", "square.png"]  # kept: the cell and session show them
+    assert "chart.png" not in sent and "square.png" not in sent  # no API has a name field for an image
