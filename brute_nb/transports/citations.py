@@ -1,8 +1,9 @@
 """Citations and provider-run (server) tool calls, read from each API's reply into one shape for ``meta``.
 
 The invariant: whatever the provider, ``meta["citations"]`` is a list of ``{"type", "url", "title", "cited_text"}``
-(a field the provider did not send is None; a ``cited_text`` it sent empty is "") and ``meta["server_tool_calls"]``
-a list of ``{"id", "name", "arguments", "result"}``. Both are absent when the reply had none, so plain replies
+and ``meta["server_tool_calls"]`` a list of ``{"id", "name", "arguments", "result"}``, each value as the provider
+sent it: a field it did not send (or sent null) is None, and an empty one ("" or []) stays empty, never taken for
+absent (no ``x or None``, no ``x or y``). Both are absent when the reply had none, so plain replies
 stay small on disk. Pure functions over plain dicts, like every transport.
 """
 
@@ -15,13 +16,18 @@ from brute_nb.message import JSON
 
 
 def citation(kind: object, url: object = None, title: object = None, cited_text: object = None) -> dict[str, JSON]:
-    # an empty cited_text is a value the API sent (a citation of nothing quoted), not an absent one
-    quoted = cited_text if isinstance(cited_text, str) else None
-    return {"type": str(kind or "citation"), "url": _text(url), "title": _text(title), "cited_text": quoted}
+    return {"type": str(kind or "citation"), "url": _text(url), "title": _text(title), "cited_text": _text(cited_text)}
 
 
 def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A string field as sent ("" included: a citation of an untitled page, of nothing quoted); None otherwise."""
+    return value if isinstance(value, str) else None
+
+
+def _sent(item: Mapping[str, Any], *keys: str) -> Any:
+    """The first of ``keys`` the item holds a value for (an empty one included), or None: each kind of citation or
+    server call names the field its own way (``title`` or ``document_title``, ``results`` or ``outputs``)."""
+    return next((item[k] for k in keys if item.get(k) is not None), None)
 
 
 def anthropic_citations(blocks: Iterable[Mapping[str, Any]]) -> list[dict[str, JSON]]:
@@ -29,7 +35,7 @@ def anthropic_citations(blocks: Iterable[Mapping[str, Any]]) -> list[dict[str, J
     out = []
     for block in blocks:
         for c in block.get("citations") or () if block.get("type") == "text" else ():
-            out.append(citation(c.get("type"), c.get("url"), c.get("title") or c.get("document_title"),
+            out.append(citation(c.get("type"), c.get("url"), _sent(c, "title", "document_title"),
                                 c.get("cited_text")))
     return out
 
@@ -73,7 +79,7 @@ def responses_citations(output: Iterable[Mapping[str, Any]]) -> list[dict[str, J
         for part in item.get("content") or () if item.get("type") == "message" else ():
             text = part.get("text") or ""
             for a in part.get("annotations") or ():
-                out.append(citation(a.get("type"), a.get("url"), a.get("title") or a.get("filename"), _span(text, a)))
+                out.append(citation(a.get("type"), a.get("url"), _sent(a, "title", "filename"), _span(text, a)))
     return out
 
 
@@ -86,9 +92,11 @@ def responses_server_calls(output: Iterable[Mapping[str, Any]]) -> list[dict[str
     for item in output:
         kind = str(item.get("type") or "")
         if kind.endswith("_call") and kind not in RESPONSES_CLIENT_ITEMS:
-            arguments = item.get("action") or {k: item[k] for k in ("queries", "code", "arguments") if k in item}
+            action = item.get("action")
+            arguments = action if action is not None else {k: item[k] for k in ("queries", "code", "arguments")
+                                                           if k in item}
             out.append({"id": item.get("id"), "name": kind.removesuffix("_call"), "arguments": arguments,
-                        "result": item.get("results") or item.get("outputs") or item.get("status")})
+                        "result": _sent(item, "results", "outputs", "status")})
     return out
 
 
