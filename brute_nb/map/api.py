@@ -27,6 +27,7 @@ from brute_nb.map.cache import Done, MapCache, Record
 from brute_nb.map.context import MapContext
 from brute_nb.map.progress import Progress
 from brute_nb.map.spec import Job, MapSpec, row_key, run_name
+from brute_nb.redact import redact_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -92,9 +93,7 @@ def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jo
             escalations: list[Any] | None = None) -> pd.DataFrame:
     """The rows ``plan`` made, run: cached ones read back, the rest confirmed against ``limit`` and run (each
     cached as it finishes), and the frame assembled. ``brute_nb.compare`` runs its prompts through here too."""
-    # spec.folder is <notebook folder>/<stem>.brute/map/<run>: the cache stays inside the notebook's folder
-    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl",
-                     root=Path(spec.folder).parents[2])
+    store = MapCache(Path(spec.folder + ".jsonl") if cache else Path(spec.folder) / "results.jsonl", root=spec.home)
     given = provider
     with store, _closing(lambda: provider if given is None else None):
         results: dict[str, Record] = {}
@@ -107,6 +106,7 @@ def execute(spec: MapSpec, df: pd.DataFrame, positions: dict[str, list[int]], jo
                        name=Path(spec.folder).name)
 
         def done(job: Job, record: Record) -> None:
+            record = redact_value(record)  # the frame is a cell's output: it shows what the cache keeps
             store.add([record])
             results[job.key] = record
             bar.update(record, len(positions[job.key]))
@@ -145,7 +145,9 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
     if not isinstance(df, pd.DataFrame):
         raise SettingsError(f"map() runs over a pandas DataFrame, got {type(df).__name__}")
     check(lambda: templates.check(template, df.columns))
-    check(lambda: schemas.check(schema))
+    check(lambda: _check_fields(schema))
+    if root is not None:
+        check(lambda: _check_root(root))
     check(lambda: parse_int("concurrency", concurrency))
     check(lambda: parse_int("max_iterations", max_iterations))
     check(lambda: _check_tools(tools, ctx.select))
@@ -174,6 +176,31 @@ def settle(template: str, df: Any, *, schema: Any, tools: str, model: str | None
                    replay=str(ctx.replay) if ctx.replay and provider is None and not model else None,
                    record=str(ctx.record) if ctx.record and provider is None and not model else None)
     return spec, provider
+
+
+def _check_fields(schema: Any) -> None:
+    """The schema is one (``schema.check``), and no field of it is named like a column the frame adds: the two
+    would collide once the rows are paid for."""
+    schemas.check(schema)
+    clash = [f for f in schemas.fields(schema) if f in COLUMNS] if schema is not None else []
+    if clash:
+        raise SettingsError(f"schema= {schema.__name__} has the field{'s' if len(clash) > 1 else ''} "
+                            f"{', '.join(clash)}, which map's frame has as its own column (it adds "
+                            f"{', '.join(COLUMNS)}): rename {'them' if len(clash) > 1 else 'it'} in the schema")
+
+
+def _check_root(root: Any) -> None:
+    """``root=`` may name any folder, even one not made yet; a name no system takes is refused here, by name,
+    not found as a ``ValueError`` deep inside a row."""
+    try:
+        os.stat(Path(root).expanduser())
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, TypeError) as exc:
+        text = str(root)
+        shown = repr(text if len(text) <= 60 else text[:60] + "...")
+        raise SettingsError(f"root= {shown} cannot name a folder ({type(exc).__name__}: "
+                            f"{getattr(exc, 'strerror', None) or exc})") from None
 
 
 def _escalations(escalate: Any, *, schema: Any, batch: bool, backend: Any) -> tuple[tuple[str, ...],
@@ -239,13 +266,32 @@ def plan(spec: MapSpec, df: pd.DataFrame) -> tuple[dict[str, list[int]], list[Jo
     jobs: list[Job] = []
     for i, values in enumerate(frame.itertuples(index=False, name=None)):
         row = dict(zip(names, values, strict=True))
-        key = row_key(identity, row)
+        try:
+            key = row_key(identity, row)
+            prompt = templates.fill(spec.template, row) if key not in positions else ""
+        except Exception as exc:  # the value's own __repr__ or __str__ failed: any exception of the user's class
+            raise _unreadable(df, i, row, exc) from exc
         if key in positions:
             positions[key].append(i)
             continue
         positions[key] = [i]
-        jobs.append(Job(i, key, templates.fill(spec.template, row)))
+        jobs.append(Job(i, key, prompt))
     return positions, jobs
+
+
+def _unreadable(df: pd.DataFrame, i: int, row: dict[str, Any], exc: Exception) -> SettingsError:
+    """The error for a row whose values cannot become a prompt: which row, which column, what its text raised."""
+    def fails(value: Any) -> bool:
+        try:
+            repr(value), str(value)
+        except Exception:  # the same failure, found column by column
+            return True
+        return False
+
+    columns = [name for name, value in row.items() if fails(value)] or list(row)
+    named = ", ".join(repr(c) for c in columns)
+    return SettingsError(f"map(): row {df.index[i]!r} has a value that cannot become text in column {named} "
+                         f"({type(exc).__name__}: {exc}); fix or drop it before the run (nothing was sent)")
 
 
 def run(spec: MapSpec, jobs: list[Job], done: Done, *, backend: Any, concurrency: int,

@@ -117,7 +117,7 @@ async def _run_batch(spec: MapSpec, jobs: list[Job], done: Done, *, provider: An
     kind = kind_of(provider)
     by_id = {job.key: job for job in jobs}
     state_path = Path(spec.folder + ".batch.json")
-    root = Path(spec.folder).parents[2]
+    root = spec.home
     state = _load(state_path, root)
     if state is None or state.get("done") or state.get("kind") != kind:
         state = {"kind": kind, "id": await _submit(kind, provider, spec, jobs), "rows": sorted(by_id),
@@ -202,7 +202,7 @@ def _record(spec: MapSpec, provider: Any, job: Job, message: Message | None, err
     reply = message.replace(meta=meta)
     if not session.exists():
         spec.sessions.mkdir(parents=True, exist_ok=True)
-        append_lines(session, [Message(Role.USER, job.prompt), reply], root=Path(spec.folder).parents[2])
+        append_lines(session, [Message(Role.USER, job.prompt), reply], root=spec.home)
     usage = reply.usage or Usage()  # the one token convention, as every other map row counts
     record.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, cost=meta["cost"],
                   reply=reply.content)

@@ -141,7 +141,7 @@ async def replay_turns(model: Any, prompts: list[str], path: Path, *, root: Path
 
     provider = auto(model) if isinstance(model, str) else model
     path.parent.mkdir(parents=True, exist_ok=True)
-    agent = row_stack(provider, path, system=system, tools=select(tools), max_iterations=max_iterations)
+    agent = row_stack(provider, path, home=root, system=system, tools=select(tools), max_iterations=max_iterations)
     history = read_session(path, root=root)
     asked = len(user_turns(history))
     if history and not finished(history):

@@ -117,7 +117,7 @@ def _money(value: Range | None) -> str:
 def cached_records(spec: MapSpec) -> dict[str, Record]:
     """The run's cached rows, read without taking its lock (an estimate writes nothing)."""
     path = Path(spec.folder + ".jsonl")
-    return read_records(path, root=Path(spec.folder).parents[2]) if path.exists() else {}
+    return read_records(path, root=spec.home) if path.exists() else {}
 
 
 async def estimate_jobs(spec: MapSpec, provider: Any, jobs: list[Job], *, rows: int, cached: int,

@@ -108,23 +108,24 @@ def make_provider(spec: MapSpec) -> Any:
 def build_agent(ctx: RowContext, session: Path) -> Agent:
     spec = ctx.spec
     # "ask" is "deny" here: no one is there to answer
-    return row_stack(ctx.provider, session, system=spec.system, tools=ctx.tools, max_iterations=spec.max_iterations,
-                     approve=dict(spec.approve) if ctx.tools else None)
+    return row_stack(ctx.provider, session, home=spec.home, system=spec.system, tools=ctx.tools,
+                     max_iterations=spec.max_iterations, approve=dict(spec.approve) if ctx.tools else None)
 
 
-def row_stack(model: Any, session: Path, *, system: str | None, tools: list[Any], max_iterations: int,
+def row_stack(model: Any, session: Path, *, home: Path, system: str | None, tools: list[Any], max_iterations: int,
               approve: dict[str, str] | None = None) -> Agent:
     """The core's ``default_stack`` for one prompt answered in its own session file (a map row, a compared turn).
 
     What a row leaves out: the final answer and doom-loop stop (a row's reply is whatever the loop ends with, as
     before), compaction (one prompt is far from any window), ``PartialReply`` (a failed call's text must not look
     like a finished reply when the row resumes from its file), ``RetryReply`` (the row retries through the run's
-    limiter, which slows every row down) and ``TurnContext`` (there are no cells to send)."""
+    limiter, which slows every row down) and ``TurnContext`` (there are no cells to send). The session is confined
+    to ``home``, the notebook's folder, as every file of a run is."""
     from brute_nb.middleware.stack import default_stack
 
-    return default_stack(model, session=session, system=system or None, approve=approve, final_answer=False,
-                         max_iterations=max_iterations, doom_loop=False, compaction=False, tools=tools,
-                         partial_reply=False, retry=False, turn_context=False)
+    return default_stack(model, session=session, session_root=home, system=system or None, approve=approve,
+                         final_answer=False, max_iterations=max_iterations, doom_loop=False, compaction=False,
+                         tools=tools, partial_reply=False, retry=False, turn_context=False)
 
 
 def native_schema(provider: Any) -> bool:
@@ -186,14 +187,14 @@ async def _attempt(ctx: RowContext, job: Job) -> tuple[Record, bool]:
     record: Record = {"key": job.key, "reply": None, "fields": None, "error": None, "input_tokens": 0,
                       "output_tokens": 0, "cost": None, "session": session.name}
     try:
-        history = await anyio.to_thread.run_sync(read_session, session)
+        history = await anyio.to_thread.run_sync(lambda: read_session(session, root=spec.home))
         if not finished(history):
             root = await _workspace(ctx, job)
             history = await _turn(ctx, job, session, root, history)
     except (ProviderError, StructuredOutputError) as exc:  # the session holds what was sent and received
         record["error"] = str(exc)
         schema_failed = isinstance(exc, StructuredOutputError)
-        history = read_session(session)
+        history = read_session(session, root=spec.home)
     except Exception as exc:  # the row's failure is its error column; the run goes on
         record["error"] = f"{type(exc).__name__}: {exc}"
         history = []
@@ -239,7 +240,7 @@ async def _turn(ctx: RowContext, job: Job, session: Path, root: Path | None, his
                 return list(env["messages"])
         if transient and not throttled:
             await anyio.sleep(0.5 * transient)
-        history = await anyio.to_thread.run_sync(read_session, session)
+        history = await anyio.to_thread.run_sync(lambda: read_session(session, root=ctx.spec.home))
 
 
 async def _workspace(ctx: RowContext, job: Job) -> Path | None:

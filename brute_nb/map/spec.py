@@ -41,6 +41,12 @@ class MapSpec:
     """USD: the run's ``confirm_above``; no row is escalated once what the run has spent reaches it."""
 
     @property
+    def home(self) -> Path:
+        """The notebook's folder (``folder`` is ``<it>/<stem>.brute/map/<run>``): every file the run reads or writes
+        is confined to it, so a folder on the way that links out is never written through."""
+        return Path(self.folder).parents[2]
+
+    @property
     def sessions(self) -> Path:
         return Path(self.folder) / "sessions"
 
