@@ -79,3 +79,36 @@ def test_a_session_named_as_a_path_out_is_refused(root: Path, tmp_path: Path) ->
     (outside / "chat.jsonl").write_text('{"role": "user", "content": "' + SECRET + '"}\n')
     result = bounded(lambda: repr(brute_nb.compare(str(outside / "chat.jsonl"), models=[Never()])), tmp_path)
     assert isinstance(result, BruteError | OSError) and SECRET not in str(result)
+
+
+WRITES = [pytest.param(c, id=c.id) for c in PLANTS if c.id in ("folder-link-out", "link-out", "dangling-link-out")]
+
+
+@pytest.mark.parametrize("case", WRITES)
+def test_a_replayed_turn_is_never_written_out_of_the_notebook_folder(root: Path, tmp_path: Path, case: Case) -> None:
+    """The replay's own session (``<stem>.brute/compare/<run>/<model>.jsonl``) is confined to the notebook's folder
+    like every file of a run: a compare folder (or the replay's file) that links out is never written through."""
+    from brute_nb.map.comparison import session_file
+    from brute_nb.map.context import MapContext
+    from brute_nb.map.spec import digest
+    from brute_nb.testing import Scripted
+
+    (root / "nb.brute").mkdir()
+    (root / "nb.brute" / "chat.jsonl").write_text('{"role": "user", "content": "hi"}\n'
+                                                  '{"role": "assistant", "content": "hello"}\n')
+    model = Scripted(["ok"], model="replayed")
+    run = root / "nb.brute" / "compare" / "run"
+    where = run / f"{digest('scripted:replayed')}.jsonl" if case.id != "folder-link-out" else run / "planted.jsonl"
+    where.parent.mkdir(parents=True)
+    where.write_bytes(b"")
+    outside = make_outside(tmp_path)
+    assert isinstance(case.data, Plant)
+    case.data.make(where, outside)
+    before = outside_files(outside)
+    ctx = MapContext(sessions=root / "nb.brute")
+    assert session_file("chat", ctx).is_file()
+
+    result = bounded(lambda: repr(brute_nb.compare("chat", models=[model], name="run", context=ctx)), tmp_path)
+
+    assert isinstance(result, str | BruteError), f"{case.expect}: unclear {result!r}"
+    assert SECRET not in str(result) and outside_files(outside) == before, case.expect
