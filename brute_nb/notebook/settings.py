@@ -224,14 +224,17 @@ def parse_mcp(spec: Any) -> MCPSetting:
 def parse_options(spec: Any) -> dict[str, Any]:
     """``-o`` pairs (a list of ``KEY=VALUE``, a ``;``-separated string, or a dict) as provider parameters; ``none``
     (``-o none``, ``options=none``) clears them."""
-    from brute_nb.providers.options import parse_pairs
+    from brute_nb.providers.options import parse_pairs, remember_secret_headers
 
     if isinstance(spec, dict):
-        return dict(spec)
-    pairs = spec.split(";") if isinstance(spec, str) else list(spec)
-    if [p.strip().lower() for p in pairs] in (["none"], ["off"]):
-        return {}
-    return parse_pairs(p for p in pairs if p.strip())
+        options = dict(spec)
+    else:
+        pairs = spec.split(";") if isinstance(spec, str) else list(spec)
+        if [p.strip().lower() for p in pairs] in (["none"], ["off"]):
+            return {}
+        options = parse_pairs(p for p in pairs if p.strip())
+    remember_secret_headers(options)  # a gateway's key in a header: redacted from the listing on, like api_key=
+    return options
 
 
 def parse_root(value: str | Path) -> Path:

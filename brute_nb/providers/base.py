@@ -158,8 +158,9 @@ class Provider:
         if stall_timeout is not None and stall_timeout <= 0:
             raise ProviderNotConfiguredError(f"stall_timeout={stall_timeout!r}: pass a number of seconds above 0")
         if params.get("extra_headers") is not None:
-            from brute_nb.providers.options import header_problems
+            from brute_nb.providers.options import header_problems, remember_secret_headers
 
+            remember_secret_headers(params)
             problems = header_problems(params["extra_headers"])
             if problems:  # a key in a header would go wherever the client goes: credentials follow the host
                 raise ProviderNotConfiguredError("; ".join(problems))

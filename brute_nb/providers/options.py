@@ -30,6 +30,12 @@ SET_BY_BRUTE = frozenset({"self", "model", "messages", "input", "system", "tools
 KEY_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization")
 """Headers that carry a key: never set through ``extra_headers``, which would send it to whatever host the client
 talks to (a key goes only to its provider's host: ``credentials``); ``api_key=`` is the way to give one."""
+SECRET_WORDS = frozenset({"auth", "authorization", "key", "apikey", "token", "secret", "password", "cookie",
+                          "session", "signature", "credential", "credentials"})
+"""Words of a header's name that say its value is a secret (``X-Portkey-Api-Key``, ``Cookie``): a gateway's key,
+sent to the host the user gave it for, and redacted wherever it would show."""
+SCHEMES = ("bearer ", "basic ", "token ")
+"""Values that say they are credentials whatever the header's name."""
 
 
 def parse_pairs(pairs: Iterable[str]) -> dict[str, Any]:
@@ -101,8 +107,31 @@ def header_problems(headers: Any) -> list[str]:
                                                     for k, v in headers.items()):
         return ['extra_headers takes an object of header names to strings (-o extra_headers=\'{"anthropic-beta": '
                 '"..."}\')']
+    problems = []
     keys = [k for k in headers if k.strip().lower() in KEY_HEADERS]
     if keys:
-        return [f"extra_headers cannot set {', '.join(keys)}: a key goes only to its provider's host; give it as "
-                "api_key=... (%brute config api_key=...)"]
-    return []
+        problems.append(f"extra_headers cannot set {', '.join(keys)}: a key goes only to its provider's host; give "
+                        "it as api_key=... (%brute config api_key=...)")
+    broken = [k for k, v in headers.items() if any(c in k + v for c in "\r\n\0")]
+    if broken:  # the HTTP client would refuse it later, quoting the value (and a secret after the break) in its error
+        problems.append(f"extra_headers {', '.join(map(repr, broken))}: a line break in a header would add headers "
+                        "of its own to the request; give each header as its own entry")
+    return problems
+
+
+def remember_secret_headers(options: Mapping[str, Any]) -> None:
+    """Redact, from now on wherever they show (``%brute config``, errors, sessions), the values of the
+    ``extra_headers`` in ``options`` that carry a secret: by their header's name, or a credential scheme."""
+    from brute_nb.redact import remember
+
+    headers = options.get("extra_headers")
+    if not isinstance(headers, Mapping):
+        return
+    for name, value in headers.items():
+        if not isinstance(value, str) or not isinstance(name, str):
+            continue
+        words = {w for w in name.lower().replace("_", "-").split("-") if w}
+        scheme = next((p for p in SCHEMES if value.lower().startswith(p)), None)
+        if words & SECRET_WORDS or scheme:
+            secret = value[len(scheme):].strip() if scheme else value
+            remember(value, secret, *(part.partition("=")[2] for part in value.split(";")))

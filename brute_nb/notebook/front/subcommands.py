@@ -20,6 +20,7 @@ from IPython.core.error import UsageError
 from brute_nb.errors import BruteError, NoModelError, SettingsError
 from brute_nb.notebook import settings as st
 from brute_nb.providers import profiles
+from brute_nb.redact import redact
 
 if TYPE_CHECKING:
     from brute_nb.notebook.registry import Registry
@@ -272,8 +273,8 @@ def _config(m: Host, rest: list[str]) -> None:
     if not s.final_answer:
         print(f"{'final_answer:':<15} False  (a turn stopped by a limit ends without the model's answer)")
     for key in ("mcp", "base_url", "options", "server_tools"):  # shown once set (older outputs stay as recorded)
-        if getattr(s, key):
-            print(f"{key + ':':<15} {getattr(s, key)}")
+        if getattr(s, key):  # redacted: a gateway's key in an extra header, an MCP server's token
+            print(f"{key + ':':<15} {redact(str(getattr(s, key)))}")
     if s.confirm_above is not None and s.confirm_above != float("inf"):  # shown once set, like the ones above
         from brute_nb.cost import format_usd
 

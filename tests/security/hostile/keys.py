@@ -7,6 +7,12 @@ answer with a redirect to another host, which must receive no key. ``redact`` ca
 it up and sends it on (``brute_nb.sendable``, the redaction point of every request; ``DefaultToolPipeline`` for a
 tool's arguments): the key must appear in no request body, workspace file or session file.
 
+``header`` cases are an extra header given with ``-o extra_headers=...`` (or ``configure(options=...)``):
+``data["shown"]`` is a secret the header carries (a proxy's key, a bearer token, a cookie), which the request to
+the provider's host carries but nothing brute_nb shows (``%brute config``, an error, the session) may; a case with
+``data["refused"]`` is a header brute_nb refuses, saying so without the secret (a line break that would split the
+request's headers into one more, carrying a key).
+
 ``file`` cases are a keys file (``%brute keys set``'s, issue 41) as a careless edit or another program may leave
 it: every one is a clear error naming the file, never a traceback, never the text of a value in it, and never
 overwritten by a later save (``data``: the file's bytes).
@@ -27,6 +33,7 @@ REDIRECT = frozenset({"redirect"})
 REDACT = frozenset({"redact"})
 RESULTS = frozenset({"results"})
 FILE = frozenset({"file"})
+HEADER = frozenset({"header"})
 
 KEYS: tuple[Case, ...] = (
     Case("openai-key-to-a-base-url", {"model": "openai:gpt-fake", "variable": "OPENAI_API_KEY"},
@@ -62,6 +69,20 @@ KEYS: tuple[Case, ...] = (
          "a reply echoing the key into write(content=...) writes no key to the workspace or the session", REDACT),
     Case("key-in-a-fix-report", {"where": "fix"},
          "%brute fix sends the failing line's values redacted (item 7)", REDACT),
+    Case("header-a-proxys-key", {"name": "X-Portkey-Api-Key", "value": "pk-hostile-header-0001",
+                                 "shown": "pk-hostile-header-0001"},
+         "a gateway's key in its own header goes to that host and is shown nowhere", HEADER),
+    Case("header-a-bearer-token", {"name": "X-Upstream", "value": "Bearer tok-hostile-header-0002",
+                                   "shown": "tok-hostile-header-0002"},
+         "a bearer token under a header name that says nothing is shown nowhere", HEADER),
+    Case("header-a-cookie", {"name": "Cookie", "value": "session=hostile-header-0003",
+                             "shown": "hostile-header-0003"}, "a cookie is a secret wherever it shows", HEADER),
+    Case("header-a-line-break", {"name": "X-Trace", "value": "run-1\r\nX-Api-Key: sk-hostile-header-0004",
+                                 "refused": "line break", "shown": "sk-hostile-header-0004"},
+         "a header value with a line break would add a header (a key) to the request: refused", HEADER),
+    Case("header-a-key-header", {"name": "x-api-key", "value": "sk-hostile-header-0005", "refused": "api_key=",
+                                 "shown": "sk-hostile-header-0005"},
+         "the provider's key header is refused: a key goes as api_key=, to its own host only", HEADER),
     Case("key-file-not-json", b"anthropic = sk-ant-hostile-file-0001\n", "a keys file that is not JSON", FILE),
     Case("key-file-a-list", b'["sk-ant-hostile-file-0002"]', "a JSON list, not an object", FILE),
     Case("key-file-a-number", b'{"anthropic": 41}', "a key that is not a string", FILE),
