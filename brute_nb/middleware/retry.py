@@ -3,12 +3,15 @@
 The SDKs retry an overload, a rate limit, a server error or a dropped connection only until they hand the response
 back; once a reply is streaming, a fault is the caller's. Anthropic's commonest one under load comes exactly there:
 a 200 stream that ends in ``event: error`` with ``overloaded_error`` (a 529), so a turn failed on it where ``map``
-(which retries such faults itself) went on. This layer retries what the SDK would have (``ProviderError.retryable``,
-set where the failure is read: ``providers.base``) as many times as the SDK would (``retries``: the provider's
-``max_retries``, the SDKs' default 2), waiting as the SDKs do (0.5 s doubling, at most 8 s, with jitter), never past
-the turn's time budget (``Budget`` leaves its deadline in ``env["metadata"]["budget_deadline"]``), and says so in
-one line (the ``retry`` event, which the cell shows). Nothing of the failed reply was appended or ran (the provider
-appends a reply whole or not at all), so no tool ran on it and the retried request is the same request.
+(which retries such faults itself) went on. OpenAI's APIs end a stream the same way (a Chat Completions ``{"error":
+...}`` line, a Responses ``error`` or ``response.failed`` event), with no status at all; each such error is read as
+the status its type or code stands for (``providers.failures.stream_error``). This layer retries what the SDK would
+have retried (``ProviderError.retryable``, set where the failure is read) as many times as the SDK would
+(``retries``: the provider's ``max_retries``, the SDKs' default 2), waiting as the SDKs do (0.5 s doubling, at most
+8 s, with jitter), never past the turn's time budget (``Budget`` leaves its deadline in
+``env["metadata"]["budget_deadline"]``), and says so in one line (the ``retry`` event, which the cell shows).
+Nothing of the failed reply was appended or ran (the provider appends a reply whole or not at all), so no tool ran
+on it and the retried request is the same request.
 
 It sits around the provider, inside ``PartialReply``: the text a failed try streamed is dropped when it is asked
 again, and the text of the last try is kept when the retries end (as Stop keeps it).

@@ -46,14 +46,14 @@ def translate_error(exc: BaseException, provider: str, base_url: str | None, *, 
     if html is not None:
         return html
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status < 300:  # an error event inside a 200 stream (Anthropic, overloaded)
-        kind = _api_error_type(getattr(exc, "body", None))
-        if kind in STREAM_ERROR_STATUS:
-            message = _api_message(getattr(exc, "body", None)) or str(exc)
-            status = STREAM_ERROR_STATUS[kind]
-            return ProviderError(redact(f"{provider} stopped the reply with {kind} (as HTTP {status}): {message}"),
-                                 status=status, provider=provider, param=api_param(getattr(exc, "body", None), message),
-                                 retryable=sdk_retries(status))
+    body = getattr(exc, "body", None)
+    if (isinstance(status, int) and status < 300) or (status is None and isinstance(body, Mapping)):
+        # An error event inside a stream that began with 200: Anthropic's SDK raises it as a status error with
+        # that 200, OpenAI's as an APIError with no status at all (a Chat Completions ``{"error": ...}`` line).
+        error = body.get("error", body) if isinstance(body, Mapping) else {}
+        error = error if isinstance(error, Mapping) else {}
+        return stream_error(provider, error.get("code"), error.get("type"),
+                            _api_message(body) or getattr(exc, "message", None) or str(exc), error.get("param"))
     if isinstance(status, int):
         message = _api_message(getattr(exc, "body", None)) or str(exc)
         param = api_param(getattr(exc, "body", None), message)
@@ -174,17 +174,24 @@ def _is_unreachable(exc: BaseException) -> bool:
     return isinstance(exc, (ConnectionError, *_classes(UNREACHABLE + _sdk_classes("connection_errors"))))
 
 
-STREAM_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
-                       "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
-                       "api_error": 500, "overloaded_error": 529}
-"""The HTTP status Anthropic documents for each error type: an error event in a stream that began with 200 is
-the same failure, so retries and map's limiter treat it as that status (an overload mid-reply is a 529)."""
-
-
-def _api_error_type(body: Any) -> str | None:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    kind = error.get("type") if isinstance(error, Mapping) else None
-    return kind if isinstance(kind, str) else None
+def stream_error(provider: str, code: object, kind: object, message: str, param: object = None) -> ProviderError:
+    """An error the API sent inside a stream that began with 200 (Anthropic's ``event: error``, a Chat Completions
+    ``{"error": ...}`` line, a Responses ``error`` or ``response.failed`` event), as the failure of the HTTP status
+    its ``code`` or ``kind`` (the body's ``error.type``) stands for in the provider's profile
+    (``Profile.error_statuses``): an overload mid-reply is a 529, which ``RetryReply`` asks again as the SDK retries
+    a 529, and map's limiter slows down for. A code or type the table does not know is not asked again."""
+    statuses = dict(profile.error_statuses) if (profile := profiles.of(provider)) is not None else {}
+    named = next((str(n) for n in (code, kind) if isinstance(n, str) and n in statuses), None)
+    status = statuses.get(named) if named else (code if isinstance(code, int) and 400 <= code < 600 else None)
+    named = named or next((str(n) for n in (code, kind) if isinstance(n, str) and n), None)
+    text = f"{provider} stopped the reply with {named or 'an error'}"
+    message = " ".join(message.split())
+    text += f" (as HTTP {status}): {message}" if status is not None else f": {message}"
+    retryable = status is not None and sdk_retries(status)
+    if not retryable:
+        text += " (not asked again: not a fault that passes by itself)"
+    at = param if isinstance(param, str) and param else api_param(None, message)
+    return ProviderError(redact(text), status=status, provider=provider, param=at, retryable=retryable)
 
 
 FIELD_AT_HEAD = re.compile(r"^([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*): ")

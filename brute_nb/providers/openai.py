@@ -16,7 +16,7 @@ from brute_nb.message import JSON, Message, role_of
 from brute_nb.prompt_cache import session_key
 from brute_nb.providers import schema_formats
 from brute_nb.providers.base import Provider, server_tool_entries, tool_specs, wrapped
-from brute_nb.providers.failures import incomplete
+from brute_nb.providers.failures import incomplete, stream_error
 from brute_nb.providers.profiles.openai import CHAT, RESPONSES
 from brute_nb.transports.blocks import Paragraphs, chat_text_part
 from brute_nb.transports.openai import OpenAI
@@ -239,6 +239,18 @@ class OpenAIResponses(_OpenAIProvider):
                     emit(env, "reasoning_delta", {"text": event.delta})
                 elif kind in ("response.completed", "response.incomplete"):
                     final = event.response
+                elif kind in ("error", "response.failed"):  # the reply ended in a failure part-way
+                    raise failed(self.provider, event)
         if final is None:
             raise incomplete(self.provider)
         return wrapped(ResponsesItems, final)
+
+
+def failed(provider: str, event: Any) -> Exception:
+    """A Responses stream's ``error`` event (code, message and param at its top, as the API documents it) or
+    ``response.failed`` event (the response, with its ``error``) as the failure its code stands for. (The same
+    error nested in an ``error`` object, as the API has also been seen to send it, the SDK raises itself.)"""
+    error = event if event.type == "error" else event.response.error
+    if error is None:
+        return stream_error(provider, None, None, f"the response failed ({event.response.status})")
+    return stream_error(provider, error.code, None, error.message or "", getattr(error, "param", None))

@@ -3,7 +3,8 @@
 It lets the real ``openai`` and ``anthropic`` SDK clients run for real, offline. Like the real APIs it refuses a
 request that breaks their rules (see ``rules``) with HTTP 400 and a readable error, so a test that passes here
 sends requests a real provider would accept. Replies come from a script, one item per request, in order; faults
-(429 with retry-after, 500, a stalled stream, malformed JSON, a truncated stream) are script items too, and
+(429 with retry-after, 500, a stalled stream, malformed JSON, a truncated stream, a 200 stream ending in the API's
+error event) are script items too, and
 ``slow(reply, delay)`` streams a reply one event every ``delay`` seconds.
 
     with FakeProvider(["hello", reply("", call("read", {"file_path": "a"}))]) as fake:
@@ -296,7 +297,7 @@ def _answer(api: str, body: dict[str, Any], reply: Reply, n: int) -> Outcome:
 def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
     if fault.kind == "redirect":
         return Outcome(fault.status, {"location": fault.message, "content-type": "text/plain"}, [b""])
-    if fault.kind in ("rate_limit", "server_error") or (fault.kind == "stream_error" and not body.get("stream")):
+    if fault.kind in ("rate_limit", "server_error") or (fault.kind in MID_STREAM and not body.get("stream")):
         headers = dict(fault.headers)
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
@@ -313,10 +314,8 @@ def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
             answer.chunks = [answer.chunks[0][: len(answer.chunks[0]) // 2]]
     elif fault.kind == "stall":
         answer.stall_after = min(fault.after, len(answer.chunks) - 1) if body.get("stream") else 0
-    elif fault.kind == "stream_error":  # the stream stays open and well formed: the error is its last event
-        error = json.dumps(error_body(api, fault.status, fault.message))
-        event = f"event: error\ndata: {error}\n\n" if api != "openai_chat" else f"data: {error}\n\n"
-        answer.chunks = [*answer.chunks[: fault.after], event.encode()]
+    elif fault.kind in MID_STREAM:  # the stream stays open and well formed: the error is its last event
+        answer.chunks = [*answer.chunks[: fault.after], _error_event(api, body, fault, n).encode()]
     elif fault.kind == "truncated":
         answer.cut = True
         if body.get("stream"):
@@ -327,6 +326,33 @@ def _fault(api: str, body: dict[str, Any], fault: Fault, n: int) -> Outcome:
     if "content-length" in answer.headers:
         del answer.headers["content-length"]
     return answer
+
+
+MID_STREAM = ("stream_error", "response_failed")
+"""Faults sent as a 200 stream's last event (a request that does not stream gets their HTTP status instead)."""
+
+
+def _error_event(api: str, body: dict[str, Any], fault: Fault, n: int) -> str:
+    """The event a stream ends in when the API fails part-way through a reply, in the shape it documents (the SDKs'
+    types: Anthropic's ``ErrorResponse`` in an ``error`` event, Responses' ``ResponseErrorEvent`` and
+    ``ResponseFailedEvent``); Chat Completions has no event names, its error is a data line holding the error
+    body, which the SDK raises on."""
+    envelope = error_body(api, fault.status, fault.message, fault.param)
+    if api == "anthropic":
+        return wire.event_line("error", envelope)
+    if api == "openai_chat":
+        return wire.data_line(envelope)
+    error = envelope["error"]
+    if fault.kind == "response_failed":
+        code = {429: "rate_limit_exceeded"}.get(fault.status, "server_error" if fault.status >= 500 else
+                                                "invalid_prompt")
+        failed = {**wire_responses.response_json(body, Reply(), n, "failed"), "usage": None,
+                  "error": {"code": code, "message": fault.message}}
+        return wire.event_line("response.failed", {"type": "response.failed", "sequence_number": fault.after,
+                                                   "response": failed})
+    return wire.event_line("error", {"type": "error", "code": error["code"] or error["type"],
+                                     "message": fault.message, "param": fault.param,
+                                     "sequence_number": fault.after})
 
 
 def _mock_stream(outcome: Outcome, request: Any) -> Any:

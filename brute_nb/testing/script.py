@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from brute_nb.message import Message, ToolCall
 
-FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error", "redirect"]
+FaultKind = Literal["rate_limit", "server_error", "stall", "malformed_json", "truncated", "stream_error",
+                    "response_failed", "redirect"]
 
 
 @dataclass(frozen=True)
@@ -100,11 +101,29 @@ def truncated(after: int = 2) -> Fault:
     return Fault("truncated", after=after)
 
 
+def error_mid_stream(status: int = 500, message: str = "The server had an error while processing your request.",
+                     after: int = 2) -> Fault:
+    """A 200 stream that sends ``after`` events, then the API's own error event for the failure ``status`` stands
+    for (a 529 an overload, a 429 a rate limit, a 500 a server error, a 400 an invalid request), in the shape each
+    API documents: Anthropic's ``event: error`` (``{"type": "error", "error": {"type": "overloaded_error", ...}}``),
+    a Chat Completions ``data: {"error": {"message", "type", "param", "code"}}`` line, a Responses ``error`` event
+    (``code``, ``message``, ``param`` and ``sequence_number`` at its top). A request that does not stream gets the
+    HTTP status instead."""
+    return Fault("stream_error", status=status, after=after, message=message)
+
+
 def overloaded_mid_stream(after: int = 2, message: str = "Overloaded") -> Fault:
-    """A 200 stream that sends ``after`` events, then the API's own error event, as Anthropic does when it is
-    overloaded part-way through a reply (``event: error``, ``overloaded_error``; OpenAI sends ``data: {"error"}``).
-    A request that does not stream gets the HTTP 529 it would get instead."""
-    return Fault("stream_error", status=529, after=after, message=message)
+    """``error_mid_stream(529)``: what Anthropic sends when it is overloaded part-way through a reply (``event:
+    error``, ``overloaded_error``); the OpenAI APIs send their ``server_error``."""
+    return error_mid_stream(529, message, after)
+
+
+def failed_mid_stream(status: int = 500, message: str = "The server had an error while processing your request.",
+                      after: int = 2) -> Fault:
+    """The Responses API's other way of ending a stream in a failure: after ``after`` events, a ``response.failed``
+    event whose ``response.error.code`` is the one for ``status`` (``server_error``, ``rate_limit_exceeded``,
+    ``invalid_prompt``). The other APIs have no such event: they send their error event (``error_mid_stream``)."""
+    return Fault("response_failed", status=status, after=after, message=message)
 
 
 def refused(message: str, status: int = 400, param: str | None = None) -> Fault:

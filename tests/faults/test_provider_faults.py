@@ -17,7 +17,6 @@ from brute_nb.testing import (
     FakeProvider,
     call,
     malformed_json,
-    overloaded_mid_stream,
     rate_limit,
     reply,
     server_error,
@@ -56,21 +55,6 @@ def test_fault_keeps_the_users_message_and_leaves_no_dangling_call(tmp_path: Pat
     assert saved[0].content == "please run echo"
     assert unanswered_calls(saved) == []
     assert [m.role for m in saved] == ["user", "assistant", "tool"]
-
-
-def test_the_fake_can_end_a_200_stream_in_the_apis_error_event() -> None:
-    """``overloaded_mid_stream``: what Anthropic sends when it is overloaded part-way through a reply."""
-    import httpx2
-
-    with FakeProvider([overloaded_mid_stream(after=3, message="Overloaded right now")]) as fake:
-        body = {"model": "claude-fake", "max_tokens": 10, "stream": True,
-                "messages": [{"role": "user", "content": "hi"}]}
-        response = httpx2.post(f"{fake.base_url}/v1/messages", json=body,
-                               headers={"x-api-key": fake.api_key or "", "anthropic-version": "2023-06-01"})
-    assert response.status_code == 200
-    events = [e for e in response.text.split("\n\n") if e.strip()]
-    assert len(events) == 4 and events[-1].startswith("event: error\n")
-    assert '"type": "overloaded_error"' in events[-1] and "Overloaded right now" in events[-1]
 
 
 def test_an_error_event_inside_a_200_stream_is_reported_as_its_status() -> None:

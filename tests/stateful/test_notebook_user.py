@@ -38,7 +38,18 @@ from hypothesis.stateful import (
 from IPython.core.error import UsageError
 
 from brute_nb.sessions.file import read_session
-from brute_nb.testing import Fault, Reply, call, overloaded_mid_stream, rate_limit, refused, server_error, truncated
+from brute_nb.testing import (
+    Fault,
+    Reply,
+    call,
+    error_mid_stream,
+    failed_mid_stream,
+    overloaded_mid_stream,
+    rate_limit,
+    refused,
+    server_error,
+    truncated,
+)
 from tests.stateful.watchdog import bounded
 from tests.stateful.world import (
     CELLS,
@@ -65,10 +76,15 @@ FAULTS: dict[str, Callable[[str], Fault]] = {
     "429": lambda kind: rate_limit(retry_after=0.05),
     "500": lambda kind: server_error(),
     "529": lambda kind: overloaded_mid_stream(after=2),
+    "429-mid-stream": lambda kind: error_mid_stream(429, "Rate limit reached for requests.", after=3),
+    "failed-mid-stream": lambda kind: failed_mid_stream(500, after=3),
+    "400-mid-stream": lambda kind: error_mid_stream(400, "Invalid value for 'top_p': expected at most 1.", after=3),
     "cut": lambda kind: truncated(after=2),
     "400-parameter": lambda kind: parameter_400(kind),
 }
-"""Provider faults, each as the API of the session's ``kind`` sends it."""
+"""Provider faults, each as the API of the session's ``kind`` sends it: an error mid-stream is Anthropic's ``event:
+error``, a Chat Completions ``{"error"}`` line, a Responses ``error`` event (``failed-mid-stream``: its
+``response.failed`` event; the other APIs send their error event)."""
 
 
 def parameter_400(kind: str) -> Fault:
@@ -82,7 +98,9 @@ def parameter_400(kind: str) -> Fault:
                    "you provided 999999.", param=field)
 BRUTE_FRAME = re.compile(r'File \\"[^"]*brute_nb/')
 """A traceback frame in brute_nb's own code, as it shows in a request's JSON."""
-RETRIED = {"429", "500", "529", "cut"}
+RETRIED = {"429", "500", "529", "429-mid-stream", "failed-mid-stream", "cut"}
+NOT_RETRIED = {"400-mid-stream"}
+"""Faults mid-stream the turn must not ask again: the same request would fail the same way."""
 OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
     "temperature=0.5": ({"chat", "responses"}, "temperature", 0.5),
     "max_tokens=2000": ({"anthropic", "chat"}, "max_tokens", 2000),
@@ -90,7 +108,8 @@ OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
 }
 """``-o`` values: the APIs whose SDK takes each, and what the request then carries."""
 """Faults the turn gets past: the SDK retries a 429 and a 500 before it hands the reply back, the turn (``RetryReply``)
-a 529 sent mid-stream and a cut connection after; both as often as the SDK's default ``max_retries``."""
+the same faults sent mid-stream, on every API, and a cut connection after; both as often as the SDK's default
+``max_retries``. An invalid request mid-stream is not asked again."""
 
 
 def step(**strategies: Any) -> Callable[[Callable[..., None]], Any]:
@@ -501,10 +520,10 @@ class NotebookUser(RuleBasedStateMachine):
         self.agent_turn("--attach note.txt", "text", 0)
 
     @precondition(lambda self: "df" in self.defined)
-    @step(fault=st.sampled_from((None, "429", "529", "cut")))
+    @step(fault=st.sampled_from((None, "429", "529", "429-mid-stream", "failed-mid-stream", "cut")))
     def map_over_rows(self, fault: str | None = None) -> None:
         """``%%brute --over df``: one answer a row, from the session's model, each row's request its own; a fault
-        on one row's request is asked again, as the SDK would (a 529 mid-stream: Anthropic's only, see below)."""
+        on one row's request is asked again, as the SDK would (mid-stream too, on every API)."""
         count = self.next_count()
         self.world.brain.start(Plan(f"row answer {count}"))
         s, sent = self.sessions[self.current], self.sent()
@@ -526,8 +545,7 @@ class NotebookUser(RuleBasedStateMachine):
         result = self.world.shell.user_ns["_"]
         answered = [reply == f"row answer {count}" for reply in result["reply"]]
         assert len(result) == 3 and any(answered), result
-        if fault != "529" or s.kind == "anthropic":
-            assert all(answered), result.to_dict()
+        assert all(answered), result.to_dict()
 
     @step(on=st.booleans())
     def tracing(self, on: bool) -> None:
@@ -635,7 +653,7 @@ class NotebookUser(RuleBasedStateMachine):
             calls.append(self.cell_call(action, slot, count))
         text = text or f"reply {count}"
         traced = len(self.spans.get_finished_spans()) if self.spans is not None else 0
-        before = self.before(slot)
+        before, sent = self.before(slot), self.sent()
         faulted = fault is not None and not (after_tools and not calls)
         self.world.brain.start(Plan(text, tuple(calls), stubborn=stubborn), called=faulted and after_tools)
         if faulted:
@@ -649,9 +667,7 @@ class NotebookUser(RuleBasedStateMachine):
             for fake in (self.world.public, self.world.local):
                 fake.script.clear()
         assert error_problems(cell) == []
-        # Only Anthropic sends an overload as a 529 (an SSE error event in a 200 stream, which the turn retries);
-        # OpenAI's error event carries no status, so the SDK would not retry it and the turn ends in one short line.
-        retried = fault in RETRIED and not (fault == "529" and s.kind != "anthropic")
+        retried = fault in RETRIED
         tools_ran = not faulted or after_tools or retried
         if tools_ran and calls:
             self.apply(s, count, slot, action, before)
@@ -664,6 +680,9 @@ class NotebookUser(RuleBasedStateMachine):
         if fault == "400-parameter":
             marked = [m for m in read_session(self.world.session_file(self.current)) if m.meta.get("refused")]
             assert marked == [], "a 400 about a parameter marked the turn's input as refused"
+        if fault in NOT_RETRIED and faulted:
+            assert cell.error is not None and "not asked again" in str(cell.error), cell.text[-1500:]
+            assert self.sent() == sent + (2 if after_tools else 1), "an invalid request mid-stream was asked again"
         if faulted and not retried:
             return  # the turn may fail, in one short line (checked above); the invariants say the rest
         assert cell.error is None, f"turn {count} failed: {cell.error!r}\n{cell.text[-2000:]}"
@@ -834,9 +853,15 @@ def test_a_schema_turn_after_settings_on_the_responses_api() -> None:
            lambda m: m.turn_with_schema())
 
 
-def test_an_overload_mid_stream_on_the_responses_api_ends_in_one_line() -> None:
-    replay(lambda m: m.config_model(model="responses"),
-           lambda m: m.turn_with_fault(action="write", after_tools=False, fault="529", slot=0))
+@pytest.mark.parametrize("fault", ["529", "429-mid-stream", "failed-mid-stream", "400-mid-stream"])
+@pytest.mark.parametrize("model", ["chat", "responses"])
+def test_an_error_mid_stream_on_an_openai_api_is_retried_as_anthropics_is(model: str, fault: str) -> None:
+    """OpenAI's error events carry no HTTP status (a Chat Completions ``{"error"}`` line, a Responses ``error`` or
+    ``response.failed`` event): the turn failed on an overload or a rate limit that Anthropic's turn retried, and a
+    Responses ``response.failed`` for an invalid request was asked again as a cut stream. Now each is the status
+    its code stands for: retried, or (an invalid request) one line saying it was not asked again."""
+    replay(lambda m: m.config_model(model=model),
+           lambda m: m.turn_with_fault(action="write", after_tools=False, fault=fault, slot=0))
 
 
 def test_the_answer_at_a_limit_is_retried_after_an_overload() -> None:

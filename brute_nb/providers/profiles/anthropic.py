@@ -23,6 +23,11 @@ ANTHROPIC = Profile(
     sdk="anthropic",
     timeout_errors=("APITimeoutError",),
     connection_errors=("APIConnectionError",),
+    # https://docs.claude.com/en/api/errors: the status of each error type
+    error_statuses=(("invalid_request_error", 400), ("authentication_error", 401), ("billing_error", 402),
+                    ("permission_error", 403), ("not_found_error", 404), ("request_too_large", 413),
+                    ("rate_limit_error", 429), ("api_error", 500), ("timeout_error", 504),
+                    ("overloaded_error", 529)),
     options_call=("anthropic.resources.messages", "AsyncMessages", "messages.create"),
     beta_options_call=("anthropic.resources.beta.messages", "AsyncMessages", "beta.messages.create"),
     # The beta features brute_nb sends or sends back: the MCP connector (its servers, its toolset, the blocks it

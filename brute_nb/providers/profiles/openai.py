@@ -10,6 +10,14 @@ WARM = ("openai", "httpcore2", "brute_nb.providers.openai")
 """The SDK, its HTTP client's lazy part and the provider; each API adds the client resource it first touches
 (imported then, ~20 of the SDK's modules)."""
 
+ERROR_STATUSES = (("invalid_request_error", 400), ("invalid_prompt", 400), ("invalid_api_key", 401),
+                  ("rate_limit_exceeded", 429), ("requests", 429), ("tokens", 429), ("too_many_requests", 429),
+                  ("server_error", 500))
+"""OpenAI's error codes and types (``error.code``, else ``error.type``; a Responses ``response.error.code``) and the
+status each comes with (https://platform.openai.com/docs/guides/error-codes): a rate limit is type ``requests`` or
+``tokens`` with code ``rate_limit_exceeded``, an overload a 5xx ``server_error``. ``insufficient_quota`` (sent with
+a 429) is left out on purpose: a quota does not come back in seconds, so asking again cannot help."""
+
 CHAT = Profile(
     kind="openai",
     title="OpenAI",
@@ -26,6 +34,7 @@ CHAT = Profile(
     sdk=SDK,
     timeout_errors=("APITimeoutError",),
     connection_errors=("APIConnectionError",),
+    error_statuses=ERROR_STATUSES,
     options_call=("openai.resources.chat.completions", "AsyncCompletions", "chat.completions.create"),
     attachment_api="openai",
     structured_output="response_format",
@@ -48,6 +57,7 @@ RESPONSES = Profile(
     sdk=SDK,
     timeout_errors=CHAT.timeout_errors,
     connection_errors=CHAT.connection_errors,
+    error_statuses=CHAT.error_statuses,
     options_call=("openai.resources.responses", "AsyncResponses", "responses.create"),
     attachment_api="openai-responses",
     server_tools_api="openai-responses",

@@ -41,6 +41,10 @@ class Profile:
     timeout_errors: tuple[str, ...] = ()
     connection_errors: tuple[str, ...] = ()
     """Class names in ``sdk`` that mean a timeout / an unreachable server (looked up only once ``sdk`` is loaded)."""
+    error_statuses: tuple[tuple[str, int], ...] = ()
+    """(error type or code, HTTP status) from its API's error table (``overloaded_error`` is a 529): an error its
+    API sends inside a stream that began with 200 is the failure of that status, retried as the SDK retries it
+    (``providers.failures.stream_error``); a type or code not listed is not retried."""
     options_call: tuple[str, str, str] | None = None
     """(module, class, label) of the SDK method ``-o`` options are checked against."""
     beta_options_call: tuple[str, str, str] | None = None
