@@ -16,6 +16,7 @@ the kernel's (a test's dict) is no kernel run: it takes no number.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +75,29 @@ def keep(count: Count, source: str, value: Any, error: BaseException | None) -> 
         return
     if value is None:
         return
-    hook = shell.displayhook
     if shell.execution_count - 1 == number:  # nothing ran since: the display hook numbers it as this run
-        hook.update_user_ns(value)
+        with hook_reading(shell, number):
+            shell.displayhook.update_user_ns(value)
     else:
         shell.user_ns["_oh"][number] = value
         shell.user_ns[f"_{number}"] = value
+
+
+@contextlib.contextmanager
+def hook_reading(shell: Any, number: int) -> Iterator[None]:
+    """The counter, while the display hook keeps a value, where the hook reads it as ``number`` (its
+    ``prompt_count``), as it stands while a person's run of cell ``number`` shows its value.
+
+    IPython 9 moves the counter before it runs a cell and its hook reads the counter minus one: that is ``number``
+    already, and nothing changes. IPython 8 (the declared minimum is 8.14) moves it after the cell and its hook reads
+    the counter itself, which ``take`` moved past ``number`` before the run: it would keep the value as ``Out`` of
+    the next cell. The counter is put back at once."""
+    moved = number - shell.displayhook.prompt_count
+    if moved == 0:
+        yield
+        return
+    shell.execution_count += moved
+    try:
+        yield
+    finally:
+        shell.execution_count -= moved
