@@ -65,6 +65,24 @@ def _sockets_closed() -> Iterator[None]:
                     "it opens (a with block or its fixture):\n  " + "\n  ".join(found), pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def _remembered_keys_forgotten() -> Iterator[None]:
+    """A key a test gave the redactor (``redact.remember``: a provider built with it, a key typed at a prompt) is
+    forgotten when the test ends. Remembered for the process's life, it held back the end of a later test's text
+    that began like it: under ``pytest -n`` a worker runs a different sequence of files, and ``still going`` lost
+    its ``g`` to a ``gsk_`` key another file had used."""
+    from brute_nb import redact
+
+    with redact._lock:
+        kept = set(redact._given)
+    yield
+    with redact._lock:
+        if redact._given != kept:
+            redact._given.clear()
+            redact._given.update(kept)
+            redact._given_version += 1
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -35,6 +35,7 @@ async def answer(env):
 a = agent().use(SessionLog, path=sys.argv[1]).run(answer)
 a.start("again " + "y" * 50_000)  # one whole turn on disk before the kills begin
 print("ready", flush=True)
+sys.stdin.readline()  # go: every writer is ready, so none writes for long before its kill
 while True:
     a.start("again " + "y" * 50_000)
 """
@@ -75,12 +76,18 @@ def test_a_torn_line_is_repaired_without_loss(tmp_path: Path) -> None:
 def _kill_writers(paths: list[Path], rng: random.Random) -> None:
     """Start a writer on each file, then SIGKILL each at a random moment while its turns are running."""
     root = Path(__file__).resolve().parents[2]
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(p)], cwd=root, stdout=subprocess.PIPE)
-                for p in paths]
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(p)], cwd=root, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE) for p in paths]
     for child in children:
         assert child.stdout is not None
-        child.stdout.readline()  # imports done; turns are running now
+        child.stdout.readline()  # imports done, one turn on disk
+    # Each writer starts its turns only when told, just before its kill: a writer that ran on while the others
+    # started up wrote 650 kB a turn for as long as that took, and on a loaded machine (pytest -n) reading back
+    # those files took the test past its timeout.
     for child in children:
+        assert child.stdin is not None
+        child.stdin.write(b"go\n")
+        child.stdin.close()
         time.sleep(rng.uniform(0.0, 0.03))
         os.kill(child.pid, signal.SIGKILL)
     for child in children:
