@@ -42,7 +42,7 @@ class TokenCount:
 
 async def count_request(provider: Any, body: dict[str, Any]) -> TokenCount:
     """The input tokens of ``body`` (what ``provider.request`` builds) as ``provider`` would send it."""
-    counter = _endpoint(provider)
+    counter = _endpoint(provider, body)
     note = ""
     if counter is not None:
         accepted = _parameters(counter)
@@ -72,15 +72,20 @@ def count_text(text: str) -> tuple[int, str]:
     return tokenizer(text), ESTIMATE if tokenizer is chars_per_four else TIKTOKEN
 
 
-def _endpoint(provider: Any) -> Any:
-    """The SDK's token-count call for this provider's API (``Profile.count_tokens``), or None where it has none."""
+def _endpoint(provider: Any, body: dict[str, Any]) -> Any:
+    """The SDK's token-count call for this provider's API (``Profile.count_tokens``; its beta one for a body with
+    a parameter only the beta call takes), or None where it has none."""
     from brute_nb.providers import profiles
+    from brute_nb.providers.options import beta_only
 
     profile = profiles.of(getattr(provider, "provider", None))
     if profile is None or profile.count_tokens is None or not hasattr(provider, "client"):
         return None
+    path = profile.count_tokens
+    if profile.beta_count_tokens and set(body) & beta_only(profile.kind):
+        path = profile.beta_count_tokens
     call: Any = provider.client
-    for part in profile.count_tokens.split("."):  # the SDK client's path to the call (``messages.count_tokens``)
+    for part in path.split("."):  # the SDK client's path to the call (``messages.count_tokens``)
         call = getattr(call, part, None)
     return call
 

@@ -185,9 +185,14 @@ class FakeProvider:
         return None
 
     def _counted(self, headers: dict[str, str], body: dict[str, Any]) -> Outcome | None:
-        """The token-count endpoint's key check; the body is logged in ``counted`` whatever the answer."""
+        """The token-count endpoint's key check, and its beta check (a beta feature needs its header there too);
+        the body is logged in ``counted`` whatever the answer."""
         with self._lock:
             self.counted.append(body)
+        problems = rules_tools.anthropic_beta(body, headers.get("anthropic-beta", "")) if self.enforce_rules else []
+        if problems:
+            return self._unauthorized("anthropic", headers) or _json(400, error_body("anthropic", 400,
+                                                                                     "; ".join(problems)))
         return self._unauthorized("anthropic", headers)
 
     def _refusal(self, api: str, headers: dict[str, str], body: Any) -> Outcome | None:

@@ -141,3 +141,18 @@ async def test_the_real_sdk_gets_the_real_400_for_a_beta_block_sent_without_its_
                                                          "message": err.value.body["error"]["message"]}}
     assert "mcp_tool_use" in err.value.body["error"]["message"]
     await client.close()
+
+
+async def test_a_requests_tokens_are_counted_under_its_betas(fake_provider: FakeProvider) -> None:
+    """The token-count endpoint refuses a beta feature without its header as ``/v1/messages`` does: a map's cost
+    estimate for rows with the MCP connector is counted by the beta endpoint, exactly, not guessed."""
+    from brute_nb.providers.token_count import ENDPOINT, count_request
+
+    provider = FACTORIES["anthropic"](fake_provider)
+    log = Log()
+    log.user("echo hi")
+    body = provider.request({"messages": log, "tools": [ServerTool("mcp", **MCP).as_adapter()]})
+    counted = await count_request(provider, body)
+    assert (counted.method, counted.note) == (ENDPOINT, "")
+    assert fake_provider.counted[0]["mcp_servers"][0]["name"] == "example-mcp"
+    await provider.aclose()

@@ -42,6 +42,7 @@ ANTHROPIC = Profile(
     structured_output="output_config",
     cache_breakpoints=4,
     count_tokens="messages.count_tokens",
+    beta_count_tokens="beta.messages.count_tokens",
     batch="brute_nb.providers.batches:MESSAGE_BATCHES",
     input_excludes_cache=True,
     # the SDK, its HTTP client's lazy part, the provider; then its trace headers' module, which the SDK imports on

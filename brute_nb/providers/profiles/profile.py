@@ -67,6 +67,9 @@ class Profile:
     """The request field routing one session to one cache (``prompt_cache_key``)."""
     count_tokens: str | None = None
     """``module:attribute`` of its token-count endpoint call; None: a tokenizer or an estimate."""
+    beta_count_tokens: str | None = None
+    """The beta API's token-count call, for a request carrying a parameter only its beta call takes (``betas``,
+    ``mcp_servers``): the plain one would drop them, and the API refuse the features they turn on."""
     batch: str | None = None
     """``module:attribute`` of its batch API (``map(..., batch=True)``); None: it has none."""
     input_excludes_cache: bool = False
