@@ -179,6 +179,7 @@ def anthropic(body: Mapping[str, Any]) -> list[str]:
             if not isinstance(block["cache_control"], Mapping) or block["cache_control"].get("type") != "ephemeral":
                 problems.append(f"{where}.cache_control.type: Input should be 'ephemeral'")
         problems += _anthropic_source(where, block)
+    problems += _tool_result_content(body)
     if marks > MAX_CACHE_BREAKPOINTS:
         problems.append(f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
                         f"Found {marks}.")
@@ -204,6 +205,25 @@ def _anthropic_blocks(body: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[st
             for k, sub in enumerate(inner if isinstance(inner, list) else ()):
                 if isinstance(sub, Mapping):
                     yield f"messages.{i}.content.{j}.content.{k}", sub
+
+
+TOOL_RESULT_BLOCKS = frozenset({"text", "image", "document", "search_result", "tool_reference"})
+"""The blocks a ``tool_result``'s content list takes (``ToolResultBlockParam``'s ``Content``)."""
+
+
+def _tool_result_content(body: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for i, m in enumerate(body.get("messages") or ()):
+        content = m.get("content") if isinstance(m, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            inner = block.get("content") if isinstance(block, Mapping) and block.get("type") == "tool_result" else None
+            for k, sub in enumerate(inner if isinstance(inner, list) else ()):
+                kind = sub.get("type") if isinstance(sub, Mapping) else None
+                if kind not in TOOL_RESULT_BLOCKS:
+                    expected = ", ".join(map(repr, sorted(TOOL_RESULT_BLOCKS)))
+                    problems.append(f"messages.{i}.content.{j}.content.{k}.type: Input tag {kind!r} found does not "
+                                    f"match any of the expected tags: {expected}")
+    return problems
 
 
 def _anthropic_source(where: str, block: Mapping[str, Any]) -> list[str]:

@@ -185,3 +185,16 @@ def test_the_fake_checks_the_parts_of_a_function_output() -> None:
     assert any("'text'" in p for p in request_problems("openai_responses", body({"type": "text", "text": "x"})))
     assert any("image" in p.lower() for p in request_problems("openai_responses", body(
         {"type": "input_image", "image_url": "data:text/plain;base64,YQ==", "detail": "auto"})))
+
+
+def test_the_fake_checks_the_blocks_of_a_tool_result() -> None:
+    """As the Messages API: a tool_result's content holds text, image, document, search_result or tool_reference
+    blocks, not another API's parts."""
+    def body(*blocks: dict[str, Any]) -> dict[str, Any]:
+        return {"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "snap", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": list(blocks)}]}]}
+
+    assert request_problems("anthropic", body(*RESULTS["anthropic"])) == []
+    assert any("'input_file'" in p for p in request_problems("anthropic", body(RESULTS["openai_responses"][1])))
