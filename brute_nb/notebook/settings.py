@@ -164,7 +164,12 @@ def parse_model(spec: str) -> str:
     from brute_nb.providers.aliases import resolve
     from brute_nb.providers.auto import is_provider
 
+    if not isinstance(spec, str):
+        raise SettingsError(f"--model takes PROVIDER:MODEL as text, got {type(spec).__name__}")
     spec = resolve(spec.strip())
+    pasted = profiles.key_like(spec)  # typed, or an alias's target in a hand-edited file
+    if pasted is not None:
+        raise SettingsError(profiles.pasted_key("the --model given", pasted))
     provider, sep, model = spec.partition(":")
 
     if not sep or not is_provider(provider) or not model:
@@ -268,11 +273,20 @@ def parse_base_url(value: str) -> str:
     """An http(s) URL, or ``none`` (also ``off`` or nothing) to clear it: "" is the cleared value."""
     from urllib.parse import urlsplit
 
+    from brute_nb.providers import profiles
+
     text = str(value).strip()
     if text.lower() in ("none", "off", ""):
         return ""
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    pasted = profiles.key_like(text)
+    if pasted is not None:
+        raise SettingsError(profiles.pasted_key("the --base-url given", pasted))
+    try:
+        parts = urlsplit(text)
+        url = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed [IPv6] host
+        url = False
+    if not url or any(c.isspace() or ord(c) < 32 for c in text):  # a line break would split a request's headers
         raise SettingsError(f"--base-url {text!r} is not an http(s) URL; give one like http://localhost:8000/v1, "
                             "or none to clear it")
     return text

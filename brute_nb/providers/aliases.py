@@ -15,6 +15,7 @@ from pathlib import Path
 
 from brute_nb import confine
 from brute_nb.errors import BruteError
+from brute_nb.providers import profiles
 from brute_nb.providers.user_config import config_dir, read_object
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -35,6 +36,9 @@ def load() -> dict[str, str]:
 
 def save(name: str, target: str | None) -> dict[str, str]:
     """Set ``name`` to ``target`` (or remove it when ``target`` is None); returns every alias."""
+    pasted = profiles.key_like(name)
+    if pasted is not None:
+        raise AliasError(profiles.pasted_key("the alias name given", pasted))
     if not NAME.fullmatch(name) or ":" in name:
         raise AliasError(f"alias {name!r}: use letters, digits, '.', '_' or '-' (no ':', which marks a provider)")
     aliases = load()

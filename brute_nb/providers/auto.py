@@ -77,7 +77,12 @@ def auto(model: str | None = None, **options: Any) -> Provider:
     from brute_nb.providers.aliases import resolve
 
     spec = model or os.environ.get("BRUTE_MODEL") or None
+    if spec is not None and not isinstance(spec, str):
+        raise ProviderNotConfiguredError(f"model= takes 'provider:model' text, got {type(spec).__name__}")
     spec = resolve(spec) if spec else None
+    pasted = profiles.key_like(spec)
+    if pasted is not None:  # it would be sent as the model's name and kept in the session
+        raise ProviderNotConfiguredError(profiles.pasted_key("the model given", pasted))
     if spec and ":" in spec and is_provider(spec.split(":", 1)[0]):
         kind, name = spec.split(":", 1)
         return build(kind, name or None, **options)

@@ -128,6 +128,9 @@ def keys_command(words: list[str], ask: Callable[[str], str]) -> str:
     if command not in ("set", "remove") or len(names) != 1:
         raise keys.KeyFileError(keys_usage())
     name = names[0]
+    pasted = profiles.key_like(name)
+    if pasted is not None:
+        raise keys.KeyFileError(profiles.pasted_key(f"the provider name given to keys {command}", pasted))
     known = keyed()
     if name not in known and not (command == "remove" and name in keys.load()):
         raise keys.KeyFileError(f"unknown provider {name!r}; keys are kept for {', '.join(known)}")

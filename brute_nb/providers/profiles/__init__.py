@@ -23,7 +23,8 @@ from typing import Any
 
 from brute_nb.providers.profiles.profile import Profile
 
-__all__ = ["Profile", "builtin", "every", "for_model", "installed", "keyed", "of", "register"]
+__all__ = ["Profile", "builtin", "every", "for_model", "installed", "key_like", "keyed", "of", "pasted_key",
+           "register"]
 
 BUILTIN = ("brute_nb.providers.profiles.anthropic", "brute_nb.providers.profiles.openai",
            "brute_nb.providers.profiles.compatible")
@@ -80,10 +81,18 @@ def of(kind: object) -> Profile | None:
 
 
 def _declared(kind: str) -> Profile | None:
+    """The profile an installed package declares under ``kind``; one that is no ``Profile``, or the profile of
+    another kind (a built-in's, with its key variables and host), is that package's mistake, named: taken as it
+    is, ``-m KIND:...`` would read another vendor's key for this kind's server."""
     from brute_nb import plugins
 
     loaded: Any = plugins.load(plugins.PROFILES, kind)
-    return loaded if isinstance(loaded, Profile) else None
+    if loaded is None or (isinstance(loaded, Profile) and loaded.kind == kind):
+        return loaded
+    package = next((p.distribution for p in plugins.installed(plugins.PROFILES) if p.name == kind), "?")
+    what = f"the profile of kind {loaded.kind!r}" if isinstance(loaded, Profile) else f"a {type(loaded).__name__}"
+    raise plugins.PluginError(f"the {plugins.PROFILES} plugin {kind!r} (installed by {package}) is {what}, not a "
+                              f"Profile of kind {kind!r}: fix or remove that package")
 
 
 def refresh() -> None:
@@ -125,12 +134,39 @@ def secret_variables() -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def for_model(spec: str) -> Profile | None:
-    """The profile a ``--model`` names: its ``KIND:`` prefix, else a bare name's model prefix."""
+def for_model(spec: object) -> Profile | None:
+    """The profile a ``--model`` names: its ``KIND:`` prefix, else a bare name's model prefix (None for anything
+    else, as ``of``)."""
+    if not isinstance(spec, str):
+        return None
     kind, sep, _ = spec.partition(":")
     if sep:
         return of(kind)
     return next((p for p in every() if p.model_prefixes and spec.startswith(p.model_prefixes)), None)
+
+
+KEY_LENGTH = 20
+"""Characters from which a text with a key's prefix is taken for a key (the shortest real ones run past 40)."""
+
+
+def key_like(text: object) -> Profile | None:
+    """The profile whose key ``text`` (or a ``:``-separated part of it) looks like, by its ``key_prefixes``.
+
+    A key pasted where a provider, model, alias or URL goes must be refused without being repeated: it is in no
+    environment and no keys file yet, so the redaction cannot know it, and an error's text stays in the notebook."""
+    if not isinstance(text, str):
+        return None
+    for part in (p.strip() for p in text.split(":")):
+        found = next((p for p in every() if p.key_prefixes and part.startswith(p.key_prefixes)), None)
+        if found is not None and len(part) >= KEY_LENGTH:
+            return found
+    return None
+
+
+def pasted_key(what: str, profile: Profile) -> str:
+    """The words of the error for a key given where ``what`` goes (it is not shown, and was not kept)."""
+    return (f"{what} looks like {profile.title}'s API key, which is never a name: it was not kept and is not shown "
+            f"here. To store the key: %brute keys set {profile.stored_as} (then paste it at the hidden prompt)")
 
 
 def vendor_words() -> frozenset[str]:
