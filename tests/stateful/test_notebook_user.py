@@ -105,8 +105,11 @@ OPTIONS: dict[str, tuple[set[str], str | None, Any]] = {
     "temperature=0.5": ({"chat", "responses"}, "temperature", 0.5),
     "max_tokens=2000": ({"anthropic", "chat"}, "max_tokens", 2000),
     "none": (set(MODELS), None, None),
+    "'betas=[\"compact-2026-01-12\"]'": ({"anthropic"}, None, None),
+    "'extra_headers={\"X-Trace\":\"user-model\"}'": (set(MODELS), None, None),
 }
-"""``-o`` values: the APIs whose SDK takes each, and what the request then carries."""
+"""``-o`` values: the APIs whose SDK takes each, and what the request then carries (a beta flag and an extra
+header are headers: the beta API's call, then every later one of the provider, must go on working)."""
 """Faults the turn gets past: the SDK retries a 429 and a 500 before it hands the reply back, the turn (``RetryReply``)
 the same faults sent mid-stream, on every API, and a cut connection after; both as often as the SDK's default
 ``max_retries``. An invalid request mid-stream is not asked again."""
