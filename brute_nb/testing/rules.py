@@ -156,6 +156,8 @@ def request_problems(api: str, body: Mapping[str, Any], also: frozenset[str] = f
                 + rules_content.openai_responses(body, also))
     if api == "openai_chat":  # a compatible server takes back the parts it sent (Mistral's thinking chunks)
         return openai_chat_problems(body) + rules_tools.tool_choice(api, body) + rules_content.openai_chat(body, also)
+    if api == "anthropic":
+        return anthropic_problems(body) + rules_tools.tool_choice(api, body) + rules_content.anthropic(body, also)
     return CHECKS[api](body) + rules_tools.tool_choice(api, body) + rules_content.problems(api, body)
 
 

@@ -9,7 +9,9 @@ conversation rules stay short to read.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -167,8 +169,42 @@ def _responses_part(where: str, part: Any, allowed: frozenset[str]) -> list[str]
     return []
 
 
-def anthropic(body: Mapping[str, Any]) -> list[str]:
+@cache
+def anthropic_block_kinds() -> frozenset[str]:
+    """The content block kinds a request's messages may hold, as the installed SDK declares them
+    (``BetaContentBlockParam``: the stable kinds and the beta features'); empty without the SDK (nothing refused)."""
+    try:
+        from anthropic.types.beta import BetaContentBlockParam
+    except ImportError:
+        return frozenset()
+    kinds: set[str] = set()
+    pending = [BetaContentBlockParam]
+    while pending:
+        member = pending.pop()
+        pending.extend(typing.get_args(member))
+        hint = (getattr(member, "__annotations__", None) or {}).get("type") if isinstance(member, type) else None
+        kinds.update(re.findall(r"Literal\[['\"](\w+)['\"]\]", str(getattr(hint, "__forward_arg__", hint))))
+    return frozenset(kinds)
+
+
+def _anthropic_kinds(body: Mapping[str, Any], also: frozenset[str]) -> list[str]:
+    """A message block of a kind the API does not take: one it never declared, unless it sent that kind itself."""
+    known = anthropic_block_kinds()
+    if not known:
+        return []
     problems = []
+    for i, m in enumerate(body.get("messages") or ()):
+        content = m.get("content") if isinstance(m, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else ()):
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind not in known and kind not in also:
+                problems.append(f"messages.{i}.content.{j}: Input tag {kind!r} found using 'type' does not match "
+                                "any of the expected tags")
+    return problems
+
+
+def anthropic(body: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
+    problems = _anthropic_kinds(body, also)
     config = body.get("output_config")
     if isinstance(config, Mapping) and config.get("format") is not None:
         problems += _format_problems(config["format"], "output_config.format", named=False)

@@ -96,6 +96,15 @@ def parameter_400(kind: str) -> Fault:
     field = "max_output_tokens" if kind == "responses" else "max_tokens"
     return refused(f"{field} is too large: 999999. This model supports at most 16384 completion tokens, whereas "
                    "you provided 999999.", param=field)
+FUTURE_BLOCKS: dict[str, Callable[[int, str], tuple[dict[str, Any], ...]]] = {
+    "anthropic": lambda n, text: ({"type": "hologram_2031", "id": f"holo_{n}", "frames": [{"t": 0, "data": "AAEC"}]},
+                                  {"type": "text", "text": text}),
+    "responses": lambda n, text: ({"type": "hologram_2031", "id": f"holo_{n}", "status": "completed"},
+                                  {"type": "message", "id": f"msg_holo_{n}", "status": "completed",
+                                   "role": "assistant", "content": [{"type": "output_text", "text": text,
+                                                                     "annotations": []}]}),
+}
+"""A reply holding a block (an output item) of a kind no API has yet, then the text, per API the session speaks."""
 BRUTE_FRAME = re.compile(r'File \\"[^"]*brute_nb/')
 """A traceback frame in brute_nb's own code, as it shows in a request's JSON."""
 RETRIED = {"429", "500", "529", "429-mid-stream", "failed-mid-stream", "cut"}
@@ -485,6 +494,30 @@ class NotebookUser(RuleBasedStateMachine):
         if turn.cells is not None:
             self.cells = list(turn.cells)
 
+    @precondition(lambda self: self.sessions[self.current].kind in FUTURE_BLOCKS)
+    @step()
+    def turn_with_a_provider_block(self) -> None:
+        """The reply carries a block of a kind no API has yet: the turn the API billed ends well, one quiet row names
+        the kind, and the block goes back as it came on the session's next requests (the invariants check that the
+        API takes them). Chat is left out: a compatible server's parts go back to whichever Chat server comes next,
+        and the model switches between two."""
+        count = self.next_count()
+        text = f"reply {count}"
+        blocks = FUTURE_BLOCKS[self.sessions[self.current].kind](count, text)
+        self.world.brain.start(Plan(text))
+        for fake in (self.world.public, self.world.local):
+            fake.add(Reply(blocks=blocks))
+        try:
+            cell = self.world.run(f"%%brute\nprompt {count}")
+        finally:
+            for fake in (self.world.public, self.world.local):
+                fake.script.clear()
+        assert error_problems(cell) == [] and cell.error is None, f"turn {count} failed: {cell.error!r}"
+        assert "provider block: hologram_2031" in cell.text, cell.text[-2000:]
+        assert "Warning" not in cell.text, cell.text[-2000:]
+        saved = [m.content for m in read_session(self.world.session_file(self.current)) if m.role == "assistant"]
+        assert text in saved, f"turn {count}'s reply is not saved"
+
     @step(how=st.sampled_from(("config", "configure", "config-off", "configure-off")))
     def config_local_server(self, how: str) -> None:
         """``base_url`` + ``api_key``: the session's turns go to a local server with the key given for it; ``none``
@@ -588,7 +621,7 @@ class NotebookUser(RuleBasedStateMachine):
     def every_request_is_one_the_api_accepts_with_the_key_of_its_host(self) -> None:
         found = []
         for host, request in self.world.requests():
-            found += key_problems(host, request) + wire_problems(request)
+            found += key_problems(host, request) + wire_problems(request, self.world.sent_kinds(host))
             if BRUTE_FRAME.search(json.dumps(request["json"])):
                 found.append(f"{request['path']} carried a frame of brute_nb's own code (a fix of brute_nb's error)")
         assert found == []
@@ -597,7 +630,7 @@ class NotebookUser(RuleBasedStateMachine):
     def session_files_are_valid_for_every_provider_and_keep_every_message(self) -> None:
         found = []
         for name in SESSIONS:
-            found += session_problems(self.world.session_file(name))
+            found += session_problems(self.world.session_file(name), self.world.sent_kinds())
         assert found == []
         now = file_ids(self.world.sessions)
         assert self.ids <= now, f"{len(self.ids - now)} message(s) lost from the session files"
@@ -880,3 +913,15 @@ def test_a_connection_cut_after_the_tools_ran_is_retried(python: bool) -> None:
     replay(lambda m: m.config_tools(python=python, write=True),
            lambda m: m.turn_with_fault(action="both", after_tools=True, fault="cut", slot=0),
            lambda m: m.turn(session=None, model=None, action="both", slot=0, new=False))
+
+
+def test_a_provider_block_goes_back_on_each_api_and_stays_with_it() -> None:
+    """A block of a kind no API has yet, on Anthropic and then on the Responses API of the same session, each sent
+    back to its own API on the turns after (tools run between) and to neither of the others."""
+    replay(lambda m: m.turn_with_a_provider_block(),
+           lambda m: m.turn(session=None, model=None, action="write", slot=0, new=False),
+           lambda m: m.config_model(model="responses"),
+           lambda m: m.turn_with_a_provider_block(),
+           lambda m: m.turn(session=None, model=None, action="write", slot=1, new=False),
+           lambda m: m.turn(session=None, model="chat", action="text", slot=0, new=False),
+           lambda m: m.turn(session=None, model="anthropic", action="text", slot=1, new=False))

@@ -234,6 +234,11 @@ class World:
         shown += [str(o.data.get("text/plain", "")) for o in captured.outputs]
         return Cell(source, error, ANSI.sub("", "\n".join(shown)))
 
+    def sent_kinds(self, host: str | None = None) -> frozenset[str]:
+        """The block kinds the fakes (or the one of ``host``) sent in replies: their API takes them back."""
+        fakes = {"public": self.public, "local": self.local}
+        return frozenset().union(*(f.sent_kinds for name, f in fakes.items() if host in (None, name)))
+
     def requests(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """The requests the fakes received since the last call, with the fake's name (public or local)."""
         for name, fake in (("public", self.public), ("local", self.local)):
@@ -277,9 +282,10 @@ def key_problems(host: str, request: dict[str, Any]) -> list[str]:
     return []
 
 
-def wire_problems(request: dict[str, Any]) -> list[str]:
-    """What the API would refuse the request for: an orphan result, an unanswered call, a bad id, ..."""
-    return [f"{request['path']}: {p}" for p in request_problems(request["api"], request["json"])]
+def wire_problems(request: dict[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
+    """What the API would refuse the request for: an orphan result, an unanswered call, a bad id, ...; ``also``:
+    the block kinds its host sent in replies (an API takes back what it sent)."""
+    return [f"{request['path']}: {p}" for p in request_problems(request["api"], request["json"], also)]
 
 
 def file_ids(folder: Path) -> set[str]:
@@ -300,9 +306,9 @@ def file_ids(folder: Path) -> set[str]:
     return ids
 
 
-def session_problems(path: Path) -> list[str]:
+def session_problems(path: Path, also: frozenset[str] = frozenset()) -> list[str]:
     """The session file as it stands is one every provider would accept (after the turn's prompt), with no torn line
-    and no call left without its result."""
+    and no call left without its result; ``also``: the block kinds the providers sent in replies."""
     from brute_nb.message import Message
     from brute_nb.providers.anthropic import AnthropicMessages
     from brute_nb.providers.openai import OpenAIChat, OpenAIResponses
@@ -319,7 +325,8 @@ def session_problems(path: Path) -> list[str]:
     for api, provider in (("anthropic", AnthropicMessages("claude-fake", api_key="k")),
                           ("openai_chat", OpenAIChat("gpt-fake", api_key="k")),
                           ("openai_responses", OpenAIResponses("gpt-fake", api_key="k"))):
-        found += [f"{path.name} as {api}: {p}" for p in request_problems(api, provider.request({"messages": log}))]
+        found += [f"{path.name} as {api}: {p}"
+                  for p in request_problems(api, provider.request({"messages": log}), also)]
     return found
 
 

@@ -109,6 +109,10 @@ def test_the_fake_takes_back_the_kinds_it_sent_and_refuses_others() -> None:
     assert any("'hologram'" in p for p in request_problems("openai_responses", body))
     assert any("'output_hologram'" in p for p in request_problems("openai_responses", body))
     assert request_problems("openai_responses", body, also=frozenset({"hologram", "output_hologram"})) == []
+    body = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"},
+                                                        {"role": "assistant", "content": FUTURE_ANTHROPIC}]}
+    assert any("'hologram'" in p for p in request_problems("anthropic", body))
+    assert request_problems("anthropic", body, also=frozenset({"hologram"})) == []
 
 
 async def test_mcp_tool_use_shows_as_a_tool_the_provider_ran() -> None:
