@@ -55,3 +55,33 @@ def test_a_code_reply_goes_to_the_next_prompt_in_a_terminal(capsys: pytest.Captu
     shell = notebook_shell()
     insert_reply_code(shell, {"messages": log})  # type: ignore[typeddict-item]
     assert "in a new cell below" in capsys.readouterr().out
+
+
+def test_a_provider_block_is_one_quiet_line_in_a_terminal() -> None:
+    """A reply holding a block of a kind brute_nb does not read shows it as the cell does, one line naming the kind
+    (issue 42 §1); the kind is the API's text, printed as it is, never read as rich markup."""
+    import io
+
+    from rich.console import Console
+
+    from brute_nb.notebook.views.terminal import TerminalView
+    from brute_nb.transports.anthropic import Anthropic
+
+    out = io.StringIO()
+    view = TerminalView(console=Console(file=out, width=100, color_system=None))
+    reply = Anthropic.wrap_one({"role": "assistant", "content": [
+        {"type": "hologram_2031", "id": "holo_1"}, {"type": "[bold]odd[/bold]"}, {"type": "text", "text": "Done."}]})
+    view.model.on_message({}, reply)
+    printed = out.getvalue()
+    assert "provider block: hologram_2031" in printed and "provider block: [bold]odd[/bold]" in printed, printed
+    assert printed.index("provider block: hologram_2031") < printed.index("Done."), printed
+    out = io.StringIO()
+    view = TerminalView(console=Console(file=out, width=100, color_system=None))
+    view.model.on_delta({}, {"text": "Done."})  # streamed: the reply's blocks are known once it has come
+    view.model.on_message({}, reply)
+    printed = out.getvalue()
+    assert printed.index("Done.") < printed.index("provider block: hologram_2031"), printed
+    quiet = io.StringIO()
+    view = TerminalView(quiet=True, console=Console(file=quiet, width=100, color_system=None))
+    view.model.on_message({}, reply)
+    assert "provider block" not in quiet.getvalue()

@@ -18,7 +18,7 @@ from typing import Any
 from brute_nb.notebook.views import render
 from brute_nb.notebook.views.tool_row import ToolView
 from brute_nb.notebook.views.tool_text import LINE_STYLE, tool_line
-from brute_nb.notebook.views.turn_model import TurnModel
+from brute_nb.notebook.views.turn_model import TurnModel, provider_blocks
 
 
 def is_terminal(shell: Any = None) -> bool:
@@ -59,10 +59,15 @@ class TerminalView:
         """The model took an event (``TurnModel.watch``): the reply streams, a tool call ends in one line."""
         if event == "reply":
             with self._print_lock:
-                if self._region is None and item.content:
-                    self._text = str(item.content)  # a provider that did not stream
-                    self._start_region()
+                streamed = self._region is not None
+                if not streamed:
+                    self._provider_blocks(item)  # before the text, where the cell shows them
+                    if item.content:
+                        self._text = str(item.content)  # a provider that did not stream
+                        self._start_region()
                 self._end_region()
+                if streamed:
+                    self._provider_blocks(item)  # the reply says what else it held only once its text has streamed
         elif event == "text":
             with self._print_lock:
                 self._text += item
@@ -128,6 +133,13 @@ class TerminalView:
             self._region.stop()
             self._region = None
         self._text = ""
+
+    def _provider_blocks(self, reply: Any) -> None:
+        """A line for each kind of block the reply held that brute_nb does not read (``turn_model.provider_blocks``),
+        as quiet as the cell's row."""
+        if not self.quiet:
+            for kind in provider_blocks(getattr(reply, "meta", None) or {}):
+                self._line(f"provider block: {kind}", "dim")
 
     def _line(self, text: str, style: str = "") -> None:
         from rich.text import Text
