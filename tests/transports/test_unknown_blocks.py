@@ -233,3 +233,19 @@ def test_chat_parts_go_back_only_while_they_say_what_the_message_says() -> None:
     assert OpenAI.dump(reply)["content"] == sent_back(CHAT_PARTS["a kind no API has yet"])
     edited = reply.replace(content="Something else.")
     assert OpenAI.dump(edited)["content"] == "Something else."
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_responses_value_the_sdk_does_not_know_prints_no_serializer_warning(
+        fake_provider: FakeProvider, stream: bool, tmp_path: Any) -> None:
+    """The Responses API's side of issue 42 §5: an annotation of a kind no SDK lists yet inside a known message
+    item, streamed or not, is kept as sent and dumps without a pydantic "serializer warnings" UserWarning."""
+    items = [{"type": "message", "id": "msg_map1", "status": "completed", "role": "assistant", "content": [
+        {"type": "output_text", "text": "Paris.", "annotations": [
+            {"type": "map_citation", "start_index": 0, "end_index": 5, "latitude": 48.85}]}]}]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reply, later = await two_turns(fake_provider, "openai_responses", items, stream, tmp_path / "s.jsonl")
+    assert serializer_warnings(caught) == []
+    assert reply.content == "Paris."
+    assert ResponsesItems.dump(reply) == sent_back(items)  # the new annotation's own field (latitude) included
