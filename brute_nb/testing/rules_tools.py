@@ -78,14 +78,17 @@ MCP_BETA = "mcp-client-2025-11-20"
 ADVISOR_BETA = "advisor-tool-2026-03-01"
 BETA_ONLY: dict[str, str] = {
     "mcp_servers": MCP_BETA, "mcp_toolset": MCP_BETA, "mcp_tool_use": MCP_BETA, "mcp_tool_result": MCP_BETA,
-    "advisor_20260301": ADVISOR_BETA, "advisor_tool_result": ADVISOR_BETA, "compaction": "compact-2026-01-12"}
+    "advisor_20260301": ADVISOR_BETA, "advisor_tool_result": ADVISOR_BETA, "compaction": "compact-2026-01-12",
+    "compact_20260112": "compact-2026-01-12", "clear_tool_uses_20250919": "context-management-2025-06-27",
+    "clear_thinking_20251015": "context-management-2025-06-27"}
 """What the API takes only under a beta header (a request parameter, a tool type, a content block type: the ones
 only ``anthropic.types.beta``'s request types declare), and the beta each one's documentation names."""
 
 
 def anthropic_beta(body: Mapping[str, Any], beta_header: str) -> list[str]:
     """A beta feature without its ``anthropic-beta`` header is refused as the plain API refuses what it does not
-    know (an extra input, a tag it does not expect), wherever it is: a parameter, a tool, a block sent back; and
+    know (an extra input, a tag it does not expect), wherever it is: a parameter, a tool, a block sent back, a
+    context edit; and
     each MCP toolset names one of the request's servers."""
     sent = {b.strip() for b in beta_header.split(",")}
     problems = [f"{key}: Extra inputs are not permitted ({_needs(key)})" for key in body
@@ -100,6 +103,12 @@ def anthropic_beta(body: Mapping[str, Any], beta_header: str) -> list[str]:
         problems += [f"messages.{i}.content.{j}: Input tag {b['type']!r} found using 'type' does not match any of "
                      f"the expected tags ({_needs(b['type'])})" for j, b in enumerate(blocks)
                      if b.get("type") in BETA_ONLY and BETA_ONLY[str(b["type"])] not in sent]
+    edits = body.get("context_management")
+    edits = edits.get("edits") if isinstance(edits, Mapping) else None
+    problems += [f"context_management.edits.{k}.type: Input tag {e['type']!r} found using 'type' does not match "
+                 f"any of the expected tags ({_needs(e['type'])})"
+                 for k, e in enumerate(edits if isinstance(edits, list) else ())
+                 if isinstance(e, Mapping) and e.get("type") in BETA_ONLY and BETA_ONLY[str(e["type"])] not in sent]
     if problems:
         return problems
     names = {s.get("name") for s in body.get("mcp_servers") or () if isinstance(s, Mapping)}

@@ -156,3 +156,25 @@ async def test_a_requests_tokens_are_counted_under_its_betas(fake_provider: Fake
     assert (counted.method, counted.note) == (ENDPOINT, "")
     assert fake_provider.counted[0]["mcp_servers"][0]["name"] == "example-mcp"
     await provider.aclose()
+
+
+@pytest.mark.parametrize(("edit", "beta"), [("clear_tool_uses_20250919", "context-management-2025-06-27"),
+                                            ("clear_thinking_20251015", "context-management-2025-06-27"),
+                                            ("compact_20260112", "compact-2026-01-12")])
+async def test_context_management_is_sent_with_the_beta_of_each_edit(fake_provider: FakeProvider, edit: str,
+                                                                     beta: str) -> None:
+    """``-o context_management=...`` alone: each edit's own beta comes with it (the user need not know its name)."""
+    from brute_nb.providers.auto import build
+
+    fake_provider.add("ok")
+    provider = build("anthropic", "claude-fake", base_url=fake_provider.base_url, api_key=fake_provider.api_key,
+                     max_retries=0, context_management={"edits": [{"type": edit}]})
+    await tool_agent(provider, []).astart("x")
+    assert betas(fake_provider.requests[0]) == [beta]
+
+
+def test_the_fake_refuses_a_context_edit_without_its_beta() -> None:
+    body = {"context_management": {"edits": [{"type": "clear_thinking_20251015"}, {"type": "compact_20260112"}]}}
+    problems = anthropic_beta(body, "context-management-2025-06-27")
+    assert [p.split(":")[0] for p in problems] == ["context_management.edits.1.type"]
+    assert anthropic_beta(body, "context-management-2025-06-27,compact-2026-01-12") == []

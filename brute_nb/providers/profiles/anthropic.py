@@ -5,6 +5,8 @@ from __future__ import annotations
 from brute_nb.providers.profiles.profile import Profile
 
 MCP_CONNECTOR = "mcp-client-2025-11-20"
+CONTEXT_EDITING = "context-management-2025-06-27"
+COMPACTION = "compact-2026-01-12"
 
 ANTHROPIC = Profile(
     kind="anthropic",
@@ -31,11 +33,13 @@ ANTHROPIC = Profile(
     options_call=("anthropic.resources.messages", "AsyncMessages", "messages.create"),
     beta_options_call=("anthropic.resources.beta.messages", "AsyncMessages", "beta.messages.create"),
     # The beta features brute_nb sends or sends back: the MCP connector (its servers, its toolset, the blocks it
-    # answers with), the advisor tool and its results, server-side compaction's blocks; each only in
-    # anthropic.types.beta, each under the AnthropicBetaParam its documentation names.
+    # answers with), the advisor tool and its results, context editing's edits, server-side compaction's edit and
+    # blocks; each only in anthropic.types.beta, each under the AnthropicBetaParam its documentation names.
     betas=(("mcp_servers", MCP_CONNECTOR), ("mcp_toolset", MCP_CONNECTOR), ("mcp_tool_use", MCP_CONNECTOR),
            ("mcp_tool_result", MCP_CONNECTOR), ("advisor_20260301", "advisor-tool-2026-03-01"),
-           ("advisor_tool_result", "advisor-tool-2026-03-01"), ("compaction", "compact-2026-01-12")),
+           ("advisor_tool_result", "advisor-tool-2026-03-01"), ("clear_tool_uses_20250919", CONTEXT_EDITING),
+           ("clear_thinking_20251015", CONTEXT_EDITING), ("compact_20260112", COMPACTION),
+           ("compaction", COMPACTION)),
     model_prefixes=("claude",),
     attachment_api="anthropic",
     server_tools_api="anthropic",
