@@ -53,6 +53,7 @@ from brute_nb.testing import (
 from tests.stateful.watchdog import bounded
 from tests.stateful.world import (
     CELLS,
+    ENV_KEYS,
     LOCAL_KEY,
     MODELS,
     SUB,
@@ -63,6 +64,7 @@ from tests.stateful.world import (
     file_ids,
     key_problems,
     notebook_cells,
+    saving,
     session_problems,
     wire_problems,
     write_notebook,
@@ -228,6 +230,8 @@ class NotebookUser(RuleBasedStateMachine):
         errors (a provider fault, an interrupted turn) are passed over: no model can fix them."""
         self.defined: set[str] = set()
         """What the user defined for later cells: ``Answer`` (a schema), ``df`` (a frame to map over)."""
+        self.hostile_rows = False
+        """Whether ``df`` is the hostile one (``user_defines``)."""
         self.spans: Any = None
         """The exporter of the tracer provider the user set (tracing on), or None (off)."""
         self.steps: list[str] = []
@@ -386,6 +390,14 @@ class NotebookUser(RuleBasedStateMachine):
         whatever the workspace root."""
         self.agent_turn("", f"cell-{op}", slot)
 
+    @step(op=st.sampled_from(("edit", "insert", "run")), slot=st.integers(0, 2))
+    def cell_turn_during_a_save(self, op: str, slot: int) -> None:
+        """The user saves the notebook (Ctrl+S) as the agent's cell turn starts: Jupyter writes the file in place, so
+        for a moment it is cut short beside its ``.~`` copy. The turn reads the whole notebook, as if no save were
+        under way (``cell_tools.saved``)."""
+        with saving(self.world.notebook, self.cells):
+            self.agent_turn("", f"cell-{op}", slot)
+
     @step(over=st.booleans())
     def estimate(self, over: bool) -> None:
         """``--estimate`` sends nothing: with ``--over`` it prices the map, without it is refused in one line."""
@@ -533,13 +545,19 @@ class NotebookUser(RuleBasedStateMachine):
         self.sessions[self.current].kind = "chat"
         self.sessions[self.current].priced = False
 
-    @step(what=st.sampled_from(("Answer", "df")))
+    @step(what=st.sampled_from(("Answer", "df", "df-hostile")))
     def user_defines(self, what: str) -> None:
+        """A schema, or a frame to map over; ``df-hostile`` holds what a frame loaded from someone's file may (the
+        hostile table's frames section): braces that read like a template, markup, the user's own key."""
         if what == "Answer":
             self.ok("from pydantic import BaseModel\n\nclass Answer(BaseModel):\n    value: int")
-        else:
+        elif what == "df":
             self.ok("import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3]})")
-        self.defined.add(what)
+        else:
+            self.ok("import os\nimport pandas as pd\ndf = pd.DataFrame({'x': ['{x} {row}', '<b>markup</b>', "
+                    "os.environ['ANTHROPIC_API_KEY']]})")
+        self.hostile_rows = what == "df-hostile" or (self.hostile_rows and what != "df")
+        self.defined.add(what.split("-")[0])
 
     @precondition(lambda self: "Answer" in self.defined)
     @step()
@@ -582,6 +600,10 @@ class NotebookUser(RuleBasedStateMachine):
         answered = [reply == f"row answer {count}" for reply in result["reply"]]
         assert len(result) == 3 and any(answered), result
         assert all(answered), result.to_dict()
+        if self.hostile_rows:  # a row quoting the key: no request body, no frame, no row session holds it
+            bodies = json.dumps([r["json"] for fake in (self.world.public, self.world.local) for r in fake.requests])
+            assert ENV_KEYS["anthropic"] not in bodies + result.to_string(), "a row's key left the kernel"
+            assert "{x} {row}" in bodies, "a row's braces were read as a template"
 
     @step(on=st.booleans())
     def tracing(self, on: bool) -> None:
@@ -925,3 +947,17 @@ def test_a_provider_block_goes_back_on_each_api_and_stays_with_it() -> None:
            lambda m: m.turn(session=None, model=None, action="write", slot=1, new=False),
            lambda m: m.turn(session=None, model="chat", action="text", slot=0, new=False),
            lambda m: m.turn(session=None, model="anthropic", action="text", slot=1, new=False))
+
+
+@pytest.mark.parametrize("op", ["edit", "insert", "run"])
+def test_a_cell_turn_during_a_save_acts_on_the_whole_notebook(op: str) -> None:
+    """A person's Ctrl+S as the agent's cell turn starts (Jupyter writes the notebook in place): the turn acts on
+    the whole notebook, and a later undo puts back what the user had."""
+    replay(lambda m: m.config_tools(python=False, write=True, cells=True),
+           lambda m: m.cell_turn_during_a_save(op=op, slot=1),
+           lambda m: m.undo())
+
+
+def test_a_map_over_a_hostile_frame_sends_its_rows_as_text_and_no_key() -> None:
+    replay(lambda m: m.user_defines(what="df-hostile"), lambda m: m.map_over_rows(fault=None),
+           lambda m: m.map_over_rows(fault="429"))

@@ -15,6 +15,7 @@ thread's imports) is kept; none of the invariants depends on it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -259,6 +260,39 @@ def write_notebook(path: Path, cells: list[tuple[str, str]]) -> None:
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells])
     path.write_text(nbformat.writes(nb))
+
+
+@contextlib.contextmanager
+def saving(path: Path, cells: list[tuple[str, str]], hold: float = 0.3) -> Iterator[None]:
+    """A person's Ctrl+S while the block runs: Jupyter Server's own save of ``cells`` (``atomic_writing``: the old
+    bytes aside as ``.~name``, the file truncated and written again), held half-way for ``hold`` s."""
+    import nbformat
+    import nbformat.v4
+    from jupyter_server.services.contents.fileio import atomic_writing
+
+    text = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, id=cell_id)
+                                                           for cell_id, source in cells]))
+    cut, finish = threading.Event(), threading.Event()
+
+    def save() -> None:
+        with atomic_writing(str(path)) as f:
+            f.write(text[: len(text) // 2])
+            f.flush()
+            cut.set()
+            finish.wait(30)
+            f.write(text[len(text) // 2:])
+
+    saver = threading.Thread(target=save, daemon=True)
+    saver.start()
+    assert cut.wait(30), "the save never began"
+    timer = threading.Timer(hold, finish.set)
+    timer.start()
+    try:
+        yield
+    finally:
+        finish.set()
+        timer.cancel()
+        saver.join(30)
 
 
 def notebook_cells(path: Path) -> list[tuple[str, str]]:
