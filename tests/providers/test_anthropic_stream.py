@@ -16,7 +16,8 @@ from brute_nb.providers.anthropic_stream import StreamedReply
 from brute_nb.testing import FakeProvider, call
 from brute_nb.testing import Reply as Scripted
 from brute_nb.transports.anthropic import message_from
-from tests.transports.recorded_blocks import ANTHROPIC
+from brute_nb.transports.blocks import clean
+from tests.transports.recorded_blocks import ANTHROPIC, FUTURE_ANTHROPIC, NEW_ANTHROPIC
 
 SEARCH = {"name": "web_search", "arguments": {"query": "capital of France"},
           "result": [{"type": "web_search_result", "url": "https://example.org/paris", "title": "Paris",
@@ -189,3 +190,31 @@ def test_waiting_for_the_schema_build_leaves_the_event_loop_running() -> None:
         release.cancel()
     assert order == ["other turn ran", "built"]
     assert not anthropic_stream.BUILD_LOCK.locked()
+
+
+@pytest.mark.parametrize("name", [*NEW_ANTHROPIC, "a kind no API has yet"])
+def test_blocks_of_beta_and_new_kinds_add_up_as_the_beta_helper_builds_them(fake_provider: FakeProvider,
+                                                                           name: str) -> None:
+    """The MCP connector's blocks, a compaction (its summary in a ``compaction_delta``) and a block of a kind no API
+    has yet, streamed by the fake in their SSE shapes: ``StreamedReply`` adds them up to what the SDK's beta helper
+    (the one that knows these kinds) builds, as the request sends them back (``blocks.clean``)."""
+    import warnings
+
+    blocks = NEW_ANTHROPIC.get(name, FUTURE_ANTHROPIC)
+    fake_provider.add(Scripted(blocks=tuple(blocks)), Scripted(blocks=tuple(blocks)))
+    request: dict[str, Any] = {"model": "claude-fake", "max_tokens": 64,
+                               "messages": [{"role": "user", "content": "go"}]}
+    reply = StreamedReply()
+    with anthropic.Anthropic(base_url=fake_provider.base_url, api_key=fake_provider.api_key,
+                             max_retries=0) as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the helper's own dump of a kind it does not know (issue 42 §5)
+            with client.beta.messages.stream(**request) as stream:
+                helper = stream.get_final_message().model_dump(mode="json", warnings=False)
+        with client.messages.create(**request, stream=True) as events:
+            for event in events:
+                reply.add(event)
+    ours = reply.data()
+    assert ours is not None
+    assert [clean(b) for b in _comparable(ours)["content"]] == [clean(b) for b in _comparable(helper)["content"]]
+    assert [clean(b) for b in ours["content"]] == [clean(b) for b in blocks]
