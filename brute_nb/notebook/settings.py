@@ -9,6 +9,7 @@ is accepted or refused, with the same message, whichever way it came (``tests/no
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,6 +251,30 @@ def parse_root(value: str | Path) -> Path:
     return root.resolve()
 
 
+def parse_notebook(value: Any) -> str:
+    """The notebook this kernel runs, as the user names it (any folder: it is theirs), or "" to find it again.
+
+    Its ``<stem>.brute`` folder beside it holds every session and map run, so a name no system takes, or a folder
+    named instead of the notebook (whose sessions would go beside that folder, into its parent), is refused here,
+    by name, not found later as a ``ValueError`` inside a turn or a run."""
+    text = str(value).strip()
+    if not text:
+        return ""
+    shown = repr(text if len(text) <= 60 else text[:60] + "...")
+    path = Path(text).expanduser()
+    try:
+        os.stat(path)
+    except FileNotFoundError:  # not saved yet (its folder, too): the first session makes what it needs
+        return text
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"notebook={shown} cannot name a file ({type(exc).__name__}: "
+                            f"{getattr(exc, 'strerror', None) or exc})") from None
+    if path.is_dir():
+        raise SettingsError(f"notebook={shown} is a folder: name the notebook file in it (like {text.rstrip('/')}"
+                            "/analysis.ipynb)")
+    return text
+
+
 def parse_replay(value: str | Path) -> Path:
     """A cassette to replay: an existing file (a missing one would only fail at the first turn)."""
     path = Path(value).expanduser().resolve()
@@ -312,7 +337,7 @@ def _pairs_text(value: Any) -> Any:
 
 
 PARSERS: dict[str, Callable[[Any], Any]] = {
-    "notebook": str,
+    "notebook": parse_notebook,
     "model": lambda v: parse_model(str(v)),
     "tools": parse_tools,
     "system": str,

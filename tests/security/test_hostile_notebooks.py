@@ -24,6 +24,7 @@ from brute_nb.notebook.kernel_tools.notebook_tools import Notebook, insert_cell
 from brute_nb.tools import Adapter, use_env
 from tests.security.hostile import NOTEBOOKS, Case
 from tests.security.hostile.notebooks import WHOLE
+from tests.security.hostile.paths import NAMES, make_outside
 from tests.security.test_hostile_paths import bounded, tool_env
 
 NAME = "nb.ipynb"
@@ -110,3 +111,32 @@ def test_a_save_that_never_ends_is_waited_for_then_named(tmp_path: Path, reader:
     assert aside.read_bytes() == WHOLE
     if reader not in QUIET:
         assert isinstance(result, NotebookFileError) and aside.name in str(result), result
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in NAMES])
+def test_the_notebook_setting_refuses_a_name_no_file_can_have(tmp_path: Path, case: Case,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%brute config notebook=PATH`` (``brute_nb.configure(notebook=...)``) names where every session and map run
+    is kept (``<stem>.brute`` beside it): a way out of the folder is the user's to choose, but a name no file can
+    have is refused by name when it is set, not a ``ValueError`` at the next turn or run."""
+    from brute_nb.errors import SettingsError
+    from brute_nb.notebook.settings import parse_notebook
+
+    monkeypatch.chdir(tmp_path)
+    value = case.data(make_outside(tmp_path))
+    if "bad-name" in case.tags:
+        with pytest.raises(SettingsError, match="notebook="):
+            parse_notebook(value)
+    else:
+        assert parse_notebook(value) == value
+
+
+def test_the_notebook_setting_refuses_a_folder(tmp_path: Path) -> None:
+    """A folder named instead of the notebook in it would keep its sessions beside that folder, in its parent."""
+    from brute_nb.errors import SettingsError
+    from brute_nb.notebook.settings import parse_notebook
+
+    with pytest.raises(SettingsError, match="is a folder"):
+        parse_notebook(str(tmp_path))
+    assert parse_notebook(str(tmp_path / "nb.ipynb")) == str(tmp_path / "nb.ipynb")
+    assert parse_notebook(str(tmp_path / "not-yet" / "nb.ipynb")).endswith("nb.ipynb")
