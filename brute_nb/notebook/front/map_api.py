@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from brute_nb.map import context as contexts
+from brute_nb.map.pandas_hook import register_with_pandas
 
 if TYPE_CHECKING:
     from brute_nb.map import compare, estimate, map
@@ -42,6 +43,7 @@ def kernel_context() -> MapContext:
 
 def install() -> None:
     contexts.drive(kernel_context)
+    register_with_pandas()  # df.brute as soon as the notebook has pandas, which %load_ext does not import
 
 
 def __getattr__(name: str) -> Any:
