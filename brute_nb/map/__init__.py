@@ -11,7 +11,8 @@ agent turn), ``local`` / ``cluster`` (the engines), ``progress``, ``api`` (the p
 and ``forecast`` (its cost before it runs), ``comparison`` (the same work on other models).
 
 Names load on first use (PEP 562), so the notebook can hand its context to ``context`` at ``%load_ext`` without
-importing pandas; the first of the engine's functions to load registers the pandas accessor (``df.brute``).
+importing pandas; the pandas accessor (``df.brute``) comes with pandas' import there (``pandas_hook``), and with
+the first of the engine's functions to load anywhere.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -1,8 +1,8 @@
 """``df.brute.map(template, ...)``: the same run as ``brute_nb.map(template, df, ...)``, as a pandas accessor
 (``df.brute.estimate(template, ...)``: its cost first, as ``brute_nb.estimate``).
 
-Registered with the engine's first public function (any use of ``brute_nb.map``, ``estimate`` or ``compare``, or
-``%%brute --over``), so ``%load_ext brute_nb`` never imports pandas.
+Registered when pandas is imported in a kernel with the extension loaded (``pandas_hook``), or with the engine's
+first public function elsewhere; ``%load_ext brute_nb`` never imports pandas for it.
 """
 
 from __future__ import annotations
