@@ -318,16 +318,34 @@ which grows with every cell the kernel runs, so a notebook run again in the same
 with other numbers (``%brute fix``'s report, ``--context``, the notebook tool's list)."""
 
 
-def without_cell_numbers(value: Any) -> Any:
-    """``value`` (a request) with every cell label's number in its text replaced by ``n``: a replay matches the same
-    conversation whatever the kernel counted to before it (Run All twice in one kernel)."""
+def each_text(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (a request) with ``change`` applied to every string in it."""
     if isinstance(value, str):
-        return CELL_NUMBER.sub(r"\1 [n]", value)
+        return change(value)
     if isinstance(value, dict):
-        return {k: without_cell_numbers(v) for k, v in value.items()}
+        return {k: each_text(v, change) for k, v in value.items()}
     if isinstance(value, list):
-        return [without_cell_numbers(v) for v in value]
+        return [each_text(v, change) for v in value]
     return value
+
+
+def without_cell_numbers(text: str) -> str:
+    """``text`` with every cell label's number replaced by ``n``: a replay matches the same conversation whatever
+    the kernel counted to before it (Run All twice in one kernel)."""
+    return CELL_NUMBER.sub(r"\1 [n]", text)
+
+
+TEXT_DTYPE = re.compile(r"\bstr\b")
+SPACES = re.compile(r"[ \t]+")
+
+
+def without_dtype_spelling(text: str) -> str:
+    """``text`` with pandas 3's name of a text column's dtype, ``str``, read as pandas 2's, ``object`` (the declared
+    minimum is 2.2), and every run of spaces as one (pandas pads a dtype listing to its longest name): the same
+    frame, described by either release (``%brute fix``'s values, the ``variables`` tool, a Series' repr), is the
+    same conversation. The word is read so wherever it stands, on both sides alike, so only requests that differ by
+    that word and by spacing alone are taken as one."""
+    return SPACES.sub(" ", TEXT_DTYPE.sub("object", text))
 
 
 def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> str:
@@ -339,9 +357,11 @@ def mismatch(recorded: dict[str, Any], method: str, path: str, sent: JSON) -> st
         return "" if expected == sent else _diff(expected, sent)
     # Cache marks change the bill, not the conversation: a cassette recorded without them still matches. The system
     # prompt's <env> block (date, versions, the kernel's frames) differs from run to run and machine to machine.
-    # A cell's execution count is the kernel's, not the conversation's (a second Run All counts on).
-    expected, sent = (without_cell_numbers(without_env(without_marks(r))) for r in (expected, sent))
-    keys = [k for k in CHECKED_FIELDS if expected.get(k) != sent.get(k)]
+    # A cell's execution count is the kernel's, not the conversation's (a second Run All counts on), and so is the
+    # pandas release that names a frame's dtypes (compared alike, but shown as sent: the diff is read by a person).
+    expected, sent = (each_text(without_env(without_marks(r)), without_cell_numbers) for r in (expected, sent))
+    alike = [each_text(r, without_dtype_spelling) for r in (expected, sent)]
+    keys = [k for k in CHECKED_FIELDS if alike[0].get(k) != alike[1].get(k)]
     if not keys:
         return ""
     return "\n".join(f"{k}:\n{_diff(expected.get(k), sent.get(k))}" for k in keys)

@@ -229,3 +229,29 @@ def test_a_cells_execution_count_is_not_part_of_the_recorded_conversation() -> N
     assert mismatch(recorded, "POST", "/v1/messages", again) == ""
     assert mismatch(recorded, "POST", "/v1/messages", request("In [27] raised ValueError")) != ""
     assert mismatch(recorded, "POST", "/v1/messages", request("x in [3] raised KeyError")) != ""
+
+
+def test_a_text_columns_dtype_is_the_same_conversation_on_any_pandas() -> None:
+    """fix_my_error replayed on pandas 2 (the declared minimum): ``%brute fix`` and the ``variables`` tool describe
+    the failing line's frame, whose text column pandas 3 names ``str`` and pandas 2 ``object`` (a dtype listing is
+    padded to its longest name), so the replay refused the recorded turn. Each pair below is one value described
+    on each release (``summarize_value``, ``describe_value``, a Series' repr); a dtype that really changed, or a
+    renamed column, still differs."""
+    from brute_nb.providers.replay import mismatch
+
+    def request(text: str) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+
+    def summary(listing: str) -> str:
+        head = "  unit name  n\n    0         a  1\n    1         b  2"
+        return f"frame = <DataFrame shape=(2, 2)>\n    dtypes:\n{listing}\n    first 5 rows:\n    {head}"
+
+    pandas_3 = [summary("    unit name      str\n    n            int64"), "columns (unit name: str, n: int64)",
+                "0    a\n1    b\nName: unit name, dtype: str"]
+    pandas_2 = [summary("    unit name    object\n    n             int64"), "columns (unit name: object, n: int64)",
+                "0    a\n1    b\nName: unit name, dtype: object"]
+    for new, old in zip(pandas_3, pandas_2, strict=True):
+        recorded = {"method": "POST", "path": "/v1/messages", "request": request(new)}
+        assert mismatch(recorded, "POST", "/v1/messages", request(old)) == ""
+        assert mismatch(recorded, "POST", "/v1/messages", request(old.replace("object", "category"))) != ""
+        assert mismatch(recorded, "POST", "/v1/messages", request(new.replace("unit name", "unit_name"))) != ""
