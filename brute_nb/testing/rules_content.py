@@ -169,6 +169,19 @@ def _responses_part(where: str, part: Any, allowed: frozenset[str]) -> list[str]
     return []
 
 
+def declared_kinds(union: Any) -> frozenset[str]:
+    """The ``type`` literals of the members of an SDK's union of models or TypedDicts (annotations read as written,
+    so a forward reference counts too)."""
+    kinds: set[str] = set()
+    pending = [union]
+    while pending:
+        member = pending.pop()
+        pending.extend(typing.get_args(member))
+        hint = (getattr(member, "__annotations__", None) or {}).get("type") if isinstance(member, type) else None
+        kinds.update(re.findall(r"Literal\[['\"](\w+)['\"]\]", str(getattr(hint, "__forward_arg__", hint))))
+    return frozenset(kinds)
+
+
 @cache
 def anthropic_block_kinds() -> frozenset[str]:
     """The content block kinds a request's messages may hold, as the installed SDK declares them
@@ -177,14 +190,7 @@ def anthropic_block_kinds() -> frozenset[str]:
         from anthropic.types.beta import BetaContentBlockParam
     except ImportError:
         return frozenset()
-    kinds: set[str] = set()
-    pending = [BetaContentBlockParam]
-    while pending:
-        member = pending.pop()
-        pending.extend(typing.get_args(member))
-        hint = (getattr(member, "__annotations__", None) or {}).get("type") if isinstance(member, type) else None
-        kinds.update(re.findall(r"Literal\[['\"](\w+)['\"]\]", str(getattr(hint, "__forward_arg__", hint))))
-    return frozenset(kinds)
+    return declared_kinds(BetaContentBlockParam)
 
 
 def _anthropic_kinds(body: Mapping[str, Any], also: frozenset[str]) -> list[str]:

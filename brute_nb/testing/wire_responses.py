@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
+from brute_nb.testing.rules_content import declared_kinds
 from brute_nb.testing.script import Reply
 from brute_nb.testing.wire import (
     CREATED,
@@ -114,11 +116,25 @@ TOOL_PHASES: dict[str, tuple[str, ...]] = {
 """The status events a provider tool's item streams (``response.<kind>.<phase>``, the SDK's stream event types)."""
 
 
+NEW_KIND_PHASES = ("in_progress", "completed")
+"""The status events of an item of a kind added after the SDK (``response.hologram_2031.in_progress``), as the
+provider tools' items have them; a kind the SDK declares with no status events (``TOOL_PHASES``) goes whole."""
+
+
+@cache
+def output_item_kinds() -> frozenset[str]:
+    """The output item kinds the installed SDK declares (``ResponseOutputItem``)."""
+    from openai.types.responses import ResponseOutputItem
+
+    return declared_kinds(ResponseOutputItem)
+
+
 def _tool_events(emit: Any, index: int, item: Mapping[str, Any]) -> None:
     """A provider tool's item between added and done: its status events, and its arguments, code or a partial
-    image where the API streams them; a kind the fake does not know goes whole (added, then done)."""
+    image where the API streams them; a kind the fake does not know gets the status events every provider tool's
+    item has (``response.<kind>.in_progress``, ``.completed``), which no SDK types yet."""
     kind, at = item["type"], {"item_id": item.get("id"), "output_index": index}
-    phases = TOOL_PHASES.get(kind, ())
+    phases = TOOL_PHASES.get(kind, () if kind in output_item_kinds() else NEW_KIND_PHASES)
     for phase in phases[:-1]:
         emit(f"response.{kind}.{phase}", **at)
     if kind == "mcp_call":

@@ -249,3 +249,14 @@ async def test_a_responses_value_the_sdk_does_not_know_prints_no_serializer_warn
     assert serializer_warnings(caught) == []
     assert reply.content == "Paris."
     assert sent_back(items)[0] in later["input"]  # the new annotation's own field (latitude) included
+
+
+def test_the_fake_streams_a_new_item_kind_with_status_events_no_sdk_types() -> None:
+    """An item of a kind no SDK has yet streams its own ``response.<kind>.*`` events, as the provider tools' items
+    do; the reader must pass over events it does not know (the streamed cases above go through them)."""
+    from brute_nb.testing.wire_responses import responses_sse
+
+    events = "".join(responses_sse({"model": "m"}, Reply(blocks=tuple(FUTURE_RESPONSES)), 1))
+    assert "event: response.hologram.in_progress" in events and "event: response.hologram.completed" in events
+    remote = "".join(responses_sse({"model": "m"}, Reply(blocks=tuple(NEW_RESPONSES["remote mcp"])), 1))
+    assert "response.mcp_list_tools.in_progress" in remote and "response.message." not in remote
