@@ -55,6 +55,11 @@ def check(template: str, columns: Iterable[Any]) -> None:
     if unknown:
         raise SettingsError(f"the template reads {', '.join(unknown)}, which the frame has no column for; columns: "
                             f"{', '.join(sorted(cols)) or '(none)'} (use {{row[\"name\"]}} for any column)")
+    read = columns_read(template, columns)
+    twice = sorted({c for c in read if read.count(c) > 1})
+    if twice:  # a row's prompt would hold whichever came last
+        raise SettingsError(f"the frame has more than one column named {', '.join(repr(c) for c in twice)} (as "
+                            "text), which the template reads: rename them apart (df.columns = [...]) first")
 
 
 def fill(template: str, row: Mapping[str, Any]) -> str:

@@ -145,7 +145,10 @@ def test_a_run_never_reads_or_writes_through_a_planted_path(root: Path, tmp_path
 def _frame(case: Case) -> tuple[pd.DataFrame, str]:
     """The case's frame and a template that reads the hostile part."""
     if "column" in case.tags:
-        return pd.DataFrame({case.data: ["v"]}), "Say {row[" + repr(str(case.data)) + "]}"
+        template = "Say {row[" + repr(str(case.data)) + "]}"
+        if "twice" in case.tags:
+            return pd.DataFrame([["v", "u"]], columns=[case.data, str(case.data)]), template
+        return pd.DataFrame({case.data: ["v"]}), template
     value = case.data.replace("{key}", KEY) if isinstance(case.data, str) else case.data
     return pd.DataFrame({"w": [value]}), "Say {w}"
 
@@ -174,13 +177,15 @@ def test_a_hostile_frame_runs_or_is_refused_before_any_row(root: Path, tmp_path:
         assert isinstance(result, SettingsError), f"{case.expect}: unclear {type(result).__name__}: {result}"
         assert not model.requests, f"{case.expect}: refused only after a row was asked"
         return
-    assert not (set(case.tags) & {"key"})
+    assert "twice" not in case.tags, f"{case.expect}: it ran"
     if entry in RUNS:
         assert not result["error"].notna().any(), f"{case.expect}: {result['error'].tolist()}"
         sent = str(model.requests)
         assert KEY not in sent and KEY not in result.to_string(), case.expect
         if case.id in ("value-a-template", "value-markup", "value-nul"):
             assert repr(case.data)[1:-1] in sent, f"{case.expect}: the value was not sent as written"
+        if "column" in case.tags:
+            assert "Say v" in sent, f"{case.expect}: the column's value was not what was sent"
     if "schema" in case.tags and entry in RUNS:
         assert result[case.data].tolist() == ["x"], case.expect
 

@@ -7,8 +7,9 @@ and what must hold:
 - ``value`` (``data``: a cell's value, ``{key}`` standing for the user's API key): the row runs, and its prompt
   holds the value as text, never expanded again as a template and never with the key; a value that cannot become
   text is a clear error naming its column, before any row is asked;
-- ``column`` (``data``: a column name): a template naming it with ``{row[...]}`` runs, or is a clear error before
-  any row is asked;
+- ``column`` (``data``: a column name): a template naming it with ``{row[...]}`` runs with its value, or is a clear
+  error before any row is asked; with ``twice``, the frame has two columns of that name as a template reads it,
+  and the run is refused (which value a prompt holds would be a guess);
 - ``schema`` (``data``: a field name): a schema with such a field either runs or is refused before any row is asked,
   never failing once the rows are paid for.
 """
@@ -53,6 +54,10 @@ FRAMES: tuple[Case, ...] = (
     Case("column-row", "row", "a column named like the whole-row name", COLUMN),
     Case("column-dunder", "__class__", "a column named like an attribute of every object", COLUMN),
     Case("column-long", "c" * 5000, "a very long column name", COLUMN),
+    Case("column-twice", "w", "two columns of one name, both read: which one a prompt holds is refused, not guessed",
+         COLUMN | {"twice"}),
+    Case("column-number-and-text", 0, "columns 0 and '0', one name as a template reads it: refused, not guessed",
+         COLUMN | {"twice"}),
     *(Case(f"schema-field-{name}", name, f"a schema field named {name!r}, like a column map adds", SCHEMA)
       for name in ("error", "cost", "session", "cached", "input_tokens", "output_tokens")),
     Case("schema-field-reply", "reply", "a schema field named like a plain run's reply column", SCHEMA),
