@@ -149,6 +149,10 @@ def test_a_new_kind_is_one_quiet_row_in_the_cell() -> None:
     assert {meta[NOTICE] for _, meta in rows} == {"note"}
     html = render.notice_bundle(rows[1][0], "note")["text/html"]
     assert "<b>odd" not in html and "&lt;b&gt;odd" in html
+    from brute_nb.notebook.views.transcript_html import segments_html
+
+    panel = segments_html(TurnModel.of([m]).final_segments())  # the chat panel and the exported transcript
+    assert "provider block: hologram" in panel and "<b>odd" not in panel
 
 
 @pytest.mark.parametrize("stream", [True, False])
