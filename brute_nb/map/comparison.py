@@ -68,6 +68,9 @@ def _check(models: Any, tools: str) -> list[str]:
                         f"{[profiles.FAST_MODEL, profiles.model_examples()[1]]}")
     if any(not isinstance(m, str) and not hasattr(m, "label") for m in items):
         problems.append("each model is a 'provider:model' name or a provider (brute_nb.providers.auto(...))")
+    pasted = next((p for p in map(profiles.key_like, items) if p is not None), None)
+    if pasted is not None:  # a model's name heads its columns: the key would show in the frame
+        problems.append(profiles.pasted_key("a model given", pasted))
     if tools not in READ_ONLY_SPECS:
         problems.append(f"tools={tools!r}: compare runs the same turns once per model, so tools that write would "
                         "change your files once for each; use tools='none' or 'read-only'")

@@ -207,3 +207,52 @@ def test_the_everyday_names_still_work(config: Path) -> None:
     assert parse_model("anthropic:claude-haiku-4-5") == "anthropic:claude-haiku-4-5"
     assert profiles.for_model("claude-haiku-4-5") is profiles.of("anthropic")
     assert os.environ["ANTHROPIC_API_KEY"].startswith("sk-ant-")
+
+
+def _map_model(key: str, folder: Path) -> Any:
+    import pandas as pd
+
+    from brute_nb.map.api import map_rows
+    from brute_nb.map.context import MapContext
+
+    return map_rows("Say {w}", pd.DataFrame({"w": ["a"]}), model=key, progress=False,
+                    context=MapContext(sessions=folder / "nb.brute"))
+
+
+def _map_escalate(key: str, folder: Path) -> Any:
+    import pandas as pd
+    import pydantic
+
+    from brute_nb.map.api import map_rows
+    from brute_nb.map.context import MapContext
+
+    schema = pydantic.create_model("Answer", value=(int, ...))
+    return map_rows("Say {w}", pd.DataFrame({"w": ["a"]}), model="anthropic:claude-haiku-4-5", schema=schema,
+                    escalate=[key], progress=False, context=MapContext(sessions=folder / "nb.brute"))
+
+
+def _compare(key: str, folder: Path) -> Any:
+    from brute_nb.map.comparison import compare
+    from brute_nb.map.context import MapContext
+
+    (folder / "nb.brute").mkdir(exist_ok=True)
+    (folder / "nb.brute" / "chat.jsonl").write_text('{"role": "user", "content": "hi"}\n'
+                                                    '{"role": "assistant", "content": "hello"}\n')
+    return compare("chat", models=[f"anthropic:{key}"], context=MapContext(sessions=folder / "nb.brute"))
+
+
+MODEL_NAMES: dict[str, Callable[[str, Path], Any]] = {"map-model": _map_model, "map-escalate": _map_escalate,
+                                                      "compare-models": _compare}
+
+
+@pytest.mark.parametrize("entry", sorted(MODEL_NAMES))
+@pytest.mark.parametrize("kind", sorted(PASTED))
+def test_a_key_given_as_a_runs_model_is_refused_unrepeated(config: Path, tmp_path: Path, entry: str,
+                                                           kind: str) -> None:
+    """``map(model=...)``, ``escalate=[...]`` and ``compare(models=[...])`` name models the frame shows as columns
+    and labels: a key given there is refused before any row or turn, without being repeated."""
+    key = PASTED[kind]
+    with pytest.raises(BruteError) as raised:
+        MODEL_NAMES[entry](key, tmp_path)
+    assert key not in str(raised.value) and "API key" in str(raised.value), raised.value
+    assert key not in written(tmp_path)
