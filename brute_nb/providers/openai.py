@@ -228,6 +228,7 @@ class OpenAIResponses(_OpenAIProvider):
         if not self.stream:
             return wrapped(ResponsesItems, await self.client.responses.create(**kwargs))
         final, shown = None, Paragraphs()  # a new paragraph after a server tool's item, as the message will have it
+        failure: Exception | None = None
         async with await self.client.responses.create(**kwargs) as stream:
             async for event in stream:
                 kind = event.type
@@ -239,8 +240,12 @@ class OpenAIResponses(_OpenAIProvider):
                     emit(env, "reasoning_delta", {"text": event.delta})
                 elif kind in ("response.completed", "response.incomplete"):
                     final = event.response
-                elif kind in ("error", "response.failed"):  # the reply ended in a failure part-way
-                    raise failed(self.provider, event)
+                elif kind in ("error", "response.failed"):
+                    # the reply failed part-way; raised once the stream has ended, since raising here would leave
+                    # the SDK's stream generator suspended, for the garbage collector to close on another task
+                    failure = failed(self.provider, event)
+        if failure is not None:
+            raise failure
         if final is None:
             raise incomplete(self.provider)
         return wrapped(ResponsesItems, final)
