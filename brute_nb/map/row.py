@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from brute_nb import confine
 from brute_nb.agent import Agent
 from brute_nb.cost import format_usd
 from brute_nb.errors import ProviderError
@@ -249,6 +250,9 @@ async def _workspace(ctx: RowContext, job: Job) -> Path | None:
     if not ctx.tools or not ctx.writes:
         return root
     scratch = ctx.spec.scratch / job.key
+    # a scratch folder that links out of the notebook's folder would take the copy of the user's files, and the
+    # row's writes, with it
+    confine.confined(scratch, ctx.spec.home, what=f"the row's scratch folder {scratch}")
     if not scratch.exists() and root is not None:
         await anyio.to_thread.run_sync(lambda: shutil.copytree(
             root, scratch, ignore=shutil.ignore_patterns(*SCRATCH_IGNORE), symlinks=True))

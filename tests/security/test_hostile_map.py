@@ -219,3 +219,35 @@ def test_the_everyday_run_still_works(root: Path) -> None:
                    context=context(root))
     assert out["reply"].tolist() == ["ok"] and Path(out["session"][0]).is_relative_to(root)
     assert os.path.isfile(root / "nb.brute" / "map" / "run.jsonl")
+
+
+@pytest.mark.parametrize("level", ["scratch", "row"])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in PLANTS if c.id == "folder-link-out"])
+def test_a_rows_scratch_copy_is_never_made_through_a_link_out(root: Path, tmp_path: Path, case: Case,
+                                                              level: str) -> None:
+    """With tools that write, a row works in its own copy of the root under ``<run>/scratch/<key>``: that folder, or
+    the scratch folder, linked out of the notebook's folder would take the copy of the user's files, and the row's
+    writes, outside it. The row is refused instead (its error says where), and nothing outside changes."""
+    outside = make_outside(tmp_path)
+    (root / "work").mkdir()
+    (root / "work" / "notes.txt").write_text("the user's notes")
+    df = pd.DataFrame({"w": ["a"]})
+    write = {"id": "c1", "name": "write", "arguments": {"file_path": "out.txt", "content": "x"}}
+    model = Scripted([{"content": "", "tool_calls": [write]}, "done"])
+    spec, _ = settle("Say {w}", df, schema=None, tools="write", model=model, system=None, name="run",
+                     root=root / "work", max_iterations=20, cache=True, backend="local", concurrency=8,
+                     context=context(root))
+    _, jobs = plan(spec, df)
+    where = (spec.scratch / jobs[0].key if level == "row" else spec.scratch) / "planted.txt"
+    where.parent.mkdir(parents=True)
+    where.write_text("")
+    assert isinstance(case.data, Plant)
+    case.data.make(where, outside)
+    before = outside_files(outside)
+
+    result = bounded(lambda: map_rows("Say {w}", df, model=model, name="run", tools="write", root=root / "work",
+                                      progress=False, context=context(root)), tmp_path)
+
+    assert not isinstance(result, BaseException), result
+    assert outside_files(outside) == before, f"{case.expect}: the row's copy or its writes went outside"
+    assert result["error"][0], "the row ran in a folder outside the notebook's"
