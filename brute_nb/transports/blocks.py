@@ -1,14 +1,14 @@
 """A reply's content as the provider sent it, kept block by block so the next request sends it back unchanged.
 
-Anthropic's content blocks and the Responses API's output items carry more than a ``Message`` holds as text and
-tool calls: a server tool's call and its encrypted result (``server_tool_use`` + ``web_search_tool_result``,
+Anthropic's content blocks and the Responses API's output items carry more than a ``Message`` holds as text and tool
+calls: a server tool's call and its encrypted result (``server_tool_use`` + ``web_search_tool_result``,
 ``web_search_call``), text blocks kept apart with their citations, reasoning items with their ids and encrypted
-content; a compatible Chat server's content parts beside its text (Mistral's thinking chunks). The APIs expect them
-back as they came, in order. The invariant kept here: an assistant message whose
-reply could not be rebuilt from its text and calls keeps the reply's blocks in ``meta["blocks"][api]``, and they are
-sent back only while they still say what the message says (the same text, the same calls with the same ids): an
-edited message (``Log.from_frame``), a renamed call id or another API gets the message rebuilt from its fields.
-Pure functions over plain dicts.
+content. The APIs expect them back as they came, in order. (A compatible Chat server's content parts beside its
+text, Mistral's thinking chunks, are kept here too, for the log only: ``transports.openai`` says why.) The invariant
+kept here: an assistant message whose reply could not be rebuilt from its text and calls keeps the reply's blocks in
+``meta["blocks"][api]``, and they are sent back only while they still say what the message says (the same text, the
+same calls with the same ids): an edited message (``Log.from_frame``), a renamed call id or another API gets the
+message rebuilt from its fields. Pure functions over plain dicts.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def stored(message: Any, api: str) -> list[dict[str, Any]] | None:
         return None
     text, calls = READERS[api](blocks)
     mine = [ToolCall.coerce(c) for c in getattr(message, "tool_calls", None) or ()]
-    if text != (message.content or "") or (calls is not None and calls != [(c.id, c.name, c.arguments) for c in mine]):
+    if text != (message.content or "") or calls != [(c.id, c.name, c.arguments) for c in mine]:
         return None
     return [dict(b) for b in blocks]
 
@@ -171,10 +171,5 @@ def chat_text(parts: Iterable[object]) -> str:
     return "".join(out)
 
 
-def chat_says(parts: Sequence[Mapping[str, Any]]) -> tuple[str, None]:
-    """The text a Chat message's content parts hold; its calls are the message's own field, not in the parts."""
-    return chat_text(parts), None
-
-
-READERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], tuple[str, Calls | None]]] = {
-    "anthropic": anthropic_says, "openai_responses": responses_says, "openai_chat": chat_says}
+READERS: dict[str, Callable[[Sequence[Mapping[str, Any]]], tuple[str, Calls]]] = {
+    "anthropic": anthropic_says, "openai_responses": responses_says}

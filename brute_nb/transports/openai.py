@@ -1,15 +1,17 @@
 """OpenAI Chat Completions transport (also OpenAI-compatible servers: Ollama, vLLM, LM Studio, llama.cpp).
 
 Outbound: tool-call arguments are re-encoded as JSON strings (the raw text when the model sent invalid JSON),
-a tool-call-only assistant turn has ``content: null``, tool results are ``tool`` messages, and content is a plain
-string (some compatible servers accept nothing else), except a reply whose server sent it as a list of parts holding
-more than text (Mistral's thinking chunks): those parts go back as they came (``transports.blocks``), while the
-message still says what they say. ``reasoning_content`` is passed back only when a server sent it (DeepSeek-style
-servers require it; OpenAI never sends it).
+a tool-call-only assistant turn has ``content: null``, tool results are ``tool`` messages, and content is always a
+plain string (some compatible servers accept nothing else), a reply that came as parts holding more than text too:
+this transport serves many servers and cannot tell which one sent them, and a part one server sent another refuses.
+``reasoning_content`` is passed back only when a server sent it (DeepSeek-style servers require it; OpenAI never
+sends it).
 
-Inbound: a ChatCompletion, a choice, a ChatCompletionMessage, an accumulated stream, or plain dicts of any of
-these. Arguments are parsed to a dict (never raising); missing tool-call ids get a deterministic one so replayed
-sessions match; model, usage and finish_reason go to ``meta``.
+Inbound: a ChatCompletion, a choice, a ChatCompletionMessage, an accumulated stream, or plain dicts of any of these.
+Content sent as a list of parts is read for its text; parts of other kinds (Mistral's thinking chunks, a kind added
+since) never fail the reply the server billed: they are kept as received in ``meta["blocks"]`` (the session file
+keeps them) and named as provider blocks. Arguments are parsed to a dict (never raising); missing tool-call ids get
+a deterministic one so replayed sessions match; model, usage and finish_reason go to ``meta``.
 """
 
 from __future__ import annotations
@@ -111,9 +113,6 @@ class OpenAI(MessageTransport):
                     {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": encode_arguments(c)}}
                     for c in (ToolCall.coerce(c) for c in calls)
                 ]
-            kept = reply_blocks.stored(message, "openai_chat")
-            if kept is not None:  # a compatible server's own parts (a thinking chunk), in order, as it sent them
-                out["content"] = kept
             reasoning = (getattr(message, "meta", None) or {}).get("reasoning_content")
             if reasoning:
                 out["reasoning_content"] = reasoning
@@ -183,8 +182,8 @@ def message_from(data: Mapping[str, Any], meta: dict[str, JSON]) -> Message:
 
 def keep_parts(meta: dict[str, JSON], parts: list[Mapping[str, Any]]) -> None:
     """Content parts a compatible server sent beside its text (Mistral's thinking chunks, a kind added since): kept
-    to go back as they came, each kind the reader does not know named as a provider block; the server billed the
-    reply, so a part brute_nb cannot read never fails it."""
+    as received in the log (never sent: see the module's docstring), each kind the reader does not know named as a
+    provider block; the server billed the reply, so a part brute_nb cannot read never fails it."""
     reply_blocks.note_unknown(meta, [str(p.get("type")) for p in parts
                                      if not reply_blocks.chat_text_part(p) and p.get("type") != "refusal"])
     meta[reply_blocks.KEY] = {"openai_chat": [reply_blocks.clean(p) for p in parts]}

@@ -105,8 +105,10 @@ FUTURE_BLOCKS: dict[str, Callable[[int, str], tuple[dict[str, Any], ...]]] = {
                                   {"type": "message", "id": f"msg_holo_{n}", "status": "completed",
                                    "role": "assistant", "content": [{"type": "output_text", "text": text,
                                                                      "annotations": []}]}),
+    "chat": lambda n, text: ({"type": "hologram_2031", "id": f"holo_{n}"}, {"type": "text", "text": text}),
 }
-"""A reply holding a block (an output item) of a kind no API has yet, then the text, per API the session speaks."""
+"""A reply holding a block (an output item, a content part) of a kind no API has yet, then the text, per API the
+session speaks."""
 BRUTE_FRAME = re.compile(r'File \\"[^"]*brute_nb/')
 """A traceback frame in brute_nb's own code, as it shows in a request's JSON."""
 RETRIED = {"429", "500", "529", "429-mid-stream", "failed-mid-stream", "cut"}
@@ -510,9 +512,8 @@ class NotebookUser(RuleBasedStateMachine):
     @step()
     def turn_with_a_provider_block(self) -> None:
         """The reply carries a block of a kind no API has yet: the turn the API billed ends well, one quiet row names
-        the kind, and the block goes back as it came on the session's next requests (the invariants check that the
-        API takes them). Chat is left out: a compatible server's parts go back to whichever Chat server comes next,
-        and the model switches between two."""
+        the kind, and the block goes back as it came on the session's next requests to its API (the invariants check
+        that the API takes them); a Chat server's parts stay in the log (the next Chat server may be another)."""
         count = self.next_count()
         text = f"reply {count}"
         blocks = FUTURE_BLOCKS[self.sessions[self.current].kind](count, text)
@@ -935,6 +936,16 @@ def test_a_connection_cut_after_the_tools_ran_is_retried(python: bool) -> None:
     replay(lambda m: m.config_tools(python=python, write=True),
            lambda m: m.turn_with_fault(action="both", after_tools=True, fault="cut", slot=0),
            lambda m: m.turn(session=None, model=None, action="both", slot=0, new=False))
+
+
+def test_a_chat_servers_part_is_never_sent_to_another_server() -> None:
+    """A local server's reply held a part of a new kind; the session then went back to the public host, which
+    refused it (a 400 that also marked the turn's prompt refused, so the next turn failed the same way)."""
+    replay(lambda m: m.config_local_server(how="config"),
+           lambda m: m.turn_with_a_provider_block(),
+           lambda m: m.config_local_server(how="config-off"),
+           lambda m: m.turn(session=None, model=None, action="text", slot=0, new=False),
+           lambda m: m.turn(session=None, model=None, action="text", slot=0, new=False))
 
 
 def test_a_provider_block_goes_back_on_each_api_and_stays_with_it() -> None:

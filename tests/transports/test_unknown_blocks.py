@@ -214,29 +214,25 @@ async def test_a_value_the_sdk_does_not_know_prints_no_serializer_warning(fake_p
 
 @pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize("name", CHAT_PARTS)
-async def test_chat_content_parts_of_new_kinds_are_kept_and_go_back(fake_provider: FakeProvider, name: str,
-                                                                   stream: bool, tmp_path: Any) -> None:
+async def test_chat_content_parts_of_new_kinds_are_kept_and_the_text_goes_back(fake_provider: FakeProvider, name: str,
+                                                                              stream: bool, tmp_path: Any) -> None:
     """A compatible server's reply whose content is a list holding a part brute_nb does not read (Mistral's thinking
-    chunk, a kind no API has yet): its text read, the parts kept (through the session file) and sent back as they
-    came, each unread kind one quiet row; before, the turn failed with a TypeError after the server billed it."""
+    chunk, a kind no API has yet): its text read, the parts kept as received (through the session file), each unread
+    kind one quiet row; before, the turn failed with a TypeError after the server billed it. The next request sends
+    the message's text: the Chat transport serves many servers and cannot tell which one sent the parts, and a part
+    one server sent, another refuses (the notebook user model switches servers)."""
     parts = CHAT_PARTS[name]
     reply, later = await two_turns(fake_provider, "openai_chat", parts, stream, tmp_path / "s.jsonl")
-    assert reply.content == "".join(p["text"] for p in parts if p["type"] == "text")
+    text = "".join(p["text"] for p in parts if p["type"] == "text")
+    assert reply.content == text
     turn = next(m for m in later["messages"] if m["role"] == "assistant")
-    assert turn["content"] == sent_back(parts)
-    assert OpenAI.dump(Message.from_json(reply.to_json()))["content"] == sent_back(parts)
+    assert turn["content"] == text
+    read_back = Message.from_json(reply.to_json())
+    assert read_back.meta["blocks"] == {"openai_chat": sent_back(parts)}
     kinds = [p["type"] for p in parts if p["type"] != "text"]
     assert reply.meta["provider_blocks"] == kinds
     rows = [s for s in TurnModel.of([reply]).final_segments() if isinstance(s, tuple) and NOTICE in s[1]]
     assert [text for text, _ in rows] == [f"provider block: {k}" for k in kinds]
-
-
-def test_chat_parts_go_back_only_while_they_say_what_the_message_says() -> None:
-    """An edited reply is sent as its text: the kept parts no longer say it."""
-    reply = OpenAI.wrap_one({"role": "assistant", "content": CHAT_PARTS["a kind no API has yet"]})
-    assert OpenAI.dump(reply)["content"] == sent_back(CHAT_PARTS["a kind no API has yet"])
-    edited = reply.replace(content="Something else.")
-    assert OpenAI.dump(edited)["content"] == "Something else."
 
 
 @pytest.mark.parametrize("stream", [True, False])
