@@ -74,7 +74,7 @@ def map_rows(
         raise SettingsError("map(batch=True) sends one request per row in one provider batch: it runs in this kernel "
                             "(backend='local') and without tools (tools='none'), since a batch cannot run a tool "
                             "and ask again")
-    ctx = context or contexts.current()
+    ctx = contexts.given(context)
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=max_iterations, cache=cache, backend=backend,
                             concurrency=concurrency, context=ctx)

@@ -49,7 +49,7 @@ def compare(source: Any, models: list[Any] | tuple[Any, ...], *, system: str | N
     import pandas as pd
 
     labels = _check(models, tools)
-    ctx = context or contexts.current()
+    ctx = contexts.given(context)
     if isinstance(source, pd.DataFrame):
         return _compare_map(source, models, labels, system=system, tools=tools, name=name, concurrency=concurrency,
                             max_iterations=max_iterations, progress=progress, confirm_above=confirm_above,

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from brute_nb.errors import SettingsError
+
 Ask = Callable[[str], str]
 Select = Callable[[str], list[Any]]
 
@@ -58,10 +60,44 @@ class MapContext:
     ask: Ask | None = None
     """Who is asked to confirm a cost above ``confirm_above`` (None: nobody can answer, so the run is refused)."""
 
+    def __post_init__(self) -> None:
+        """A path may come as text (a script builds its own context): each is made a ``Path`` here, and one that is
+        not a path, or that no file can have, is refused by name, not found as a ``TypeError`` inside a run."""
+        for name in ("sessions", "root", "replay", "record"):
+            value = getattr(self, name)
+            if value is None and name != "sessions":
+                continue
+            object.__setattr__(self, name, _path(f"MapContext({name}=...)", value))
+
     @property
     def folder(self) -> Path:
         """The root of a run's files: the notebook's folder."""
         return self.sessions.parent
+
+
+def _path(what: str, value: Any) -> Path:
+    if not isinstance(value, str | os.PathLike) or not os.fspath(value):
+        raise SettingsError(f"{what} takes a folder's path, got {value!r}")
+    path = Path(value)
+    try:
+        os.stat(path)
+    except FileNotFoundError:  # not made yet: a run makes what it needs
+        pass
+    except (OSError, ValueError) as exc:  # a NUL, a name too long
+        text = os.fspath(value)
+        shown = repr(text if len(text) <= 60 else text[:60] + "...")
+        raise SettingsError(f"{what}: {shown} cannot name a folder ({type(exc).__name__}: "
+                            f"{getattr(exc, 'strerror', None) or exc})") from None
+    return path
+
+
+def given(context: object) -> MapContext:
+    """The context a run was handed, else the current one; anything else is refused by name."""
+    if context is None:
+        return current()
+    if not isinstance(context, MapContext):
+        raise SettingsError(f"context= takes a brute_nb.map.context.MapContext, got {type(context).__name__}")
+    return context
 
 
 def default_context() -> MapContext:

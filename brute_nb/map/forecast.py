@@ -29,7 +29,7 @@ def estimate(template: str, df: pd.DataFrame, *, model: str | None = None, syste
     from brute_nb.event_loop import run_sync
     from brute_nb.map.row import aclose_provider, make_provider
 
-    ctx = context or contexts.current()
+    ctx = contexts.given(context)
     spec, provider = settle(template, df, schema=schema, tools=tools, model=model, system=system, name=name,
                             root=root, max_iterations=20, cache=True, backend="local", concurrency=8, context=ctx)
     positions, jobs = plan(spec, df)

@@ -251,3 +251,32 @@ def test_a_rows_scratch_copy_is_never_made_through_a_link_out(root: Path, tmp_pa
     assert not isinstance(result, BaseException), result
     assert outside_files(outside) == before, f"{case.expect}: the row's copy or its writes went outside"
     assert result["error"][0], "the row ran in a folder outside the notebook's"
+
+
+@pytest.mark.parametrize("field", ["sessions", "root", "replay", "record"])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in NAMES])
+def test_a_map_context_takes_paths_as_text_and_refuses_what_no_file_can_be(root: Path, tmp_path: Path, case: Case,
+                                                                           field: str) -> None:
+    """``MapContext`` is an entry point too (a script or a Dask job builds its own): its paths may come as text; a
+    way out of the folder is the builder's choice, but a name no file can have is refused when it is built."""
+    value = case.data(make_outside(tmp_path))
+    fields: dict[str, Any] = {"sessions": root / "nb.brute", field: value}
+    if "bad-name" in case.tags:
+        with pytest.raises(SettingsError, match=f"MapContext\\({field}="):
+            MapContext(**fields)
+    else:
+        assert getattr(MapContext(**fields), field) == Path(value)
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+@pytest.mark.parametrize("given", [{"sessions": "nb.brute"}, "nb.brute", 5])
+def test_a_context_that_is_not_one_is_refused_by_name(root: Path, tmp_path: Path, entry: str, given: Any) -> None:
+    result = bounded(lambda: ENTRIES[entry](pd.DataFrame({"w": ["a"]}), "Say {w}",
+                                            {"model": Never(), "context": given}), tmp_path)
+    refused(result, names="context=")
+
+
+def test_a_context_built_with_text_runs_where_it_says(root: Path) -> None:
+    out = map_rows("Say {w}", pd.DataFrame({"w": ["a"]}), model=Scripted(["ok"]), name="run", progress=False,
+                   context=MapContext(sessions=str(root / "nb.brute")))  # type: ignore[arg-type]
+    assert out["reply"].tolist() == ["ok"] and (root / "nb.brute" / "map" / "run.jsonl").is_file()
