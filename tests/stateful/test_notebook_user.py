@@ -381,6 +381,17 @@ class NotebookUser(RuleBasedStateMachine):
         self.ok(f"%brute config root={self.world.folder / SUB if sub else self.world.folder}")
         self.sessions[self.current].root = SUB if sub else ""
 
+    @step(where=st.sampled_from(("config model=", "config base_url=", "alias fast ", "keys set ")))
+    def user_pastes_a_key_as_a_name(self, where: str) -> None:
+        """A key pasted where a model, a URL, an alias or a provider's name goes (it is in no environment yet, so no
+        redaction knows it): the cell fails in one line without repeating it, and nothing changes or keeps it."""
+        pasted = "sk-ant-api03-" + f"{self.next_count():04d}" + "PastedNotAModelPastedNotAModel00"
+        cell = self.world.run(f"%brute {where}{pasted}")
+        assert cell.error is not None and error_problems(cell) == [], cell.text[-1500:]
+        assert pasted not in cell.text + str(cell.error), f"%brute {where}... repeated the key"
+        kept = [p for p in self.world.folder.rglob("*") if p.is_file() and pasted.encode() in p.read_bytes()]
+        assert kept == [], f"the pasted key was kept in {kept}"
+
     @step(value=st.sampled_from(("none", "0.000001", "1000")))
     def config_confirm_above(self, value: str) -> None:
         self.ok(f"%brute config confirm_above={value}")
@@ -972,3 +983,9 @@ def test_a_cell_turn_during_a_save_acts_on_the_whole_notebook(op: str) -> None:
 def test_a_map_over_a_hostile_frame_sends_its_rows_as_text_and_no_key() -> None:
     replay(lambda m: m.user_defines(what="df-hostile"), lambda m: m.map_over_rows(fault=None),
            lambda m: m.map_over_rows(fault="429"))
+
+
+def test_a_key_pasted_as_a_name_is_refused_unrepeated() -> None:
+    replay(*(lambda m, w=where: m.user_pastes_a_key_as_a_name(where=w)
+             for where in ("config model=", "config base_url=", "alias fast ", "keys set ")),
+           lambda m: m.turn(session=None, model=None, action="text", slot=0, new=False))
