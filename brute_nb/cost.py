@@ -48,6 +48,18 @@ def price_usage(usage: Usage, model: str, provider: str) -> float | None:
     return None if provider_id is None or not model else _price(model, provider_id, usage, None)
 
 
+def unpriced(model: object) -> str | None:
+    """How a message names ``model`` (a provider handler) when the price table has no price for it, so that no
+    reply of it will have one (``'gpt-fake' (openai)``); None when it has one, or when the handler names no model
+    and provider (a user's own function: only its replies will tell)."""
+    name, provider = getattr(model, "model", None), getattr(model, "provider", None)
+    if not isinstance(name, str) or not name or not isinstance(provider, str) or not provider:
+        return None
+    if price_usage(Usage(input_tokens=1, output_tokens=1), name, provider) is not None:
+        return None
+    return f"{name!r} ({provider})"
+
+
 _UNPRICED: set[tuple[str, str]] = set()
 """Models genai-prices has no price for (a local model, a fine-tune): it searches its whole table before saying so,
 and caches only hits, so each such model is looked up once a process, not once a reply."""

@@ -46,6 +46,11 @@ class RefusedInputError(ProviderError):
     in the session, marked, and never sent again, so the next turn can go on."""
 
 
+class BudgetError(BruteError):
+    """A budget that cannot be kept for this model (a cost ceiling on a model without a price), raised before
+    anything is sent; the message says what to set instead."""
+
+
 class ProviderNotConfiguredError(BruteError):
     """No model provider could be found from options or the environment."""
 

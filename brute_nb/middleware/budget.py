@@ -6,12 +6,14 @@ once a ceiling is reached, sets ``should_exit`` (reason ``budget_exhausted``) in
 previous step ended with every tool call answered, so the turn ends with a valid log. Ceilings are checked between
 steps, so one step can overshoot (a reply with ten tool calls runs all ten) but no new step starts past one.
 
-Counting: tokens = each reply's ``Usage.tokens`` (input, cache reads and writes included, plus output: the tokens
-its price is computed from, see ``brute_nb.usage``), cost from their price (``brute_nb.cost``; a reply the price
-table cannot price stops a cost-limited turn, since its ceiling could no longer be kept), tools = tool results,
-iterations = model calls (assistant replies), time = wall seconds since the turn started. Per-turn counters live
-in ``env["metadata"]["budget"]``; session counters in ``agent.state`` (seeded once from the history's tokens, replies
-and tool results, then kept across turns and stack rebuilds; session time counts only time spent in turns).
+Counting: tokens = each reply's ``Usage.tokens`` (input, cache reads and writes included, plus output: the tokens its
+price is computed from, see ``brute_nb.usage``), cost from their price (``brute_nb.cost``). A cost ceiling on a model
+the price table cannot price could only be found broken after a paid reply, so it is refused before the turn's first
+request when the stack's model names itself (``model=``, a provider); with a handler that does not, the first reply
+without a price stops the turn. Tools = tool results, iterations = model calls (assistant replies), time = wall
+seconds since the turn started. Per-turn counters live in ``env["metadata"]["budget"]``; session counters in
+``agent.state`` (seeded once from the history's tokens, replies and tool results, then kept across turns and stack
+rebuilds; session time counts only time spent in turns).
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any
 
-from brute_nb.cost import format_usd
+from brute_nb.cost import format_usd, unpriced
 from brute_nb.env import App, Env
-from brute_nb.errors import MiddlewareError
+from brute_nb.errors import BudgetError, MiddlewareError
 from brute_nb.message import Message
 from brute_nb.middleware.tool_result_loop import should_exit
 
@@ -71,14 +73,19 @@ def check_options(options: dict[str, Any]) -> dict[str, float]:
 
 
 class Budget:
-    """``Budget(app, tokens=50_000, tools=30, time=300, session_tokens=1_000_000)``; None means no ceiling."""
+    """``Budget(app, tokens=50_000, tools=30, time=300, session_tokens=1_000_000, model=handler)``; None means no
+    ceiling. ``model`` is the provider handler the stack calls: a cost ceiling on a model the price table cannot
+    price is refused before its first request (``BudgetError``), instead of being found broken after a paid reply."""
 
-    def __init__(self, app: App, **limits: float | None) -> None:
+    def __init__(self, app: App, model: Any = None, **limits: float | None) -> None:
         self.app = app
+        self.model = model
         self.limits = check_options(limits)
 
     async def __call__(self, env: Env) -> Any:
         turn, session = self._spent(env)
+        if turn.iterations == 0:
+            self._check_priced()
         self._tick(turn, session)
         left = [self.limits[name] - spent.time for name, spent in (("time", turn), ("session_time", session))
                 if name in self.limits]
@@ -89,6 +96,17 @@ class Budget:
             should_exit(env, "budget_exhausted", hit, "Budget")
             return env
         return await self.app(env)
+
+    def _check_priced(self) -> None:
+        """Refuse a cost ceiling the model's replies cannot be counted against, before anything is paid for."""
+        costs = any(name.rpartition("_")[2] == "cost" for name in self.limits)
+        named = unpriced(self.model) if costs else None
+        if named is not None:
+            raise BudgetError(
+                f"the cost budget cannot be kept: {named} has no price in genai-prices' table, so what its replies "
+                "cost cannot be counted; nothing was sent. Use a token budget instead (%brute config "
+                "budget=tokens=N, or %%brute --budget tokens=N; Budget(tokens=N) from Python), or a model with a "
+                "known price, or turn the budget off (%brute config budget=none)")
 
     def _spent(self, env: Env) -> tuple[Spent, Spent]:
         state = env.get("state")

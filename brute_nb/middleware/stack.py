@@ -65,7 +65,7 @@ def default_stack(model: Handler, *, session: PathLike | None = None, session_ro
         (FinalAnswer, final_answer, {"model": model, "retries": retries}),  # asked again like any model call
         (ToolResultLoop, True, {}),
         (MaxIterations, True, {"limit": max_iterations}),
-        (Budget, bool(budget), dict(budget or {})),
+        (Budget, bool(budget), {"model": model, **(budget or {})}),  # a cost ceiling needs a priced model
         (DoomLoopDetection, doom_loop, {}),
         (DefaultCompactionPipeline, compaction, {"window": window, "summariser": model if summarize else None}),
         (DefaultToolPipeline, True, {"tools": list(tools)}),

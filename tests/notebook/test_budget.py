@@ -12,7 +12,7 @@ import pytest
 from notebook_helpers import WAIT
 
 from brute_nb.env import Env
-from brute_nb.errors import MiddlewareError, SettingsError
+from brute_nb.errors import BudgetError, MiddlewareError, SettingsError
 from brute_nb.event_loop import run_sync
 from brute_nb.message import role_of, unanswered_calls
 from brute_nb.middleware.budget import Budget
@@ -154,3 +154,28 @@ def test_bad_options_fail_at_definition_listing_every_problem() -> None:
         parse_budget("tokens=5,costs=3")
     assert parse_budget("tokens=50000,time=300,session_tools=9") == {
         "tokens": 50000.0, "time": 300.0, "session_tools": 9.0}
+
+
+@pytest.mark.parametrize("ceiling", ["cost", "session_cost"])
+def test_a_cost_budget_on_a_model_without_a_price_is_refused_before_anything_is_sent(
+        nb: NotebookAgent, fake: FakeProvider, ceiling: str) -> None:
+    """``gpt-fake`` has no price in genai-prices' table, so a cost ceiling could only be found broken after a paid
+    reply (and then the answer after the stop paid for a second one). The turn is refused before its first
+    request, in one message that says why and what to use instead; the prompt stays in the session."""
+    fake.add(echo(), "never sent")
+    with pytest.raises(BudgetError) as refused:
+        turn(nb, "go", **{ceiling: 5})
+    assert fake.received == 0
+    message = str(refused.value)
+    assert "'gpt-fake'" in message and "no price" in message and "\n" not in message
+    assert "budget=tokens=" in message  # what to set instead
+    assert [(m.role, m.content) for m in read_session(nb.session_path)] == [("user", "go")]
+
+
+def test_a_cost_budget_on_a_priced_model_runs(nb: NotebookAgent, fake: FakeProvider) -> None:
+    from brute_nb.providers.openai import OpenAIChat
+
+    nb.provider = OpenAIChat("gpt-4.1", base_url=fake.openai_base_url, api_key=fake.api_key, max_retries=0)
+    fake.add("within budget")
+    env = turn(nb, "go", cost=5)
+    assert env["messages"][-1].content == "within budget" and fake.received == 1

@@ -8,6 +8,7 @@ import genai_prices
 import pytest
 
 from brute_nb.cost import format_usd, price, total
+from brute_nb.errors import BudgetError
 from brute_nb.message import Message
 from brute_nb.middleware.budget import Budget
 from brute_nb.notebook.views.render import footer_text
@@ -108,9 +109,29 @@ async def test_for_anthropic_a_token_budget_counts_the_tokens_the_price_counts(f
     assert first.cost == pytest.approx(table_price("anthropic", REAL_MODEL["anthropic"], **first.usage.to_dict()))
 
 
-async def test_a_cost_budget_on_an_unpriced_model_says_so(fake_provider: FakeProvider) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+async def test_a_cost_budget_on_an_unpriced_model_is_refused_before_the_first_call(fake_provider: FakeProvider,
+                                                                                  kind: str) -> None:
+    """``Budget(model=...)`` knows the model it guards: one the price table cannot price is refused before a
+    request is sent, not stopped after the first paid reply."""
     fake_provider.add(reply("", call("read", {"file_path": "a"})), "done")
-    env = await tool_agent(FACTORIES["anthropic"](fake_provider), (Budget, {"cost": 5})).astart("go")
+    provider = FACTORIES[kind](fake_provider)
+    with pytest.raises(BudgetError, match=f"the cost budget cannot be kept: '{provider.model}'.* has no price"):
+        await tool_agent(provider, (Budget, {"cost": 5, "model": provider})).astart("go")
+    assert fake_provider.received == 0
+
+
+async def test_a_cost_budget_on_a_handler_it_cannot_name_stops_after_the_first_unpriced_reply(
+        fake_provider: FakeProvider) -> None:
+    """A handler that names no priced model in advance (a user's own function, a scripted model) is known only by
+    its replies: the first one without a price stops the turn, as the ceiling can no longer be kept."""
+    fake_provider.add(reply("", call("read", {"file_path": "a"})), "done")
+    provider = FACTORIES["anthropic"](fake_provider)
+
+    async def own(env: Any) -> None:
+        await provider(env)
+
+    env = await tool_agent(own, (Budget, {"cost": 5, "model": own})).astart("go")  # type: ignore[arg-type]
     assert "price of 'claude-fake' is not known" in env["should_exit"]["message"]
     assert len(fake_provider.requests) == 1
 

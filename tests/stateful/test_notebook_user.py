@@ -200,9 +200,14 @@ class Session:
     spent: bool = False
     """``--budget tokens=1``: the same, as the budget is spent by the first call (a cell's option sticks)."""
     cost_budget: bool = False
-    """A cost ceiling: on a model the price table does not know it cannot be kept, and the turn stops after its
-    first call saying so."""
+    """A cost ceiling: on a model the price table does not know it cannot be kept, so a turn is refused before its
+    first request, saying so."""
     turns: list[Turn] = field(default_factory=list)
+
+    @property
+    def refused(self) -> bool:
+        """A turn is refused before anything is sent (a cost ceiling on a model without a price)."""
+        return self.cost_budget and not self.priced
 
 
 class NotebookUser(RuleBasedStateMachine):
@@ -283,6 +288,7 @@ class NotebookUser(RuleBasedStateMachine):
         self.sessions[self.current].limited = True
         self.agent_turn("--max-iterations 1", action, slot, stubborn=stubborn)
 
+    @precondition(lambda self: not self.sessions[self.current].refused)  # nothing would stream
     @step()
     def interrupt_mid_stream(self) -> None:
         """Stop (a kernel interrupt) while the reply streams: the turn ends interrupted, the text so far is kept."""
@@ -303,6 +309,7 @@ class NotebookUser(RuleBasedStateMachine):
         assert "interrupted" in cell.text
         self.sessions[self.current].turns.append(Turn())
 
+    @precondition(lambda self: not self.sessions[self.current].refused)  # no tool would run
     @step(slot=st.integers(0, 2))
     def interrupt_mid_tool(self, slot: int) -> None:
         """Stop while the python tool's code runs (a sleep, then an assignment it never reaches): the turn ends
@@ -519,7 +526,8 @@ class NotebookUser(RuleBasedStateMachine):
         if turn.cells is not None:
             self.cells = list(turn.cells)
 
-    @precondition(lambda self: self.sessions[self.current].kind in FUTURE_BLOCKS)
+    @precondition(lambda self: self.sessions[self.current].kind in FUTURE_BLOCKS
+                  and not self.sessions[self.current].refused)
     @step()
     def turn_with_a_provider_block(self) -> None:
         """The reply carries a block of a kind no API has yet: the turn the API billed ends well, one quiet row names
@@ -577,7 +585,8 @@ class NotebookUser(RuleBasedStateMachine):
         """``--schema``: the reply is structured output, validated against the user's model."""
         count = self.count + 1
         self.agent_turn("--schema Answer", "text", 0, text=f'{{"value": {count}}}')
-        assert self.world.run("import brute_nb\nbrute_nb.current().last.parsed").error is None
+        if not self.sessions[self.current].refused:
+            assert self.world.run("import brute_nb\nbrute_nb.current().last.parsed").error is None
 
     @step()
     def turn_with_attachment(self) -> None:
@@ -737,6 +746,10 @@ class NotebookUser(RuleBasedStateMachine):
             for fake in (self.world.public, self.world.local):
                 fake.script.clear()
         assert error_problems(cell) == []
+        if s.refused:  # a cost ceiling on a model without a price: refused before its first request
+            assert cell.error is not None and "no price" in str(cell.error), cell.text[-1500:]
+            assert self.sent() == sent, "a cost budget on a model without a price let a request through"
+            return
         retried = fault in RETRIED
         tools_ran = not faulted or after_tools or retried
         if tools_ran and calls:
@@ -756,7 +769,7 @@ class NotebookUser(RuleBasedStateMachine):
         if faulted and not retried:
             return  # the turn may fail, in one short line (checked above); the invariants say the rest
         assert cell.error is None, f"turn {count} failed: {cell.error!r}\n{cell.text[-2000:]}"
-        stopped = s.limited or s.spent or (s.cost_budget and not s.priced)
+        stopped = s.limited or s.spent
         answered = not stopped or s.final_answer or not calls
         if answered:
             saved = [m.content for m in read_session(self.world.session_file(self.current)) if m.role == "assistant"]
@@ -989,3 +1002,12 @@ def test_a_key_pasted_as_a_name_is_refused_unrepeated() -> None:
     replay(*(lambda m, w=where: m.user_pastes_a_key_as_a_name(where=w)
              for where in ("config model=", "config base_url=", "alias fast ", "keys set ")),
            lambda m: m.turn(session=None, model=None, action="text", slot=0, new=False))
+
+
+@pytest.mark.parametrize("model", ["anthropic", "responses"])
+def test_a_cost_budget_on_a_model_without_a_price_sends_nothing(model: str) -> None:
+    """The fake's model names have no price: the turn with tools stopped only after its first paid call, and then
+    paid for the answer at the stop too."""
+    replay(lambda m: m.config_budget(budget="cost=100"),
+           lambda m: m.config_model(model=model),
+           lambda m: m.turn(session=None, model=None, action="write", slot=0, new=False))
