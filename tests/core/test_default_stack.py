@@ -69,7 +69,7 @@ def test_a_map_row_is_the_default_stack_less_what_a_row_has_no_use_for(tmp_path:
     from brute_nb.map.row import row_stack
     from brute_nb.tools import READ_ONLY
 
-    agent = row_stack(Scripted([]), tmp_path / "row.jsonl", system="be brief", tools=list(READ_ONLY),
+    agent = row_stack(Scripted([]), tmp_path / "row.jsonl", home=tmp_path, system="be brief", tools=list(READ_ONLY),
                       max_iterations=5, approve={})
     names = [layer.__name__ for layer in agent.layers]
     assert names == ["SessionLog", "SystemPrompt", "Approvals", "ToolResultLoop", "MaxIterations",
