@@ -208,3 +208,19 @@ def test_the_error_nested_as_openai_has_been_seen_to_send_it_reads_the_same(tmp_
     assert env["messages"][-1].content == "The whole answer."
     assert len(said) == 1 and "too_many_requests (as HTTP 429): Too Many Requests" in said[0], said
     run_sync(http.aclose)
+
+
+@pytest.mark.parametrize(("code", "kind", "status", "retried"), [
+    ("rate_limit_exceeded", "requests", 429, True),  # OpenAI's rate limit: the code decides
+    (None, "server_error", 500, True),
+    ("invalid_api_key", "invalid_request_error", 401, False),
+    ("insufficient_quota", "insufficient_quota", None, False),  # a quota does not come back in seconds
+    (503, "ServiceUnavailableError", 503, True),  # a compatible server (vLLM) puts the HTTP status in code
+    ("something_new", None, None, False),
+])
+def test_what_an_openai_error_code_mid_stream_stands_for(code: Any, kind: Any, status: Any, retried: bool) -> None:
+    from brute_nb.providers.failures import stream_error
+
+    error = stream_error("openai", code, kind, "What the API said.")
+    assert (error.status, error.retryable) == (status, retried)
+    assert "What the API said." in str(error) and ("not asked again" in str(error)) == (not retried)
