@@ -56,6 +56,7 @@ ALLOWED_OURS = {
     "brute_nb.notebook.front.map_api",  # the kernel's context handed to the map engine; stdlib only until a run
     "brute_nb.map",  # the engine's names load on first use (pandas with them)
     "brute_nb.map.context",  # what a run takes from its driver, stdlib only
+    "brute_nb.map.pandas_hook",  # df.brute follows pandas' import (a finder, stdlib only)
     "brute_nb.fill",  # {expr} filling, stdlib only
     "brute_nb.amounts",  # the number parsers settings and the magics share, stdlib only
     "brute_nb.notebook.registry",
