@@ -16,7 +16,10 @@ from brute_nb.message import dumps
 from brute_nb.providers.batch_results import Result, anthropic_results, failed, openai_results
 
 Requests = list[tuple[str, dict[str, Any]]]
-"""Each row's key (its ``custom_id``) and the body its synchronous turn would send."""
+"""Each row's key (its ``custom_id``) and the keyword arguments its synchronous turn would send."""
+REQUEST_OPTIONS = ("extra_headers", "extra_query", "timeout")
+"""The SDK's request options a turn's keyword arguments may hold (``-o extra_headers=...``): they shape the HTTP
+call, so a batch makes them options of its own calls; ``extra_body`` is fields of the body, so it joins it."""
 Ended = AsyncIterator[Result] | str
 """A finished batch's results, or the error of every row when it failed as a whole."""
 
@@ -38,8 +41,9 @@ class MessageBatches:
     """Anthropic's Message Batches."""
 
     async def submit(self, provider: Any, requests: Requests, name: str) -> str:
-        batch = await provider.client.messages.batches.create(
-            requests=[{"custom_id": key, "params": body} for key, body in requests])
+        bodies, call = split(requests, ("betas", "workspace_id"))
+        messages = provider.client.beta.messages if call.get("betas") else provider.client.messages
+        batch = await messages.batches.create(requests=[{"custom_id": k, "params": b} for k, b in bodies], **call)
         return str(batch.id)
 
     async def poll(self, provider: Any, batch_id: str) -> tuple[str, Ended | None]:
@@ -60,10 +64,12 @@ class FileBatches:
 
     async def submit(self, provider: Any, requests: Requests, name: str) -> str:
         client = provider.client
+        bodies, call = split(requests)
         lines = "".join(dumps({"custom_id": key, "method": "POST", "url": self.endpoint, "body": body}) + "\n"
-                        for key, body in requests)
-        upload = await client.files.create(file=(name + ".jsonl", lines.encode()), purpose="batch")
-        batch = await client.batches.create(input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h")
+                        for key, body in bodies)
+        upload = await client.files.create(file=(name + ".jsonl", lines.encode()), purpose="batch", **call)
+        batch = await client.batches.create(input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h",
+                                            **call)
         return str(batch.id)
 
     async def poll(self, provider: Any, batch_id: str) -> tuple[str, Ended | None]:
@@ -82,6 +88,25 @@ class FileBatches:
 
         module, _, name = self.transport.partition(":")
         return getattr(importlib.import_module(module), name)
+
+
+def split(requests: Requests, headers: tuple[str, ...] = ()) -> tuple[Requests, dict[str, Any]]:
+    """The requests as batch bodies, and the options of the batch's own calls: a turn's request options (and
+    ``headers``, the parameters the SDK sends as headers, such as Anthropic's ``betas``) are no body fields, and the
+    APIs refuse a batch line carrying them (``params.betas: Extra inputs are not permitted``). Every row is made by
+    one provider, so their options agree; betas are joined all the same, as a header names them for every row."""
+    bodies: Requests = []
+    call: dict[str, Any] = {}
+    for key, kwargs in requests:
+        body = {k: v for k, v in kwargs.items() if k not in (*REQUEST_OPTIONS, *headers, "extra_body")}
+        body.update(kwargs.get("extra_body") or {})
+        bodies.append((key, body))
+        for option in (*REQUEST_OPTIONS, *headers):
+            if option == "betas" and kwargs.get(option):
+                call["betas"] = list(dict.fromkeys([*call.get("betas", ()), *kwargs["betas"]]))
+            elif option in kwargs:
+                call[option] = kwargs[option]
+    return bodies, call
 
 
 MESSAGE_BATCHES = MessageBatches()

@@ -179,6 +179,10 @@ class Batches:
         if not isinstance(requests, list) or not requests:
             raise ValueError("requests: at least one request is required")
         pairs = [(str(r.get("custom_id")), dict(r.get("params") or {})) for r in requests]
+        problems = [f"requests.{i}.params.{problem}" for i, (_, params) in enumerate(pairs)
+                    for problem in message_params_problems(params, headers.get("anthropic-beta", ""))]
+        if problems:
+            raise ValueError("; ".join(problems))
         batch = self._new("msgbatch_", "anthropic", pairs, headers)
         return anthropic_batch(batch, self.fake.base_url)
 
@@ -258,6 +262,11 @@ class Batches:
                     batch.files[name] = file_id
 
     def _result(self, batch: Batch, custom: str, params: dict[str, Any], outcome: str | None) -> dict[str, Any]:
+        unknown = unknown_fields(batch.api, params) if outcome is None and batch.api != "anthropic" else []
+        if unknown:  # what the endpoint says of a body field it does not know, as that line's answer
+            return {"id": f"batch_req_{custom}", "custom_id": custom, "response": {
+                "status_code": 400, "request_id": f"req_{custom}", "body": error_body(
+                    batch.api, 400, f"Unrecognized request argument supplied: {unknown[0]}")}, "error": None}
         if outcome is None:
             path = {"anthropic": "/v1/messages", "openai_chat": "/v1/chat/completions",
                     "openai_responses": "/v1/responses"}[batch.api]
@@ -283,6 +292,38 @@ class Batches:
             return {"id": f"batch_req_{custom}", "custom_id": custom, "response": None, "error": error}
         return {"id": f"batch_req_{custom}", "custom_id": custom,
                 "response": {"status_code": status, "request_id": f"req_{custom}", "body": body}, "error": None}
+
+
+def message_params_problems(params: dict[str, Any], beta_header: str) -> list[str]:
+    """Why Message Batches refuses a request's ``params`` when the batch is created (the whole create call is a
+    400): a field no message-create body has (``betas`` or ``extra_headers`` among them: they are the SDK's
+    request options, never body fields), or a beta feature the create call's ``anthropic-beta`` does not name."""
+    from brute_nb.testing.rules_tools import anthropic_beta
+
+    extra = unknown_fields("anthropic", params)
+    return [f"{k}: Extra inputs are not permitted" for k in extra] or anthropic_beta(params, beta_header)
+
+
+def unknown_fields(api: str, body: dict[str, Any]) -> list[str]:
+    """The body's fields its endpoint does not take, read from the installed SDK's create params (Anthropic's
+    beta ones, which hold the plain ones; the beta features are then the header's business)."""
+    if api == "anthropic":
+        from anthropic.types.beta import message_create_params
+
+        fields = set(message_create_params.MessageCreateParamsBase.__annotations__) - HEADER_PARAMS
+    elif api == "openai_chat":
+        from openai.types.chat import completion_create_params
+
+        fields = set(completion_create_params.CompletionCreateParamsBase.__annotations__)
+    else:
+        from openai.types.responses import response_create_params
+
+        fields = set(response_create_params.ResponseCreateParamsBase.__annotations__)
+    return sorted(k for k in body if k not in fields | {"stream"})
+
+
+HEADER_PARAMS = frozenset({"betas", "workspace_id"})
+"""The SDK's create params it sends as headers (``anthropic-beta``, ``anthropic-workspace-id``), never in a body."""
 
 
 def anthropic_batch(batch: Batch, base_url: str) -> dict[str, Any]:
