@@ -10,7 +10,7 @@ and refuses the rest (``max_tokens``, ``stream``, sampling options) by name, che
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from brute_nb.testing import rules
@@ -19,10 +19,22 @@ from brute_nb.testing.outcome import Outcome, error_body
 from brute_nb.testing.outcome import json_outcome as _json
 
 PATH = "/v1/messages/count_tokens"
-FIELDS = frozenset({"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config",
-                    "output_format", "cache_control", "mcp_servers", "context_management", "speed"})
-"""What the endpoint accepts (the SDK's ``count_tokens`` parameters); anything else is "Extra inputs are not
-permitted", as the real API says."""
+NOT_BODY = frozenset({"self", "betas", "workspace_id", "extra_headers", "extra_query", "extra_body", "timeout"})
+"""The SDK's ``count_tokens`` parameters that are no body field (headers, request options)."""
+
+
+def fields(beta: bool) -> frozenset[str]:
+    """What the endpoint accepts: the installed SDK's ``count_tokens`` parameters, the plain call's for a request
+    with no ``anthropic-beta`` header and the beta call's for one with it (the beta call always sends one, at
+    least ``token-counting-2024-11-01``; ``mcp_servers``, ``context_management`` and ``compaction`` go there);
+    anything else is "Extra inputs are not permitted", as the real API says."""
+    import inspect
+
+    from anthropic.resources.beta.messages import Messages as BetaMessages
+    from anthropic.resources.messages import Messages
+
+    call = (BetaMessages if beta else Messages).count_tokens
+    return frozenset(inspect.signature(call).parameters) - NOT_BODY
 
 
 def handles(path: str) -> bool:
@@ -34,8 +46,10 @@ def count(body: dict[str, Any]) -> int:
     return max(prompt_tokens("anthropic", body), 1)
 
 
-def respond(method: str, raw: bytes, refused: Callable[[dict[str, Any]], Outcome | None]) -> Outcome:
-    """The answer; ``refused`` is the server's key check (a missing or wrong key is a 401 here too)."""
+def respond(method: str, raw: bytes, refused: Callable[[dict[str, Any]], Outcome | None],
+            headers: Mapping[str, str] | None = None) -> Outcome:
+    """The answer; ``refused`` is the server's key check (a missing or wrong key is a 401 here too), ``headers``
+    the request's (an ``anthropic-beta`` one makes it the beta endpoint, which takes the beta fields)."""
     if method != "POST":
         return _json(405, error_body("anthropic", 404, f"Method {method} not allowed for {PATH}"))
     try:
@@ -47,7 +61,8 @@ def respond(method: str, raw: bytes, refused: Callable[[dict[str, Any]], Outcome
         return problem
     if not isinstance(body, dict):
         return _json(400, error_body("anthropic", 400, "the request body must be a JSON object"))
-    extra = sorted(k for k in body if k not in FIELDS)
+    beta = bool({k.lower(): v for k, v in (headers or {}).items()}.get("anthropic-beta", "").strip())
+    extra = sorted(k for k in body if k not in fields(beta))
     problems = [f"{k}: Extra inputs are not permitted" for k in extra]
     if not extra:
         # the message rules of /v1/messages, which also asks for max_tokens (this endpoint must not be sent one)

@@ -142,7 +142,7 @@ class FakeProvider:
         if self.batches.handles(path):
             return self.batches.respond(method, path, headers, raw)
         if fake_count_tokens.handles(path):
-            return fake_count_tokens.respond(method, raw, lambda body: self._counted(headers, body))
+            return fake_count_tokens.respond(method, raw, lambda body: self._counted(headers, body), headers)
         api = next((name for suffix, name in APIS.items() if path.split("?")[0].endswith(suffix)), None)
         if method != "POST" or api is None:
             return _json(404, error_body(api or "openai_chat", 404, f"Unknown request URL: {method} {path}"))

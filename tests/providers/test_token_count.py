@@ -15,6 +15,7 @@ from brute_nb.providers.anthropic import AnthropicMessages
 from brute_nb.providers.openai import OpenAIChat
 from brute_nb.providers.token_count import ENDPOINT, ESTIMATE, TIKTOKEN, count_request
 from brute_nb.testing import FakeProvider
+from brute_nb.testing.rules_tools import BETA_ONLY
 
 
 def body_for(provider: Any, text: str, system: str | None = None) -> dict[str, Any]:
@@ -111,3 +112,28 @@ def test_a_replay_that_differs_from_its_recording_is_raised_not_estimated(tmp_pa
     replaying = auto(replay=cassette)
     with pytest.raises((BruteError, anthropic.APIConnectionError)):
         anyio.run(count_request, replaying, body_for(replaying, "something else"))
+
+
+@pytest.mark.parametrize("field", ["mcp_servers", "context_management", "compaction"])
+def test_the_plain_count_endpoint_refuses_a_field_only_the_beta_one_takes(field: str) -> None:
+    """The plain endpoint's body is the plain SDK's ``count_tokens`` parameters; the beta fields go to the beta
+    one (the same URL with an ``anthropic-beta`` header, which the SDK's beta call always sends). The fake refuses
+    them even with its own rules off, as the endpoint's schema is not one of those rules."""
+    value: Any = {"mcp_servers": [{"type": "url", "name": "s", "url": "https://mcp.example.com/sse"}],
+                  "context_management": {"edits": []}, "compaction": {"type": "auto"}}[field]
+    with (FakeProvider(enforce_rules=False) as fake,
+          anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0) as client):
+        messages: Any = [{"role": "user", "content": "hi"}]
+        with pytest.raises(anthropic.BadRequestError, match=f"^400 {field}: Extra inputs are not permitted "
+                                                            r"\(path"):
+            client.messages.count_tokens(model="m", messages=messages, extra_body={field: value})
+        assert client.beta.messages.count_tokens(model="m", messages=messages, extra_body={field: value},
+                         betas=[BETA_ONLY.get(field, "context-management-2025-06-27")]).input_tokens > 0
+
+
+def test_brute_nbs_count_of_a_body_with_a_beta_field_reaches_the_beta_endpoint() -> None:
+    with FakeProvider() as fake:
+        provider = AnthropicMessages("claude-x", base_url=fake.base_url, api_key=fake.api_key, max_retries=0,
+                                     context_management={"edits": [{"type": "clear_tool_uses_20250919"}]})
+        counted = anyio.run(count_request, provider, body_for(provider, "hello there"))
+    assert counted.method == ENDPOINT and not counted.note, counted.note
