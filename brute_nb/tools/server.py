@@ -20,9 +20,10 @@ from typing import Any
 from brute_nb.errors import ToolDefinitionError
 from brute_nb.redact import remember
 from brute_nb.tools.adapter import Adapter
-from brute_nb.transports.server_tools import SPELLING, definition_problems
+from brute_nb.transports import server_tool_names
+from brute_nb.transports.server_tools import definition_problems
 
-NAMES = tuple(dict.fromkeys(name for names in SPELLING.values() for name in names))
+NAMES = server_tool_names.names()
 """The server tools brute_nb knows (one name for every API that offers the tool)."""
 DESCRIPTIONS = {"web_search": "Search the web (run by the provider).",
                 "web_fetch": "Fetch a web page or PDF (run by the provider).",

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from brute_nb.errors import BruteError
 from brute_nb.message import JSON
+from brute_nb.transports.server_tool_names import SPELLING
 
 
 class ServerTool(Protocol):
@@ -40,13 +41,6 @@ class ServerToolError(BruteError, ValueError):
     """A server tool (or one of its options) the provider in use does not offer."""
 
 
-SPELLING: dict[str, dict[str, str]] = {
-    "anthropic": {"web_search": "web_search", "web_fetch": "web_fetch", "code_execution": "code_execution",
-                  "mcp": "mcp_toolset", "advisor": "advisor"},
-    "openai-responses": {"web_search": "web_search", "code_execution": "code_interpreter",
-                         "image_generation": "image_generation", "file_search": "file_search", "mcp": "mcp"},
-}
-"""Per API: brute_nb's name of each tool it offers, and the API's ``type`` (a version is added to it: ``_20260120``)."""
 DEFAULT_VERSION: dict[str, dict[str, str]] = {
     "anthropic": {"web_search": "20250305", "web_fetch": "20250910", "code_execution": "20250825",
                   "advisor": "20260301"}}

@@ -53,6 +53,8 @@ ALLOWED_OURS = {
     "brute_nb.notebook.front.subcommands",  # the line magic's table: what each runs it imports when it runs
     "brute_nb.notebook.front.load_again",  # a quiet second %load_ext, stdlib only
     "brute_nb.notebook.front.config_help",  # %brute config? read as brute_nb's help: the settings table only
+    "brute_nb.transports",  # the transports load on first use (_lazy); its own module is a table of names
+    "brute_nb.transports.server_tool_names",  # the server tools the helps list, stdlib only
     "brute_nb.notebook.front.map_api",  # the kernel's context handed to the map engine; stdlib only until a run
     "brute_nb.map",  # the engine's names load on first use (pandas with them)
     "brute_nb.map.context",  # what a run takes from its driver, stdlib only

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from brute_nb.notebook import settings as st
+from brute_nb.transports import server_tool_names
 
 _ASKED = re.compile(r"\s*%brute\s+(\w+)\s*\?{1,2}\s*")
 """``%brute config?``, ``%brute config ?`` and ``??``: help on a subcommand, asked IPython's way."""
@@ -22,7 +23,8 @@ NONE_SAYS = {"tools": "none: no tools", "api_key": "none: a server that takes no
 UNSET_SAYS = {"notebook": "found for you", "model": "the environment's keys pick one", "system": "brute_nb's",
               "root": "the notebook's folder", "api_key": "the environment's key for the host",
               "stall_timeout": "BRUTE_STALL_TIMEOUT, else 90 s", "approve": "brute_nb's policy",
-              "confirm_above": "a map never asks"}
+              "confirm_above": "a map never asks",
+              "server_tools": f"none; name,name of {server_tool_names.summary()}"}
 """What a setting whose default is nothing set does then, where that is something."""
 
 

@@ -26,6 +26,7 @@ from brute_nb.notebook import settings as st
 from brute_nb.notebook.front import subcommands
 from brute_nb.notebook.front.subcommands import check_name
 from brute_nb.providers import profiles
+from brute_nb.transports import server_tool_names
 
 if TYPE_CHECKING:
     from brute_nb.notebook.registry import Registry
@@ -50,7 +51,7 @@ class BruteMagics(Magics):
     @argument("--record", help="record the model traffic of live runs to this cassette")
     @argument_group("tools", "what the agent may do, and where")
     @argument("--tools", help="all | read-only | none | name,name | +python (default: all)")
-    @argument("--server-tools", help="tools the provider runs itself: web_search,web_fetch,code_execution | none")
+    @argument("--server-tools", help=f"tools the provider runs itself, name,name | none: {server_tool_names.summary()}")
     @argument("--mcp", help='MCP servers: a JSON file {"mcpServers": {...}} (tools named <server>_<tool>), or none')
     @argument("--approve", help="approval policy, e.g. shell=allow,write=ask (classes: read, write, shell, "
                                 "network, python, mcp, notebook; modes: allow, ask, deny)")
