@@ -162,8 +162,15 @@ def test_the_notebook_turn_retries_and_the_cell_shows_the_answer_once(tmp_path: 
     nb = NotebookAgent("chat", tmp_path / "chat.jsonl", settings=Settings(root=tmp_path, tools="none"))
     with FakeProvider([make(529, "Overloaded right now", after=AFTER), "The whole answer."]) as fake:
         nb.provider = MODELS[api](fake, 1)
-        published: list[dict[str, Any]] = []
-        view = CellView(publish=lambda bundle, *a, **k: published.append(dict(bundle)), update=lambda *a, **k: None)
+        outputs: dict[str, str] = {}  # each output as the cell ends up showing it, in the order it was made
+
+        def publish(bundle: Any, *a: Any, display_id: str | None = None, **k: Any) -> None:
+            outputs[display_id or f"output {len(outputs)}"] = bundle.get("text/plain", "")
+
+        def update(bundle: Any, display_id: str, *a: Any, **k: Any) -> None:
+            outputs[display_id] = bundle.get("text/plain", "")
+
+        view = CellView(publish=publish, update=update)
         view.attach(nb.agent)
         try:
             env = run_sync(lambda: nb.aask("hi"))
@@ -171,7 +178,7 @@ def test_the_notebook_turn_retries_and_the_cell_shows_the_answer_once(tmp_path: 
             view.detach(nb.agent)
         view.finish(env=env)
         assert fake.received == 2
-    shown = [b["text/plain"] for b in published]
+    shown = list(outputs.values())
     notices = [text for text in shown if "Overloaded right now" in text]
     assert len(notices) == 1 and "asking again" in notices[0], shown
     # the final outputs are built from the log: the answer once, nothing of the try that failed
