@@ -5,6 +5,9 @@ Messages say what was wrong, where, and what to type next.
 
 from __future__ import annotations
 
+import sys
+from types import TracebackType
+
 
 class BruteError(Exception):
     """Base class of brute_nb's own errors."""
@@ -100,3 +103,12 @@ class QuestionUnavailableError(BruteError):
 
 class CassetteNotFoundError(BruteError, FileNotFoundError):
     """replay= names a cassette that does not exist; the message says how to record it."""
+
+
+def remember_last(exc: BaseException, tb: TracebackType | None = None) -> None:
+    """``exc`` as the last error, where ``%tb`` and ``%debug`` read it (``sys.last_*``, as IPython's own handler
+    sets them): for an error shown where no cell fails with it (a chat turn, a map row's error column), whose
+    message may point to ``%tb`` for the rest (a replay's diff)."""
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, tb or exc.__traceback__
+    if sys.version_info >= (3, 12):
+        sys.last_exc = exc

@@ -27,7 +27,7 @@ import anyio.to_thread
 from brute_nb import confine
 from brute_nb.agent import Agent
 from brute_nb.cost import format_usd
-from brute_nb.errors import ProviderError
+from brute_nb.errors import CassetteMismatchError, ProviderError, remember_last
 from brute_nb.map import schema as schemas
 from brute_nb.map.cache import Record
 from brute_nb.map.context import Select, read_tools
@@ -198,6 +198,8 @@ async def _attempt(ctx: RowContext, job: Job) -> tuple[Record, bool]:
         history = read_session(session, root=spec.home)
     except Exception as exc:  # the row's failure is its error column; the run goes on
         record["error"] = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, CassetteMismatchError):
+            remember_last(exc)  # its message says %tb shows the diff, though no cell failed with it
         history = []
     _summarize(record, history)
     if record["error"] is None and spec.schema is not None:

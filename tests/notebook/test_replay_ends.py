@@ -38,6 +38,12 @@ def error_lines(outputs: list[dict[str, Any]]) -> list[str]:
     return [ANSI.sub("", line) for line in error["traceback"]]
 
 
+def shown_by_tb(kc: Any) -> str:
+    _, outputs = run(kc, "%tb")
+    errors = [o["content"]["traceback"] for o in outputs if o["msg_type"] == "error"]
+    return "".join(ANSI.sub("", line) for lines in errors for line in lines)
+
+
 @pytest.mark.kernel
 def test_a_prompt_past_the_recording_says_how_to_go_live(tmp_path: Path) -> None:
     cassette = record(tmp_path)
@@ -60,8 +66,7 @@ def test_a_prompt_past_the_recording_says_how_to_go_live(tmp_path: Path) -> None
                                      "What is two and three?")  # a changed prompt where one was recorded
         lines = error_lines(outputs)
         assert len(lines) == 2 and "request 1 differs from the recording" in lines[0] and "%brute live" in lines[0]
-        _, tb = run(kc, "%tb")
-        full = "".join(ANSI.sub("", line) for o in tb if o["msg_type"] == "error" for line in o["content"]["traceback"])
+        full = shown_by_tb(kc)
         assert "two and three" in full and "two and two" in full  # the diff, one step away
 
         with FakeProvider(["Six."]) as live:  # the one command, a key, and the same kernel goes live
@@ -75,3 +80,28 @@ def test_a_prompt_past_the_recording_says_how_to_go_live(tmp_path: Path) -> None
         assert "Six." in str(outputs)
         _, outputs = run(kc, "import os; print(os.environ.get('BRUTE_LIVE'))")
         assert "1" in str(outputs)  # a demo's setup cell, run again, stays live
+
+
+@pytest.mark.kernel
+def test_tb_shows_the_diff_after_a_map_row_and_brute_fix(tmp_path: Path) -> None:
+    """The message says "%tb shows how"; a map row (its error column) and ``%brute fix`` (whose errors became a
+    ``UsageError`` of one line) left ``%tb`` without the diff the message promises."""
+    cassette = record(tmp_path)
+    env = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "BRUTE_MODEL": "", "BRUTE_NB_NOTEBOOK": "demo.ipynb"}
+    with kernel(tmp_path, **env) as (_, kc):
+        ok(kc, "%load_ext brute_nb")
+        ok(kc, f"import brute_nb; brute_nb.configure(replay={str(cassette)!r}, tools='none', system={SYSTEM!r})")
+
+        ok(kc, "import pandas as pd; rows = brute_nb.map('Say {x}', pd.DataFrame({'x': ['hippopotamus']}))")
+        _, outputs = run(kc, "print(rows['error'][0])")
+        assert "differs from the recording" in str(outputs) and "%tb" in str(outputs)
+        full = shown_by_tb(kc)
+        assert "hippopotamus" in full and "two and two" in full  # the row's diff, as the error column promises
+
+        run(kc, "undefined_name_for_fix")
+        reply, outputs = run(kc, "%brute fix")
+        assert reply["status"] == "error"
+        said = ANSI.sub("", str([o["content"] for o in outputs]))
+        assert "request 1 differs from the recording" in said and "%brute live" in said
+        full = shown_by_tb(kc)
+        assert "undefined_name_for_fix" in full and "two and two" in full  # the fix prompt's diff

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import anyio
 import pytest
 from notebook_helpers import HOLD, WAIT, wait_for
 
+from brute_nb.errors import CassetteMismatchError
 from brute_nb.message import INTERRUPTED_RESULT, role_of, unanswered_calls
 from brute_nb.notebook.front import widget as widget_module
 from brute_nb.notebook.front.widget import ChatWidget
@@ -600,6 +602,22 @@ def test_a_replay_without_the_prompt_says_so_in_plain_words(tmp_path: Path, monk
     shown = re.sub(r"<details.*?</details>", "", chat.transcript_html, flags=re.S)  # the traceback, folded
     assert "this notebook replays a recording; your prompt is not in it" in shown
     assert "%brute live" in shown and "CassetteMismatchError" not in shown
+
+
+def test_tb_shows_a_chat_turns_replay_diff(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The panel's message says "%tb shows how": after a chat turn (or "Fix with brute", which is one), ``%tb``
+    reads ``sys.last_value``, so the turn's error is put there."""
+    monkeypatch.delenv("BRUTE_MODEL", raising=False)
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):  # what the turn sets, put back after
+        monkeypatch.setattr(sys, name, None, raising=False)
+    cassette = tmp_path / "s.jsonl"
+    cassette.write_text(json.dumps({"method": "POST", "path": "/v1/messages", "request": {"model": "claude-x"},
+                                    "status": 200, "body": "{}"}) + "\n")
+    chat = ChatWidget(NotebookAgent("chat", tmp_path / "chat.jsonl", settings=Settings(replay=cassette, tools="none")))
+    click_send(chat, "a prompt of my own")
+    assert chat.wait_idle(WAIT)
+    error = sys.last_value
+    assert isinstance(error, CassetteMismatchError) and "a prompt of my own" in error.diff
 
 
 def test_the_chat_subcommand_opens_a_panel_in_the_cell_or_beside_it(shell: Any) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 
-from brute_nb.errors import BruteError, NoModelError, SettingsError
+from brute_nb.errors import BruteError, CassetteMismatchError, NoModelError, SettingsError
 from brute_nb.notebook import settings as st
 from brute_nb.providers import profiles
 from brute_nb.redact import redact
@@ -62,6 +62,8 @@ def run_line(m: Host, line: str) -> Any:
                          f"{help_text()}")
     try:
         return command.run(m, words[1:])
+    except CassetteMismatchError:
+        raise  # shown short as it is (short_errors), so %tb keeps the diff its message points to
     except BruteError as exc:
         raise UsageError(str(exc)) from None
 

@@ -32,7 +32,7 @@ import anyio.to_thread
 import ipywidgets
 
 from brute_nb.cost import format_usd
-from brute_nb.errors import BruteError, NoModelError
+from brute_nb.errors import BruteError, NoModelError, remember_last
 from brute_nb.event_loop import Worker
 from brute_nb.message import role_of
 from brute_nb.notebook.front.side import SideCopy, open_beside
@@ -315,6 +315,7 @@ class ChatWidget(ipywidgets.VBox):  # type: ignore[misc]  # ipywidgets is untype
             held = isinstance(exc, NoModelError) and agent is None  # no turn began: the box says what to do
             said = str(exc) if getattr(exc, "shown_plain", False) else f"{type(exc).__name__}: {exc}"
             notice, error = (said, "error"), exc
+            remember_last(exc)  # %tb shows it too, as the message of a replay's mismatch says
         finally:
             if agent is not None:
                 turn.detach(agent)

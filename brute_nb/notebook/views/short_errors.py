@@ -10,13 +10,12 @@ The interrupt that ends a stopped turn is shown the same way (``interrupted``), 
 
 from __future__ import annotations
 
-import sys
 import traceback
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from brute_nb.errors import BruteError
+from brute_nb.errors import BruteError, remember_last
 
 RED, DIM, RESET = "\x1b[0;31m", "\x1b[2m", "\x1b[0m"
 HINT = "the full traceback: %tb (or %brute config debug=true to show it every time)"
@@ -55,9 +54,7 @@ def full_text(exc: BaseException) -> str:
 def show(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
          tb_offset: int | None = None) -> list[str]:
     """IPython's custom exception handler: publish the short (or, with ``debug``, the full) traceback."""
-    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # what %tb and %debug read
-    if sys.version_info >= (3, 12):
-        sys.last_exc = value
+    remember_last(value, tb)
     if _debug.get(id(shell), _never)():
         stb: list[str] = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
     else:
