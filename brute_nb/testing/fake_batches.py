@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from brute_nb.message import dumps
+from brute_nb.testing.body_fields import unknown_fields, unknown_message
 from brute_nb.testing.outcome import Outcome, error_body
 from brute_nb.testing.outcome import json_outcome as _json
 
@@ -266,7 +267,7 @@ class Batches:
         if unknown:  # what the endpoint says of a body field it does not know, as that line's answer
             return {"id": f"batch_req_{custom}", "custom_id": custom, "response": {
                 "status_code": 400, "request_id": f"req_{custom}", "body": error_body(
-                    batch.api, 400, f"Unrecognized request argument supplied: {unknown[0]}")}, "error": None}
+                    batch.api, 400, unknown_message(batch.api, unknown[0]))}, "error": None}
         if outcome is None:
             path = {"anthropic": "/v1/messages", "openai_chat": "/v1/chat/completions",
                     "openai_responses": "/v1/responses"}[batch.api]
@@ -301,29 +302,7 @@ def message_params_problems(params: dict[str, Any], beta_header: str) -> list[st
     from brute_nb.testing.rules_tools import anthropic_beta
 
     extra = unknown_fields("anthropic", params)
-    return [f"{k}: Extra inputs are not permitted" for k in extra] or anthropic_beta(params, beta_header)
-
-
-def unknown_fields(api: str, body: dict[str, Any]) -> list[str]:
-    """The body's fields its endpoint does not take, read from the installed SDK's create params (Anthropic's
-    beta ones, which hold the plain ones; the beta features are then the header's business)."""
-    if api == "anthropic":
-        from anthropic.types.beta import message_create_params
-
-        fields = set(message_create_params.MessageCreateParamsBase.__annotations__) - HEADER_PARAMS
-    elif api == "openai_chat":
-        from openai.types.chat import completion_create_params
-
-        fields = set(completion_create_params.CompletionCreateParamsBase.__annotations__)
-    else:
-        from openai.types.responses import response_create_params
-
-        fields = set(response_create_params.ResponseCreateParamsBase.__annotations__)
-    return sorted(k for k in body if k not in fields | {"stream"})
-
-
-HEADER_PARAMS = frozenset({"betas", "workspace_id"})
-"""The SDK's create params it sends as headers (``anthropic-beta``, ``anthropic-workspace-id``), never in a body."""
+    return [unknown_message("anthropic", k) for k in extra] or anthropic_beta(params, beta_header)
 
 
 def anthropic_batch(batch: Batch, base_url: str) -> dict[str, Any]:

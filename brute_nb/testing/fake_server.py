@@ -36,7 +36,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from brute_nb.message import ToolCall
-from brute_nb.testing import fake_count_tokens, rules, rules_tools, wire, wire_responses
+from brute_nb.testing import body_fields, fake_count_tokens, rules, rules_tools, wire, wire_responses
 from brute_nb.testing.cache_model import Bill, PromptCache
 from brute_nb.testing.fake_batches import Batches
 from brute_nb.testing.outcome import Outcome, error_body
@@ -201,9 +201,18 @@ class FakeProvider:
             return unauthorized
         if not isinstance(body, dict):
             return _json(400, error_body(api, 400, "the request body must be a JSON object"))
-        problems = rules.request_problems(api, body, also=self.sent_kinds) if self.enforce_rules else []
-        if self.enforce_rules and api == "anthropic":
-            problems += rules_tools.anthropic_beta(body, headers.get("anthropic-beta", ""))
+        if not self.enforce_rules:
+            return None
+        beta = headers.get("anthropic-beta", "")
+        # a beta feature without its header is anthropic_beta's to name (it says which header it needs)
+        unknown = [k for k in body_fields.unknown_fields(api, body, beta=bool(beta.strip()))
+                   if api != "anthropic" or k not in rules_tools.BETA_ONLY]
+        if unknown and api != "anthropic":  # OpenAI names the first unknown argument and looks no further
+            return _json(400, error_body(api, 400, body_fields.unknown_message(api, unknown[0])))
+        problems = [body_fields.unknown_message(api, k) for k in unknown]
+        problems += rules.request_problems(api, body, also=self.sent_kinds)
+        if api == "anthropic":
+            problems += rules_tools.anthropic_beta(body, beta)
         if problems:
             return _json(400, error_body(api, 400, "; ".join(problems)))
         return None
