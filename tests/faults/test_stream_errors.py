@@ -65,7 +65,9 @@ def stack(path: Path, provider: Any, retries: int, said: list[str]) -> Any:
 def streamed_lines(fake: FakeProvider, path: str, body: dict[str, Any], headers: dict[str, str]) -> list[str]:
     import httpx2
 
-    response = httpx2.post(f"{fake.base_url}{path}", json={**body, "stream": True}, headers=headers)
+    # httpx's 5 s default read timeout failed this test 1 run in 3 with six runs at once on two cores: the fake's
+    # first request reads the SDKs' types to check the body. The SDKs themselves wait 10 minutes.
+    response = httpx2.post(f"{fake.base_url}{path}", json={**body, "stream": True}, headers=headers, timeout=120)
     assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
     return [e for e in response.text.split("\n\n") if e.strip()]
 
