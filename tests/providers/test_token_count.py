@@ -124,8 +124,9 @@ def test_the_plain_count_endpoint_refuses_a_field_only_the_beta_one_takes(field:
     with (FakeProvider(enforce_rules=False) as fake,
           anthropic.Anthropic(base_url=fake.base_url, api_key=fake.api_key, max_retries=0) as client):
         messages: Any = [{"role": "user", "content": "hi"}]
-        with pytest.raises(anthropic.BadRequestError, match=f"^400 {field}: Extra inputs are not permitted "
-                                                            r"\(path"):
+        # the SDK words its error's text differently across releases (anthropic 2.0 leaves out the path): the
+        # API's own message is in it on each
+        with pytest.raises(anthropic.BadRequestError, match=f"{field}: Extra inputs are not permitted"):
             client.messages.count_tokens(model="m", messages=messages, extra_body={field: value})
         assert client.beta.messages.count_tokens(model="m", messages=messages, extra_body={field: value},
                          betas=[BETA_ONLY.get(field, "context-management-2025-06-27")]).input_tokens > 0
