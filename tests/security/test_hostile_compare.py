@@ -13,19 +13,11 @@ import pytest
 import brute_nb
 from brute_nb.errors import BruteError
 from tests.security.hostile import Case
+from tests.security.hostile.case import Never
 from tests.security.hostile.paths import NAMES, PLANTS, SECRET, Plant, make_outside, outside_files
 from tests.security.test_hostile_paths import ESCAPE, SPECIAL, bounded
 
 ROW = "0123456789abcdef01234567"
-
-
-class Never:
-    """A model that must not be asked: everything here is refused before a request."""
-
-    label = "never:model"
-
-    async def __call__(self, env: dict[str, Any]) -> None:
-        raise AssertionError("a model was asked")
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from brute_nb.map.context import MapContext
 from brute_nb.map.forecast import estimate
 from brute_nb.testing import Scripted
 from tests.security.hostile import FRAMES, KEYS, Case
+from tests.security.hostile.case import Never
 from tests.security.hostile.paths import NAMES, PLANTS, SECRET, Plant, make_outside, outside_files
 from tests.security.test_hostile_paths import bounded
 
@@ -41,15 +42,6 @@ ENTRIES: dict[str, Run] = {
 }
 RUNS = ("map", "accessor-map")
 """The entries that run rows (an estimate sends nothing)."""
-
-
-class Never:
-    """A model that must not be asked: the call is refused before any row."""
-
-    label = "never:model"
-
-    async def __call__(self, env: dict[str, Any]) -> None:
-        raise AssertionError("a model was asked")
 
 
 @pytest.fixture

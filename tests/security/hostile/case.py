@@ -19,3 +19,12 @@ class Case:
     data: Any
     expect: str
     tags: frozenset[str] = field(default_factory=frozenset)
+
+
+class Never:
+    """A model that must not be asked: an entry point given hostile input refuses it before any request."""
+
+    label = "never:model"
+
+    async def __call__(self, env: dict[str, Any]) -> None:
+        raise AssertionError("a model was asked")
